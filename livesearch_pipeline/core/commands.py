@@ -1,0 +1,9 @@
+"""`livesearch` subcommands of the core area."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add this area's subcommands to the `livesearch` parser."""

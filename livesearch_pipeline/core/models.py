@@ -1,0 +1,343 @@
+"""Pydantic models of every record the pipeline reads or writes (DESIGN §4).
+
+One model per file format; unknown fields are rejected on load. Models are frozen so that a
+loaded question or snapshot row cannot be mutated by accident on its way through the pipeline.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Scalar = Union[str, int, float, bool, None]
+# Scalars that may be sent as a tool argument or compared against a record field.
+ArgValue = Union[str, int, float, bool]
+
+CallId = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
+Qid = Annotated[str, Field(pattern=r"^ls-[0-9a-f]{16}$")]
+
+RefreshClass = Literal["daily", "weekly", "monthly", "quarterly", "annual", "static"]
+Tier = Literal["T1", "T2", "T3"]
+AssetClass = Literal[
+    "cn_equity", "hk_equity", "us_equity", "index", "fund", "macro", "rates_fx", "market"
+]
+CalendarName = Literal["XSHG", "XHKG", "XNYS"]
+PeriodName = Literal["month", "quarter", "half", "year"]
+SelectionMode = Literal["latest", "snapshot", "match", "minute", "all"]
+Aggregate = Literal[
+    "sum", "mean", "min", "max", "first", "last", "count",
+    "change", "pct_change", "std", "argmax", "argmin",
+]
+FormatKind = Literal["number", "percent", "integer", "date", "text"]
+RuleName = Literal["exact", "approx", "semantic"]
+AnswerStatus = Literal["ok", "empty", "error"]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+# --------------------------------------------------------------------------- gold program
+
+
+class DateSpec(StrictModel):
+    """A date relative to the as-of date D, rendered in the format a tool expects.
+
+    Exactly one of `sessions_back`, `days_back` or `period` is set.
+    - `sessions_back=n` on `calendar`: the n-th session before the last session on or before D
+      (0 = the last session on or before D).
+    - `days_back=n`: D minus n calendar days; with `calendar`, rolled back to the last session
+      on or before that day.
+    - `period` with `periods_back=n`: the n-th completed period before D (0 = the most recent
+      period that ended on or before D); `edge` picks its first or last day.
+    `fmt` is a strftime pattern, or `YYYYMM` / `YYYYQn` for tools keyed by month or quarter.
+    """
+
+    sessions_back: int | None = Field(default=None, ge=0, le=5000)
+    days_back: int | None = Field(default=None, ge=0, le=20000)
+    period: PeriodName | None = None
+    periods_back: int | None = Field(default=None, ge=0, le=200)
+    edge: Literal["start", "end"] = "end"
+    calendar: CalendarName | None = None
+    fmt: str = "%Y%m%d"
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> DateSpec:
+        kinds = [self.sessions_back is not None, self.days_back is not None, self.period is not None]
+        if sum(kinds) != 1:
+            raise ValueError("a date spec sets exactly one of sessions_back, days_back, period")
+        if self.sessions_back is not None and self.calendar is None:
+            raise ValueError("sessions_back needs a calendar (XSHG, XHKG or XNYS)")
+        if self.period is not None and self.periods_back is None:
+            raise ValueError("period needs periods_back")
+        if self.period is None and self.periods_back is not None:
+            raise ValueError("periods_back is only meaningful with period")
+        return self
+
+
+class Selection(StrictModel):
+    """Which records of a response the extractor reads (DESIGN §4.2 selection modes).
+
+    - `latest`: the record with the greatest `key` not after `anchor` (default: D itself).
+    - `snapshot`: the record whose `key` equals `anchor` (required).
+    - `match`: records whose `key` equals `value`.
+    - `minute`: the record whose `key` equals `anchor`'s session at `time` (HH:MM).
+    - `all`: every record (needs an aggregate).
+    `where` pre-filters records on fixed field values in every mode. `key_fmt` is the strftime
+    format of time-valued keys so that anchors can be compared with them.
+    """
+
+    mode: SelectionMode
+    key: str
+    key_fmt: str = "%Y%m%d"
+    anchor: DateSpec | None = None
+    value: ArgValue | None = None
+    time: Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")] | None = None
+    where: dict[str, ArgValue] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> Selection:
+        if self.mode == "snapshot" and self.anchor is None:
+            raise ValueError("selection mode 'snapshot' needs an anchor date spec")
+        if self.mode == "minute" and (self.anchor is None or self.time is None):
+            raise ValueError("selection mode 'minute' needs an anchor date spec and a time HH:MM")
+        if self.mode == "match" and self.value is None:
+            raise ValueError("selection mode 'match' needs a value")
+        if self.mode != "match" and self.value is not None:
+            raise ValueError(f"selection mode {self.mode!r} takes no value (only 'match' does)")
+        if self.mode != "minute" and self.time is not None:
+            raise ValueError(f"selection mode {self.mode!r} takes no time (only 'minute' does)")
+        return self
+
+
+class ValueRef(StrictModel):
+    """A value read from one call's response: path, selection, field, optional aggregate."""
+
+    call: CallId
+    path: str = "items"
+    select: Selection
+    field: str
+    aggregate: Aggregate | None = None
+    # For argmax/argmin: the field returned for the winning record (default: the selection key).
+    arg_field: str | None = None
+
+
+class Combine(StrictModel):
+    """Combine the main value with a second one (e.g. the same field for two entities)."""
+
+    op: Literal["difference", "ratio", "pct_difference"]
+    other: ValueRef
+
+
+class Format(StrictModel):
+    """How the extracted value becomes the answer string.
+
+    `number`/`integer`/`percent`: value × `scale`, rounded to `decimals`, in `unit`.
+    `date`: a time key in `in_fmt` rendered as `out_fmt`. `text`: the string as it is.
+    """
+
+    kind: FormatKind
+    decimals: int | None = Field(default=None, ge=0, le=8)
+    unit: str | None = None
+    scale: float = 1.0
+    in_fmt: str | None = None
+    out_fmt: str | None = None
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> Format:
+        if self.kind in ("number", "percent") and self.decimals is None:
+            raise ValueError(f"format {self.kind!r} needs decimals")
+        if self.kind == "percent" and self.unit not in (None, "%"):
+            raise ValueError("format 'percent' has unit '%'")
+        if self.kind in ("date", "text") and (self.scale != 1.0 or self.decimals is not None):
+            raise ValueError(f"format {self.kind!r} takes no scale or decimals")
+        return self
+
+
+class Extractor(ValueRef):
+    combine: Combine | None = None
+    format: Format
+
+
+class Call(StrictModel):
+    """One tool call: fixed args, relative dates, and args taken from earlier calls (DAG edges)."""
+
+    id: CallId
+    tool: str
+    args: dict[str, ArgValue] = Field(default_factory=dict)
+    dates: dict[str, DateSpec] = Field(default_factory=dict)
+    refs: dict[str, ValueRef] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _disjoint_args(self) -> Call:
+        names = [*self.args, *self.dates, *self.refs]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"call {self.id!r} sets argument(s) {dupes} more than once")
+        return self
+
+
+class Program(StrictModel):
+    calls: list[Call] = Field(min_length=1)
+    extract: Extractor
+
+
+# --------------------------------------------------------------------------- matching rule
+
+
+class MatchRule(StrictModel):
+    rule: RuleName
+    abs_tol: float | None = Field(default=None, ge=0)
+    rel_tol: float | None = Field(default=None, ge=0)
+    unit: str | None = None
+    decimals: int | None = Field(default=None, ge=0, le=8)
+
+
+class ClampDecision(StrictModel):
+    """One mechanical change (or confirmation) the clamp made to a proposed rule."""
+
+    field: str
+    proposed: Scalar
+    applied: Scalar
+    reason: str
+
+
+# --------------------------------------------------------------------------- question pool
+
+
+class Provenance(StrictModel):
+    verbalizer: str  # "template" or "litellm:<model>"
+    proposed_match: MatchRule | None = None
+    clamp: list[ClampDecision] = Field(default_factory=list)
+    pool_version: str | None = None
+    derived_from: Qid | None = None  # set when stage 2 re-instantiated a template
+
+
+class Question(StrictModel):
+    """One line of `data/pool/questions.jsonl` (DESIGN §4.1)."""
+
+    qid: Qid
+    question: str = Field(min_length=1)
+    question_zh: str | None = None
+    program: Program
+    match: MatchRule
+    refresh_class: RefreshClass
+    tier: Tier
+    asset_class: AssetClass
+    entity: str
+    entity_name: str
+    visibility: int = Field(ge=0, le=10)
+    signature: str
+    provenance: Provenance
+
+
+class PoolManifest(StrictModel):
+    """`data/pool/pool_manifest.json`: the identity and make-up of a question pool."""
+
+    version: str
+    questions: int
+    sha256: str
+    data_service: str
+    created_at: dt.datetime
+    counts: dict[str, dict[str, int]]  # dimension (tier, asset_class, tool, ...) -> value -> n
+
+
+# --------------------------------------------------------------------------- gold snapshot
+
+
+class GoldAnswer(StrictModel):
+    """One line of `gold_answers_<D>.jsonl` (DESIGN §4.6).
+
+    `value` is the extracted value after aggregation and `format.scale`, before rounding,
+    expressed in `unit` (the format's unit, which may carry a scale such as `亿元`).
+    """
+
+    qid: Qid
+    date: dt.date
+    status: AnswerStatus
+    answer: str | None = None
+    value: float | int | str | None = None
+    unit: str | None = None
+    observed_period: str | None = None
+    args: dict[str, dict[str, ArgValue]] = Field(default_factory=dict)
+    match: MatchRule
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _status_fields(self) -> GoldAnswer:
+        if self.status == "ok" and (self.answer is None or self.value is None):
+            raise ValueError(f"{self.qid}: status 'ok' needs an answer and a value")
+        if self.status == "error" and not self.error:
+            raise ValueError(f"{self.qid}: status 'error' needs an error message")
+        if self.status != "ok" and self.answer is not None:
+            raise ValueError(f"{self.qid}: status {self.status!r} carries no answer")
+        return self
+
+
+class SnapshotManifest(StrictModel):
+    """`gold_answers_<D>.manifest.json`, written beside the snapshot."""
+
+    date: dt.date
+    file: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    records: int = Field(ge=0)
+    counts_by_status: dict[AnswerStatus, int]
+    pool_version: str
+    data_service: str
+    code_version: str
+    created_at: dt.datetime
+
+
+# --------------------------------------------------------------------------- serving and scoring
+
+
+class ServedQuestion(StrictModel):
+    """One line of `served_questions_<D>.jsonl`: what an agent receives, never an answer."""
+
+    qid: Qid
+    question: str
+    question_zh: str | None = None
+    tier: Tier
+    asset_class: AssetClass
+    refresh_class: RefreshClass
+    visibility: int = Field(ge=0, le=10)
+    entity: str
+
+
+class Prediction(StrictModel):
+    """One line of an agent's predictions file."""
+
+    qid: Qid
+    answer: str | None = None
+    error: str | None = None
+    trace: list[dict[str, object]] | None = None
+
+
+class PredictionRunMeta(StrictModel):
+    """`predictions.meta.json` beside a predictions file: who answered, for which day."""
+
+    agent: str
+    model: str | None = None
+    date: dt.date
+    served_qid_set_hash: str
+    started_at: dt.datetime
+    finished_at: dt.datetime | None = None
+
+
+class Verdict(StrictModel):
+    """One line of `verdicts.jsonl`. `correct` is None only when the judge failed (`error`)."""
+
+    qid: Qid
+    correct: bool | None
+    rule: RuleName
+    judge: str  # "deterministic" or "llm:<model>"
+    reason: str
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _error_iff_undecided(self) -> Verdict:
+        if (self.correct is None) != (self.error is not None):
+            raise ValueError(f"{self.qid}: a verdict is either decided or carries an error")
+        return self
