@@ -1,8 +1,14 @@
-"""`livesearch run` / `ui`: the Dagster side of the command line."""
+"""`livesearch run | build-pool | refresh | ui`: the Dagster side of the command line.
+
+Every command executes the same jobs the UI and the schedule run, in-process against the
+instance under DAGSTER_HOME, so runs, materialisations and check results land in the same
+event log the UI shows.
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -10,27 +16,135 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    run = subparsers.add_parser("run", help="validate the Dagster definitions and run the daily job")
+    run = subparsers.add_parser("run", help="build the pool, refresh the most recent completed day, evaluate baselines")
+    run.add_argument("--date", type=dt.date.fromisoformat, help="partition date (default: most recent completed day)")
     run.set_defaults(func=_run)
+    build = subparsers.add_parser("build-pool", help="run the construction stages (probe … pool filter)")
+    build.add_argument("--as-of", type=dt.date.fromisoformat, help="construction date (default: the service clock or today)")
+    build.set_defaults(func=_build_pool)
+    refresh = subparsers.add_parser("refresh", help="materialise daily gold partitions (one run per date)")
+    group = refresh.add_mutually_exclusive_group(required=True)
+    group.add_argument("--date", type=dt.date.fromisoformat)
+    group.add_argument("--start", type=dt.date.fromisoformat)
+    refresh.add_argument("--end", type=dt.date.fromisoformat, help="last date of --start (inclusive)")
+    refresh.set_defaults(func=_refresh)
     ui = subparsers.add_parser("ui", help="start the Dagster UI (webserver + daemon) on 127.0.0.1")
     ui.add_argument("--port", type=int, default=3000)
     ui.set_defaults(func=_ui)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _instance():
+    import dagster as dg
+
+    from livesearch_pipeline.settings import DataPaths
+
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(DataPaths.from_env().root / "dagster_home")))
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    source = Path(__file__).resolve().parent.parent / "dagster.yaml"
+    if not config.exists() and source.exists():
+        config.write_bytes(source.read_bytes())
+    return dg.DagsterInstance.get()
+
+
+def most_recent_completed_day(now: dt.datetime | None = None) -> dt.date:
+    """The latest day whose Shanghai, Hong Kong and New York sessions are all over and on which
+    at least one of them traded."""
+    from livesearch_pipeline.core.calendars import CALENDARS, is_session
+    from livesearch_pipeline.defs.partitions import PARTITION_TIMEZONE, sessions_closed
+    from zoneinfo import ZoneInfo
+
+    now = now or dt.datetime.now(ZoneInfo(PARTITION_TIMEZONE))
+    day = now.astimezone(ZoneInfo(PARTITION_TIMEZONE)).date()
+    if not sessions_closed(day, now):
+        day -= dt.timedelta(days=1)
+    while not any(is_session(c, day) for c in CALENDARS):
+        day -= dt.timedelta(days=1)
+    return day
+
+
+def _execute(job_name: str, *, partition_key: str | None = None, run_config: dict | None = None) -> None:
     from livesearch_pipeline.definitions import defs
 
-    defs.validate_loadable(defs)
-    repo = defs.get_repository_def()
-    assets = sorted(k.to_user_string() for k in repo.asset_graph.get_all_asset_keys())
-    print(f"Dagster definitions load: {len(assets)} assets, {len(list(repo.get_all_jobs()))} jobs")
+    job = defs.resolve_job_def(job_name)
+    result = job.execute_in_process(instance=_instance(), partition_key=partition_key, run_config=run_config or {},
+                                    raise_on_error=False)
+    if not result.success:
+        failures = [e for e in result.all_events if e.is_failure]
+        detail = "\n".join(f"  {e.step_key or ''}: {e.message}" for e in failures[:5])
+        raise SystemExit(f"job {job_name} failed{f' for {partition_key}' if partition_key else ''}:\n{detail}")
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            data = event.event_specific_data.asset_check_evaluation
+            if not data.passed:
+                raise SystemExit(f"check {data.check_name} failed for {partition_key}: {data.metadata}")
+
+
+def _construction_config(as_of: dt.date | None) -> dict:
+    if as_of is None:
+        return {}
+    ops = ("tool_probe", "candidates")
+    return {"ops": {name: {"config": {"as_of": as_of.isoformat()}} for name in ops}}
+
+
+def _build_pool(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.construction.pool import read_manifest
+    from livesearch_pipeline.settings import DataPaths
+
+    _execute("build_pool", run_config=_construction_config(args.as_of))
+    manifest = read_manifest(DataPaths.from_env().pool)
+    print(f"pool {manifest.version}: {manifest.questions} questions, "
+          f"{len(manifest.counts.get('tool', {}))} tools, tiers {manifest.counts.get('tier')}")
+    return 0
+
+
+def _dates(args: argparse.Namespace) -> list[dt.date]:
+    if args.date:
+        return [args.date]
+    end = args.end or args.start
+    if end < args.start:
+        raise SystemExit(f"--end {end} is before --start {args.start}")
+    return [args.start + dt.timedelta(days=i) for i in range((end - args.start).days + 1)]
+
+
+def refresh_dates(dates: list[dt.date]) -> None:
+    from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.settings import DataPaths
+
+    store = SnapshotStore(DataPaths.from_env().gold)
+    for day in dates:
+        existed = store.exists(day)
+        _execute("daily_refresh", partition_key=day.isoformat())
+        manifest = store.verify(day)
+        state = "verified, unchanged" if existed else "written"
+        print(f"{day}  {manifest.records} answers {dict(manifest.counts_by_status)}  sha256 {manifest.sha256[:16]}…  {state}")
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    refresh_dates(_dates(args))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.construction.pool import read_manifest
+    from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.settings import DataPaths
+
+    paths = DataPaths.from_env()
+    day = args.date or most_recent_completed_day()
+    print(f"LiveSearch daily job for {day} on the embedded synthetic market (data in {paths.root})")
+    _execute("build_pool", run_config=_construction_config(day))
+    manifest = read_manifest(paths.pool)
+    print(f"pool {manifest.version}: {manifest.questions} questions over {len(manifest.counts['tool'])} tools")
+    refresh_dates([day])
+    gold = SnapshotStore(paths.gold).verify(day)
+    print(f"gold snapshot: {SnapshotStore(paths.gold).path_for(day)}\n  sha256 {gold.sha256}\n  counts {dict(gold.counts_by_status)}")
     return 0
 
 
 def _ui(args: argparse.Namespace) -> int:
+    _instance()
     root = Path(__file__).resolve().parent.parent
-    os.environ.setdefault("DAGSTER_HOME", str(root / "data" / "dagster_home"))
-    Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "dagster", "dev", "-w", str(root / "workspace.yaml"),
            "--host", "127.0.0.1", "--port", str(args.port)]
     return subprocess.call(cmd, cwd=root)

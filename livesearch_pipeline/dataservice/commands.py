@@ -1,9 +1,122 @@
-"""`livesearch` subcommands of the dataservice area."""
+"""`livesearch` subcommands of the dataservice area: `serve-data` and `tools`."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
+import sys
+from typing import Any
+
+from livesearch_pipeline.core.catalog import Catalog
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add this area's subcommands to the `livesearch` parser."""
+    from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+
+    serve = subparsers.add_parser("serve-data", help="serve the embedded data service over MCP (stdio or HTTP)")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765); MCP endpoint /mcp")
+    serve.add_argument("--clock", type=_date, default=None, help="fix the service date YYYY-MM-DD (default: today)")
+    serve.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"market seed (default {DEFAULT_SEED})")
+    serve.add_argument(
+        "--provider",
+        choices=("synthetic", "tushare"),
+        default="synthetic",
+        help="synthetic market (default) or forward to Tushare Pro (needs TUSHARE_TOKEN)",
+    )
+    serve.add_argument("--tushare-url", default=None, help="Tushare Pro endpoint (default: the official one)")
+    serve.set_defaults(func=serve_data_command)
+
+    tools = subparsers.add_parser("tools", help="list the data service's tools (services, roles, asset classes)")
+    tools.add_argument("--json", action="store_true", help="print the catalog as JSON")
+    tools.add_argument("--service", default=None, help="only tools of this service")
+    tools.add_argument("--role", choices=("data", "search", "intraday", "utility"), default=None)
+    tools.add_argument("--clock", type=_date, default=None)
+    tools.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    tools.add_argument("--url", default=None, help="list an external MCP server (streamable HTTP URL) instead")
+    tools.add_argument("--manifest", default=None, help="YAML service manifest for an external server's tools")
+    tools.set_defaults(func=tools_command)
+
+
+def _service(args: argparse.Namespace) -> Any:
+    from livesearch_pipeline.dataservice.catalog import ServiceConfig
+    from livesearch_pipeline.dataservice.server import DataService, ForwardingService
+
+    if args.provider == "tushare":
+        from livesearch_pipeline.dataservice.tushare import TUSHARE_URL, TushareClient
+
+        local = DataService(config=ServiceConfig(seed=args.seed, clock=args.clock))
+        client = TushareClient(url=args.tushare_url or TUSHARE_URL, catalog=local.catalog)
+        return ForwardingService(client, local.specs)
+    return DataService(config=ServiceConfig(seed=args.seed, clock=args.clock))
+
+
+def serve_data_command(args: argparse.Namespace) -> int:
+    import anyio
+
+    from livesearch_pipeline.dataservice.server import bind_socket, http_server, serve_stdio
+
+    service = _service(args)
+    if args.transport == "stdio":
+        anyio.run(serve_stdio, service)
+        return 0
+    sock = bind_socket(args.host, args.port)
+    host, port = sock.getsockname()[:2]
+    print(f"serving {service.identity} at http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    http_server(service, host=args.host, port=port, log_level="info").run(sockets=[sock])
+    return 0
+
+
+async def _external_catalog(url: str, manifest_path: str | None) -> Catalog:
+    from livesearch_pipeline.dataservice.client import McpToolClient
+    from livesearch_pipeline.dataservice.manifest import load_manifest
+
+    manifest = load_manifest(manifest_path) if manifest_path else None
+    async with McpToolClient.url(url, manifest=manifest) as client:
+        return await client.list_tools()
+
+
+def tools_command(args: argparse.Namespace) -> int:
+    if args.url:
+        import anyio
+
+        catalog = anyio.run(_external_catalog, args.url, args.manifest)
+    else:
+        from livesearch_pipeline.dataservice.catalog import ServiceConfig
+        from livesearch_pipeline.dataservice.server import DataService
+
+        catalog = DataService(config=ServiceConfig(seed=args.seed, clock=args.clock)).catalog
+    tools = [
+        t
+        for t in catalog.tools
+        if (args.service is None or t.service == args.service) and (args.role is None or t.role == args.role)
+    ]
+    if args.json:
+        print(json.dumps({"service": catalog.service, "tools": [t.model_dump(mode="json") for t in tools]}, ensure_ascii=False, indent=2))
+        return 0
+    print(render_tool_table(catalog.service, tools))
+    return 0
+
+
+def render_tool_table(service: str, tools: list[Any]) -> str:
+    rows = [("TOOL", "SERVICE", "ROLE", "ASSET CLASSES", "DATES", "TIME KEY", "REFRESH")]
+    for t in tools:
+        dates = ",".join(d.name for d in t.date_params) or "-"
+        rows.append((t.name, t.service, t.role, ",".join(t.asset_classes), dates, t.time_key or "-", t.refresh_class))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    services = sorted({t.service for t in tools})
+    data_count = sum(1 for t in tools if t.role == "data")
+    lines.append(f"\n{len(tools)} tools ({data_count} data tools) in {len(services)} services: {', '.join(services)}")
+    lines.append(f"service: {service}")
+    return "\n".join(lines)

@@ -3,7 +3,187 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+EXIT_FAIL_LOUD = 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add this area's subcommands to the `livesearch` parser."""
+    _register_evaluate(subparsers)
+    _register_leaderboard(subparsers)
+    _register_audits(subparsers)
+    # `livesearch agent run` lives with the agents (evaluation/agents/cli.py).
+    from livesearch_pipeline.evaluation.agents.cli import register_agent_commands
+
+    register_agent_commands(subparsers)
+
+
+def default_llm_cache_dir() -> Path:
+    return Path(os.environ.get("LIVESEARCH_DATA_DIR") or "data") / "llm_cache"
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a date YYYY-MM-DD: {text!r}") from exc
+
+
+def _fail(command: str, message: str) -> int:
+    print(f"livesearch {command}: error: {message}", file=sys.stderr)
+    return EXIT_FAIL_LOUD
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="score a predictions file against the gold of its day (writes verdicts.jsonl, summary.json)",
+        description="Strict evaluation (DESIGN §4.7). Exit 2 with nothing written when any "
+        "fail-loud rule is violated.",
+    )
+    parser.add_argument("--served", type=Path, required=True, help="served_questions_<D>.jsonl")
+    parser.add_argument("--gold", type=Path, required=True, help="gold_answers_<D>.jsonl (manifest beside it is checked)")
+    parser.add_argument("--predictions", type=Path, required=True, help="predictions.jsonl (+ predictions.meta.json)")
+    parser.add_argument("--out", type=Path, required=True, help="directory for verdicts.jsonl and summary.json")
+    parser.add_argument(
+        "--judge-model", default=None,
+        help="LLM judge for semantic answers and final-answer extraction "
+        "(default: $LIVESEARCH_JUDGE_MODEL; none: deterministic only)",
+    )
+    parser.add_argument("--cache-dir", type=Path, default=None, help="LLM cache (default: $LIVESEARCH_DATA_DIR/llm_cache)")
+    parser.add_argument("--judge-concurrency", type=int, default=8)
+    parser.set_defaults(func=_evaluate)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.evaluation.evaluator import EvaluationError, evaluate, write_evaluation
+    from livesearch_pipeline.evaluation.judge import judge_from_settings
+    from livesearch_pipeline.evaluation.llm import LLMSettings
+
+    settings = LLMSettings.from_env()
+    judge = judge_from_settings(
+        args.judge_model or settings.judge_model,
+        cache_dir=args.cache_dir or default_llm_cache_dir(),
+        api_base=settings.api_base,
+        api_key=settings.api_key,
+    )
+    try:
+        result = evaluate(
+            args.served, args.gold, args.predictions, judge=judge, judge_concurrency=args.judge_concurrency
+        )
+    except EvaluationError as exc:
+        return _fail("evaluate", f"{exc} (nothing written)")
+    verdicts_path, summary_path = write_evaluation(result, args.out)
+    s = result.summary
+    print(
+        f"{s.agent or 'predictions'} on {s.gold_date}: accuracy {s.accuracy:.1%} "
+        f"({s.correct}/{s.n_served}), {s.llm_verdicts} verdict(s) needed the LLM, "
+        f"{s.judge_errors} judge error(s)"
+    )
+    for warning in s.warnings:
+        print(f"warning: {warning}")
+    print(f"wrote {verdicts_path} and {summary_path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+def _register_leaderboard(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "leaderboard", help="rank evaluated runs that share a qid set and gold date"
+    )
+    parser.add_argument("--runs", type=Path, nargs="+", required=True, help="evaluation output directories")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--date", type=_date, default=None, help="rank only runs scored against this gold date")
+    parser.set_defaults(func=_leaderboard)
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.evaluation.evaluator import EvaluationError
+    from livesearch_pipeline.evaluation.leaderboard import (
+        LeaderboardError,
+        build_leaderboard,
+        render_markdown,
+        write_leaderboard,
+    )
+
+    try:
+        board = build_leaderboard(args.runs, date=args.date.isoformat() if args.date else None)
+    except (LeaderboardError, EvaluationError) as exc:
+        return _fail("leaderboard", str(exc))
+    paths = write_leaderboard(board, args.out)
+    print(render_markdown(board), end="")
+    print(f"wrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+# --------------------------------------------------------------------------- audits
+
+
+def _register_audits(subparsers: argparse._SubParsersAction) -> None:
+    stale = subparsers.add_parser(
+        "audit-stale", help="score the previous snapshot's gold against the gold of D (stale-gold rate)"
+    )
+    stale.add_argument("--gold-dir", type=Path, required=True)
+    stale.add_argument("--date", type=_date, required=True)
+    stale.add_argument("--served", type=Path, default=None, help="default: <gold-dir>/../served/served_questions_<D>.jsonl")
+    stale.add_argument("--out", type=Path, default=None, help="also write stale_gold_audit_<D>.json here")
+    stale.set_defaults(func=_audit_stale)
+
+    longitudinal = subparsers.add_parser(
+        "audit-longitudinal", help="the frozen answer of each qid on each snapshot date in a range"
+    )
+    longitudinal.add_argument("--gold-dir", type=Path, required=True)
+    group = longitudinal.add_mutually_exclusive_group(required=True)
+    group.add_argument("--qids", nargs="+")
+    group.add_argument("--qids-file", type=Path, help="one qid per line")
+    longitudinal.add_argument("--start", type=_date, required=True)
+    longitudinal.add_argument("--end", type=_date, required=True)
+    longitudinal.add_argument("--out", type=Path, default=None, help="write the JSON and CSV tables here")
+    longitudinal.set_defaults(func=_audit_longitudinal)
+
+
+def _audit_stale(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.evaluation.audits import AuditError, render_stale_report, stale_gold_audit, write_stale_audit
+
+    try:
+        audit = stale_gold_audit(args.gold_dir, args.date, served_path=args.served)
+    except AuditError as exc:
+        return _fail("audit-stale", str(exc))
+    print(render_stale_report(audit), end="")
+    if args.out is not None:
+        print(f"wrote {write_stale_audit(audit, args.out)}")
+    return 0
+
+
+def _audit_longitudinal(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.evaluation.audits import (
+        AuditError,
+        longitudinal_audit,
+        render_longitudinal_csv,
+        write_longitudinal_audit,
+    )
+
+    if args.qids_file is not None:
+        if not args.qids_file.is_file():
+            return _fail("audit-longitudinal", f"qids file {args.qids_file} does not exist")
+        qids = [line.strip() for line in args.qids_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    else:
+        qids = args.qids
+    try:
+        audit = longitudinal_audit(args.gold_dir, qids, args.start, args.end)
+    except AuditError as exc:
+        return _fail("audit-longitudinal", str(exc))
+    print(render_longitudinal_csv(audit), end="")
+    if args.out is not None:
+        json_path, csv_path = write_longitudinal_audit(audit, args.out)
+        print(f"wrote {json_path} and {csv_path}")
+    return 0

@@ -1,0 +1,479 @@
+"""Stage 4: answer-first enumeration of candidate gold programs, and the mechanical filters.
+
+For each covered (tool, entity) the tool is called once over its widest window; every
+extractor shape that makes sense for the tool's time key is then generated from the observed
+records (latest, snapshots at relative anchors, match on a categorical key, minute bars,
+window aggregates), plus two-call programs (two entities compared; a value at a date resolved
+by another tool). All candidates are executed twice with the core executor; a candidate
+survives only if both executions returned the same non-null answer and no filter drops it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
+from livesearch_pipeline.construction.sampling import (
+    CLASS_CALENDAR,
+    call_concrete,
+    is_series_tool,
+    records_of,
+    window_dates,
+)
+from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
+from livesearch_pipeline.core.client import ToolCallError, ToolClient
+from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
+from livesearch_pipeline.core.models import (
+    Call,
+    Combine,
+    DateSpec,
+    Extractor,
+    Format,
+    MatchRule,
+    Program,
+    Selection,
+    ValueRef,
+)
+from livesearch_pipeline.core.normalize import unit_scale
+from livesearch_pipeline.core.qid import compute_qid, compute_signature
+
+LATEST_WINDOW = 10
+SNAPSHOT_BACK = 5
+AGGREGATE_WINDOWS = (5, 20, 60)
+MINUTE_TIMES = ("10:30", "14:00")
+IDENTIFIER_NAMES = frozenset({"ts_code", "code", "symbol", "con_code", "index_code", "fund_code", "isin"})
+# The daily bar tool of each instrument class: the first call of date-resolving programs and
+# the tool compared across two entities.
+BAR_TOOLS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily",
+             "index": "index_daily", "fund": "fund_daily"}
+BAR_FIELD = "close"
+
+PRICE_AGGREGATES = ("mean", "max", "min", "change", "pct_change", "argmax", "argmin")
+FLOW_AGGREGATES = ("sum", "mean", "max")
+RATIO_AGGREGATES = ("mean", "max", "min", "std")
+FLOW_UNIT_MARKS = ("手", "股", "元", "shares", "lots", "CNY thousand", "thousand", "million", "亿", "万")
+FLOW_FIELDS = frozenset({"vol", "amount", "volume", "turnover", "net_mf_vol", "net_mf_amount"})
+
+
+@dataclass
+class _Draft:
+    """A candidate before execution: its program and the facts a verbalizer needs."""
+
+    program: Program
+    entity: EntityInfo
+    tool: ToolMeta
+    field: FieldMeta
+    anchor: str
+    tier: str
+    refresh_class: str
+    aggregate: str | None = None
+    other: EntityInfo | None = None
+    ref_description: str | None = None
+
+
+@dataclass
+class EnumerationResult:
+    candidates: list[Candidate]
+    filters: list[FilterCount]
+    calls: int
+    drafts: int
+
+
+@dataclass
+class _Counts:
+    counts: Counter = field(default_factory=Counter)
+
+    def drop(self, name: str, n: int = 1) -> None:
+        self.counts[name] += n
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def field_kind(f: FieldMeta) -> str:
+    unit = f.unit or ""
+    if unit == "%" or "pct" in f.name or "ratio" in f.name or "rate" in f.name:
+        return "ratio"
+    if f.name in FLOW_FIELDS or any(mark in unit for mark in FLOW_UNIT_MARKS if mark not in ("元",)):
+        return "flow"
+    return "price"
+
+
+def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str) -> Format:
+    if aggregate in ("argmax", "argmin"):
+        return Format(kind="date", in_fmt=key_fmt, out_fmt="%Y-%m-%d")
+    if aggregate == "count":
+        return Format(kind="integer")
+    if aggregate == "pct_change":
+        return Format(kind="percent", decimals=2, unit="%")
+    if f.type == "text":
+        return Format(kind="text")
+    if f.type == "date":
+        return Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")
+    if f.unit == "%":
+        small = isinstance(sample, (int, float)) and abs(sample) < 0.1
+        return Format(kind="percent", decimals=4 if small else 2, unit="%")
+    if f.type == "integer" and aggregate in (None, "sum", "max", "min", "first", "last", "change"):
+        return Format(kind="integer", unit=f.unit)
+    small = isinstance(sample, (int, float)) and abs(sample) < 1
+    decimals = 4 if (aggregate == "std" or small) else 2
+    return Format(kind="number", decimals=decimals, unit=f.unit)
+
+
+def proposed_rule(fmt: Format) -> MatchRule:
+    """The rule a template verbalizer proposes before the clamp (DESIGN §4.3)."""
+    if fmt.kind in ("text",):
+        return MatchRule(rule="semantic")
+    if fmt.kind in ("date", "integer"):
+        return MatchRule(rule="exact", unit=fmt.unit)
+    return MatchRule(rule="approx", unit=fmt.unit, decimals=fmt.decimals)
+
+
+# --------------------------------------------------------------------------- generation
+
+
+def _numeric_fields(tool: ToolMeta, records: Sequence[Mapping[str, Any]], counts: _Counts) -> list[FieldMeta]:
+    out = []
+    for f in tool.fields:
+        if f.name == tool.time_key or f.name == tool.entity_param:
+            continue
+        if f.type == "code" or f.name in IDENTIFIER_NAMES:
+            counts.drop("identifier")
+            continue
+        if f.type not in ("number", "integer"):
+            continue
+        values = [r.get(f.name) for r in records]
+        if all(v is None for v in values):
+            counts.drop("all_null")
+            continue
+        out.append(f)
+    return out
+
+
+def _text_fields(tool: ToolMeta, records: Sequence[Mapping[str, Any]], counts: _Counts) -> list[FieldMeta]:
+    out = []
+    for f in tool.fields:
+        if f.name in (tool.time_key, tool.entity_param) or f.type not in ("text", "date"):
+            continue
+        if f.name in IDENTIFIER_NAMES or f.name.endswith("_code"):
+            counts.drop("identifier")
+            continue
+        if all(r.get(f.name) in (None, "") for r in records):
+            counts.drop("all_null")
+            continue
+        out.append(f)
+    return out
+
+
+def _entity_args(tool: ToolMeta, entity: EntityInfo) -> dict[str, Any]:
+    return {tool.entity_param: entity.code} if (tool.entity_param and not is_series_tool(tool)) else {}
+
+
+def _series_where(tool: ToolMeta, entity: EntityInfo) -> dict[str, Any]:
+    """Series tools listing several sub-series (FX pairs, ...) select theirs with `where`."""
+    if is_series_tool(tool) and tool.entity_param and entity.code != tool.name:
+        return {tool.entity_param: entity.code}
+    return {}
+
+
+def _calendar(tool: ToolMeta, entity: EntityInfo) -> str:
+    return tool.calendar or entity.calendar or CLASS_CALENDAR.get(entity.asset_class, "XSHG")
+
+
+def _is_session_windowed(tool: ToolMeta) -> bool:
+    dates = window_dates(tool, "XSHG", sessions=LATEST_WINDOW)
+    return any(spec.sessions_back is not None and spec.sessions_back > 0 for spec in dates.values())
+
+
+def drafts_for(tool: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str, Any]], counts: _Counts) -> list[_Draft]:
+    """Every extractor shape that makes sense for this tool's time key, on observed records."""
+    cal = _calendar(tool, entity)
+    args = _entity_args(tool, entity)
+    where = _series_where(tool, entity)
+    if where:
+        records = [r for r in records if r.get(tool.entity_param) == entity.code]
+    drafts: list[_Draft] = []
+    key, key_fmt = tool.time_key, tool.time_key_fmt or "%Y%m%d"
+    numeric = _numeric_fields(tool, records, counts)
+    refresh = tool.refresh_class
+
+    def program(dates: dict[str, DateSpec], select: Selection, f: FieldMeta, aggregate: str | None, fmt: Format) -> Program:
+        call = Call(id="c1", tool=tool.name, args=args, dates=dates)
+        return Program(calls=[call], extract=Extractor(call="c1", select=select, field=f.name,
+                                                       aggregate=aggregate, format=fmt))
+
+    def sample(f: FieldMeta) -> Any:
+        return next((r.get(f.name) for r in records if r.get(f.name) is not None), None)
+
+    if key is None:
+        # Time-less reference data: the entity's own record, matched on its code.
+        if not tool.entity_param or is_series_tool(tool):
+            return []
+        select = Selection(mode="match", key=tool.entity_param, value=entity.code)
+        for f in [*numeric, *_text_fields(tool, records, counts)]:
+            fmt = value_format(f, None, sample(f), key_fmt)
+            drafts.append(_Draft(program({}, select, f, None, fmt), entity, tool, f, "static", "T2", "static"))
+        return drafts
+
+    minute = "%H" in key_fmt
+    windowed = _is_session_windowed(tool)
+    if minute:
+        dates = window_dates(tool, cal, sessions=2)
+        for f in numeric:
+            for at in MINUTE_TIMES:
+                select = Selection(mode="minute", key=key, key_fmt=key_fmt,
+                                   anchor=DateSpec(sessions_back=1, calendar=cal, fmt="%Y%m%d"), time=at, where=where)
+                fmt = value_format(f, None, sample(f), key_fmt)
+                drafts.append(_Draft(program(dates, select, f, None, fmt), entity, tool, f,
+                                     f"minute:1:{at}", "T2", refresh))
+        return drafts
+
+    latest_dates = window_dates(tool, cal, sessions=LATEST_WINDOW)
+    for f in numeric:
+        fmt = value_format(f, None, sample(f), key_fmt)
+        select = Selection(mode="latest", key=key, key_fmt=key_fmt, where=where)
+        drafts.append(_Draft(program(latest_dates, select, f, None, fmt), entity, tool, f, "latest", "T1", refresh))
+        if windowed:
+            snap = Selection(mode="snapshot", key=key, key_fmt=key_fmt, where=where,
+                             anchor=DateSpec(sessions_back=SNAPSHOT_BACK, calendar=cal, fmt=key_fmt))
+            drafts.append(_Draft(program(latest_dates, snap, f, None, fmt), entity, tool, f,
+                                 f"snapshot:{SNAPSHOT_BACK}", "T2", refresh))
+            kind = field_kind(f)
+            aggregates = {"price": PRICE_AGGREGATES, "flow": FLOW_AGGREGATES, "ratio": RATIO_AGGREGATES}[kind]
+            for n in AGGREGATE_WINDOWS:
+                dates = window_dates(tool, cal, sessions=n)
+                for agg in aggregates:
+                    afmt = value_format(f, agg, sample(f), key_fmt)
+                    select = Selection(mode="all", key=key, key_fmt=key_fmt, where=where)
+                    drafts.append(_Draft(program(dates, select, f, agg, afmt), entity, tool, f,
+                                         f"window:{n}", "T3", refresh, aggregate=agg))
+    # Categorical rows within one date (constituents, holders, segments): one of them, by value.
+    point_dated = not any(spec.days_back is not None or (spec.sessions_back or 0) > 0 for spec in latest_dates.values())
+    for cat in _text_fields(tool, records, counts):
+        latest_key = max((r.get(key) for r in records if r.get(key) is not None), default=None)
+        rows = [r for r in records if r.get(key) == latest_key]
+        values = [r.get(cat.name) for r in rows]
+        if len(rows) < 2 or len(set(values)) != len(values):
+            continue
+        for f in numeric[:3]:
+            fmt = value_format(f, None, sample(f), key_fmt)
+            if point_dated:
+                # The call returns one date: the categorical key alone identifies the record.
+                select = Selection(mode="match", key=cat.name, value=values[0], where=where)
+            else:
+                select = Selection(mode="latest", key=key, key_fmt=key_fmt, where={**where, cat.name: values[0]})
+            drafts.append(_Draft(program(latest_dates, select, f, None, fmt), entity, tool, f,
+                                 f"match:{cat.name}={values[0]}", "T2", refresh))
+        break
+    return drafts
+
+
+def compare_drafts(tool: ToolMeta, pairs: Sequence[tuple[EntityInfo, EntityInfo]], records_of_entity) -> list[_Draft]:
+    """Two-call programs: the same latest field for two entities, as a difference."""
+    drafts = []
+    for a, b in pairs:
+        recs = records_of_entity(a)
+        f = tool.field(BAR_FIELD)
+        if f is None or not recs:
+            continue
+        cal = _calendar(tool, a)
+        dates = window_dates(tool, cal, sessions=LATEST_WINDOW)
+        select = Selection(mode="latest", key=tool.time_key, key_fmt=tool.time_key_fmt or "%Y%m%d")
+        calls = [Call(id="c1", tool=tool.name, args=_entity_args(tool, a), dates=dates),
+                 Call(id="c2", tool=tool.name, args=_entity_args(tool, b), dates=dates)]
+        fmt = value_format(f, None, recs[0].get(f.name), "%Y%m%d")
+        extract = Extractor(call="c1", select=select, field=f.name, format=fmt,
+                            combine=Combine(op="difference", other=ValueRef(call="c2", select=select, field=f.name)))
+        drafts.append(_Draft(Program(calls=calls, extract=extract), a, tool, f, "latest", "T3",
+                             tool.refresh_class, other=b))
+    return drafts
+
+
+def resolved_date_drafts(bar: ToolMeta, target: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str, Any]],
+                         counts: _Counts) -> list[_Draft]:
+    """Two-call programs: a field of `target` on the date of the highest close over 20 sessions."""
+    point = next((p for p in target.date_params if p.role == "point" and "%d" in p.fmt), None)
+    if point is None or target.time_key is None or not target.entity_param:
+        return []
+    cal = _calendar(bar, entity)
+    bar_key_fmt = bar.time_key_fmt or "%Y%m%d"
+    c1 = Call(id="c1", tool=bar.name, args=_entity_args(bar, entity), dates=window_dates(bar, cal, sessions=20))
+    ref = ValueRef(call="c1", select=Selection(mode="all", key=bar.time_key, key_fmt=bar_key_fmt),
+                   field=BAR_FIELD, aggregate="argmax")
+    c2 = Call(id="c2", tool=target.name, args={target.entity_param: entity.code}, refs={point.name: ref})
+    drafts = []
+    for f in _numeric_fields(target, records, counts)[:2]:
+        fmt = value_format(f, None, next((r.get(f.name) for r in records if r.get(f.name) is not None), None),
+                           target.time_key_fmt or "%Y%m%d")
+        extract = Extractor(call="c2", select=Selection(mode="latest", key=target.time_key,
+                                                        key_fmt=target.time_key_fmt or "%Y%m%d"),
+                            field=f.name, format=fmt)
+        drafts.append(_Draft(Program(calls=[c1, c2], extract=extract), entity, target, f, "argmax_close:20", "T3",
+                             target.refresh_class, ref_description=f"the day of the highest {bar.name} close"))
+    return drafts
+
+
+# --------------------------------------------------------------------------- execution
+
+
+@dataclass(frozen=True)
+class _Job:
+    qid: str
+    program: Program
+    match: MatchRule
+
+
+def _facts(d: _Draft, answer) -> CandidateFacts:
+    return CandidateFacts(
+        tool=d.tool.name, tool_description=d.tool.description, field=d.field.name,
+        field_description=d.field.description, field_description_zh=d.field.description_zh,
+        field_unit=d.field.unit, anchor=d.anchor, aggregate=d.aggregate, calendar=_calendar(d.tool, d.entity),
+        other_entity=d.other.code if d.other else None, other_entity_name=d.other.name if d.other else None,
+        ref_description=d.ref_description, observed_value=answer.value, observed_answer=answer.answer,
+        observed_period=answer.observed_period,
+    )
+
+
+def _echoes(answer, sent_args: Mapping[str, Mapping[str, Any]]) -> bool:
+    sent = {str(v) for call_args in sent_args.values() for v in call_args.values()}
+    return answer.answer in sent or str(answer.value) in sent
+
+
+async def enumerate_candidates(
+    client: ToolClient,
+    catalog: Catalog,
+    coverage: Sequence[CoverageRow],
+    entities: Mapping[str, Sequence[EntityInfo]],
+    as_of: dt.date,
+    *,
+    executor: ExecutorConfig = ExecutorConfig(),
+) -> EnumerationResult:
+    counts = _Counts()
+    by_code = {e.code: e for group in entities.values() for e in group}
+    explored: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    semaphore = asyncio.Semaphore(executor.max_concurrency)
+
+    async def explore(tool: ToolMeta, entity: EntityInfo) -> None:
+        cal = _calendar(tool, entity)
+        widest = max(AGGREGATE_WINDOWS) if _is_session_windowed(tool) else LATEST_WINDOW
+        call = Call(id="c1", tool=tool.name, args=_entity_args(tool, entity), dates=window_dates(tool, cal, sessions=widest))
+        async with semaphore:
+            try:
+                response = await call_concrete(client, call, as_of)
+            except ToolCallError:
+                counts.drop("exploration_error")
+                return
+        explored[(tool.name, entity.code)] = records_of(response, tool.name)
+
+    targets: list[tuple[ToolMeta, EntityInfo]] = []
+    for row in coverage:
+        tool = catalog.get(row.tool)
+        if tool is None or row.skipped:
+            continue
+        if row.entity is None:
+            entity = EntityInfo(code=tool.name, name=tool.description, asset_class=row.asset_class,
+                                visibility=row.visibility, calendar=tool.calendar)
+        else:
+            entity = by_code[row.entity]
+        targets.append((tool, entity))
+    await asyncio.gather(*(explore(t, e) for t, e in targets))
+
+    drafts: list[_Draft] = []
+    for tool, entity in targets:
+        records = explored.get((tool.name, entity.code))
+        if not records:
+            continue
+        subs = [entity]
+        if is_series_tool(tool) and tool.entity_param:
+            # Sub-series present on every date of the window (stable membership), e.g. FX pairs.
+            keys = {r.get(tool.time_key) for r in records}
+            per_code = defaultdict(set)
+            for r in records:
+                per_code[r.get(tool.entity_param)].add(r.get(tool.time_key))
+            codes = sorted(c for c, ks in per_code.items() if c is not None and ks == keys)
+            if len(codes) > 1:
+                subs = [EntityInfo(code=str(c), name=f"{c}", asset_class=entity.asset_class,
+                                   visibility=entity.visibility, calendar=entity.calendar) for c in codes[:6]]
+        for sub in subs:
+            drafts.extend(drafts_for(tool, sub, records, counts))
+
+    # Two-call programs.
+    for asset_class, bar_name in BAR_TOOLS.items():
+        bar = catalog.get(bar_name)
+        if bar is None:
+            continue
+        covered = sorted({e.code: e for t, e in targets if t.name == bar_name and (bar_name, e.code) in explored}.values(),
+                         key=lambda e: e.visibility)
+        pairs = [(covered[i], covered[(i + len(covered) // 2) % len(covered)]) for i in range(len(covered))
+                 if len(covered) > 1]
+        drafts.extend(compare_drafts(bar, pairs, lambda e: explored.get((bar_name, e.code), [])))
+        for target in catalog.data_tools():
+            if target.name == bar_name or asset_class not in target.asset_classes:
+                continue
+            for e in covered[:: max(1, len(covered) // 4)]:
+                recs = explored.get((target.name, e.code))
+                if recs:
+                    drafts.extend(resolved_date_drafts(bar, target, e, recs, counts))
+
+    jobs: dict[str, tuple[_Job, _Draft]] = {}
+    for d in drafts:
+        qid = compute_qid(d.program, d.entity.code)
+        if qid in jobs:
+            counts.drop("duplicate_program")
+            continue
+        fmt = d.program.extract.format
+        try:
+            unit_scale(fmt.unit)
+        except ValueError:
+            counts.drop("unit_unknown_to_matcher")
+            continue
+        jobs[qid] = (_Job(qid=qid, program=d.program, match=proposed_rule(fmt)), d)
+
+    job_list = [j for j, _ in jobs.values()]
+    first, stats1 = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
+    second, _ = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
+    second_by_qid = {a.qid: a for a in second}
+
+    survivors: list[tuple[_Draft, Any, str]] = []
+    for answer in first:
+        job, d = jobs[answer.qid]
+        again = second_by_qid[answer.qid]
+        if answer.status != "ok":
+            counts.drop(f"no_value_{answer.status}")
+            continue
+        if again.status != "ok" or again.answer != answer.answer:
+            counts.drop("unstable")
+            continue
+        if _echoes(answer, answer.args):
+            counts.drop("echo_of_argument")
+            continue
+        survivors.append((d, answer, answer.qid))
+
+    # Constants: an extractor shape whose answer is the same for every covered entity.
+    by_shape: dict[str, list[tuple[_Draft, Any, str]]] = defaultdict(list)
+    for item in survivors:
+        by_shape[compute_signature(item[0].program, catalog)].append(item)
+    kept: list[Candidate] = []
+    seen_values: set[tuple[str, str, str, str | None]] = set()
+    for signature, items in sorted(by_shape.items()):
+        if len(items) >= 3 and len({a.answer for _, a, _ in items}) == 1:
+            counts.drop("constant", len(items))
+            continue
+        for d, answer, qid in items:
+            near = (d.entity.code, d.tool.name, answer.answer, answer.observed_period)
+            if near in seen_values:
+                counts.drop("near_duplicate")
+                continue
+            seen_values.add(near)
+            kept.append(Candidate(
+                qid=qid, signature=signature, tier=d.tier, refresh_class=d.refresh_class,
+                asset_class=d.entity.asset_class, entity=d.entity.code, entity_name=d.entity.name,
+                visibility=d.entity.visibility, program=d.program, facts=_facts(d, answer),
+            ))
+    kept.sort(key=lambda c: c.qid)
+    filters = [FilterCount(filter=name, dropped=n) for name, n in sorted(counts.counts.items())]
+    return EnumerationResult(candidates=kept, filters=filters, calls=stats1.unique_calls + len(explored), drafts=len(drafts))

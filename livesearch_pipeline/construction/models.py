@@ -1,0 +1,97 @@
+"""Tables of the construction stages (DESIGN §2 stages 1–6), one pydantic model per row type."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from livesearch_pipeline.core.models import (
+    AssetClass,
+    MatchRule,
+    Program,
+    Qid,
+    RefreshClass,
+    StrictModel,
+    Tier,
+)
+
+
+class EntityInfo(StrictModel):
+    """An instrument (or a data series) a question can be about."""
+
+    code: str
+    name: str
+    asset_class: AssetClass
+    visibility: int = Field(ge=0, le=10)
+    calendar: str | None = None
+
+
+class ProbeRow(StrictModel):
+    tool: str
+    asset_class: AssetClass
+    sampled: int
+    returned: int
+    errors: int
+    usable: bool
+    sample: list[str]
+
+
+class CoverageRow(StrictModel):
+    tool: str
+    asset_class: AssetClass
+    visibility: int = Field(ge=0, le=10)
+    entity: str | None
+    entity_name: str | None
+    skipped: str | None = None  # why the level has no entity (the class has none there)
+
+
+class CandidateFacts(StrictModel):
+    """What a verbalizer needs to phrase a candidate; derived from the program and the catalog."""
+
+    tool: str
+    tool_description: str
+    field: str
+    field_description: str
+    field_description_zh: str | None = None
+    field_unit: str | None = None
+    anchor: str  # machine-readable description of the time anchor, e.g. "latest", "window:20"
+    aggregate: str | None = None
+    calendar: str | None = None
+    other_entity: str | None = None
+    other_entity_name: str | None = None
+    ref_description: str | None = None
+    observed_value: float | int | str
+    observed_answer: str
+    observed_period: str | None = None
+
+
+class Candidate(StrictModel):
+    """An extractor that returned a non-null, stable value: a question waiting for its text."""
+
+    qid: Qid
+    signature: str
+    tier: Tier
+    refresh_class: RefreshClass
+    asset_class: AssetClass
+    entity: str
+    entity_name: str
+    visibility: int = Field(ge=0, le=10)
+    program: Program
+    facts: CandidateFacts
+
+
+class FilterCount(StrictModel):
+    filter: str
+    dropped: int
+
+
+class RejectRow(StrictModel):
+    """A candidate the verbalize stage did not turn into a question, and why."""
+
+    qid: Qid
+    stage: Literal["llm_reject", "malformed", "date_gate", "clamp", "llm_error"]
+    reason: str
+    question: str | None = None
+    question_zh: str | None = None
+    proposed_match: MatchRule | None = None

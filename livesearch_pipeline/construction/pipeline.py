@@ -1,0 +1,151 @@
+"""The construction stages end to end, and the tables each stage leaves on disk.
+
+Each stage writes one JSONL table under `<data>/construction/` (one pydantic model per table),
+so the Dagster assets, the CLI and auditors read the same files. `build_pool` chains them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence, TypeVar
+
+from pydantic import BaseModel
+
+from livesearch_pipeline.construction.enumerate import EnumerationResult, enumerate_candidates
+from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, FilterCount, ProbeRow, RejectRow
+from livesearch_pipeline.construction.pool import PoolPolicy, SignatureHistory, select_pool, write_pool
+from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools
+from livesearch_pipeline.construction.verbalize import (
+    LLMVerbalizerConfig,
+    finalize,
+    llm_verbalize,
+    template_verbalize,
+)
+from livesearch_pipeline.core.catalog import Catalog
+from livesearch_pipeline.core.client import ToolClient
+from livesearch_pipeline.core.models import PoolManifest, Question
+from livesearch_pipeline.core.snapshot import write_atomic
+
+T = TypeVar("T", bound=BaseModel)
+
+TABLES = {
+    "catalog": "tool_catalog.json",
+    "entities": "entities.jsonl",
+    "probe": "tool_probe.jsonl",
+    "coverage": "coverage.jsonl",
+    "candidates": "candidates.jsonl",
+    "filters": "enumeration_filters.jsonl",
+    "verbalized": "verbalized_questions.jsonl",
+    "rejects": "rejects.jsonl",
+}
+
+
+def write_table(path: Path, rows: Sequence[BaseModel]) -> None:
+    data = "".join(r.model_dump_json() + "\n" for r in rows).encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
+
+
+def read_table(path: Path, model: type[T]) -> list[T]:
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; materialise the stage that writes it first")
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(model.model_validate_json(line))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: not a valid {model.__name__}: {exc}") from exc
+    return rows
+
+
+def write_catalog(path: Path, catalog: Catalog) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, (json.dumps(catalog.model_dump(mode="json"), indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())
+
+
+def read_catalog(path: Path) -> Catalog:
+    return Catalog.model_validate_json(path.read_bytes())
+
+
+def group_entities(rows: Sequence[EntityInfo]) -> dict[str, list[EntityInfo]]:
+    out: dict[str, list[EntityInfo]] = {}
+    for e in rows:
+        out.setdefault(e.asset_class, []).append(e)
+    return out
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    as_of: dt.date
+    sample_size: int = 7
+    probe_seed: int = 7
+    coverage_seed: int = 11
+    policy: PoolPolicy = PoolPolicy()
+    llm: LLMVerbalizerConfig | None = None
+
+
+@dataclass
+class BuildReport:
+    manifest: PoolManifest
+    probe: list[ProbeRow]
+    coverage: list[CoverageRow]
+    enumeration: EnumerationResult
+    verbalized: int
+    rejects: list[RejectRow]
+    pool_size: int
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+async def verbalize_candidates(candidates: Sequence[Candidate], llm: LLMVerbalizerConfig | None) -> tuple[list[Question], list[RejectRow]]:
+    if llm is None:
+        items, rejects = template_verbalize(candidates), []
+    else:
+        items, rejects = await llm_verbalize(candidates, llm)
+    questions, gate_rejects = finalize(items)
+    return questions, sorted([*rejects, *gate_rejects], key=lambda r: r.qid)
+
+
+async def build_pool(
+    client: ToolClient,
+    catalog: Catalog,
+    construction_dir: Path,
+    pool_dir: Path,
+    config: BuildConfig,
+    history: dict[str, SignatureHistory] | None = None,
+) -> BuildReport:
+    """Run stages 2–6 against `client` and write every table plus the pool."""
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    write_catalog(construction_dir / TABLES["catalog"], catalog)
+    entities = await load_entities(client, catalog)
+    write_table(construction_dir / TABLES["entities"], [e for group in entities.values() for e in group])
+    probe = await probe_tools(client, catalog, entities, config.as_of, sample_size=config.sample_size, seed=config.probe_seed)
+    write_table(construction_dir / TABLES["probe"], probe)
+    seconds["probe"] = time.perf_counter() - started
+    coverage = plan_coverage(probe, catalog, entities, seed=config.coverage_seed)
+    write_table(construction_dir / TABLES["coverage"], coverage)
+    mark = time.perf_counter()
+    enumeration = await enumerate_candidates(client, catalog, coverage, entities, config.as_of)
+    write_table(construction_dir / TABLES["candidates"], enumeration.candidates)
+    write_table(construction_dir / TABLES["filters"], enumeration.filters)
+    seconds["enumerate"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    questions, rejects = await verbalize_candidates(enumeration.candidates, config.llm)
+    write_table(construction_dir / TABLES["verbalized"], questions)
+    write_table(construction_dir / TABLES["rejects"], rejects)
+    seconds["verbalize"] = time.perf_counter() - mark
+    selection = select_pool(questions, history or {}, config.policy)
+    manifest = write_pool(pool_dir, selection.questions, data_service=client.identity)
+    seconds["total"] = time.perf_counter() - started
+    return BuildReport(manifest=manifest, probe=probe, coverage=coverage, enumeration=enumeration,
+                       verbalized=len(questions), rejects=rejects, pool_size=len(selection.questions),
+                       stage_seconds=seconds)
+
+
+__all__ = ["BuildConfig", "BuildReport", "FilterCount", "build_pool", "read_table", "write_table", "TABLES"]

@@ -1,0 +1,195 @@
+"""Stage 6 (pool filter, no LLM) and the versioned question pool on disk.
+
+Given agents' evaluation history, signatures that every evaluated agent solved are dropped;
+surviving templates are re-instantiated with fresh entities of the same class and visibility
+band (other qids of the same signature that were not served before). Caps per signature and
+per tool keep any one template or tool from dominating.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from livesearch_pipeline.core.models import PoolManifest, Question
+from livesearch_pipeline.core.snapshot import write_atomic
+
+POOL_FILE = "questions.jsonl"
+MANIFEST_FILE = "pool_manifest.json"
+
+
+def visibility_band(level: int) -> str:
+    return "low" if level <= 3 else ("mid" if level <= 6 else "high")
+
+
+@dataclass(frozen=True)
+class PoolPolicy:
+    max_per_signature: int = 3
+    max_per_tool: int = 45
+    seed: int = 17
+
+
+@dataclass(frozen=True)
+class SignatureHistory:
+    """What evaluation says about a signature: how many agents saw it and how many solved it all."""
+
+    agents_evaluated: int
+    agents_solved: int
+    served_qids: frozenset[str]
+
+
+@dataclass
+class PoolSelection:
+    questions: list[Question]
+    dropped_solved_signatures: list[str]
+    reinstantiated: int
+    capped_by_signature: int
+    capped_by_tool: int
+
+
+def tool_of(q: Question) -> str:
+    return q.program.calls[0].tool
+
+
+def select_pool(
+    questions: Sequence[Question],
+    history: Mapping[str, SignatureHistory],
+    policy: PoolPolicy = PoolPolicy(),
+) -> PoolSelection:
+    by_signature: dict[str, list[Question]] = defaultdict(list)
+    for q in sorted(questions, key=lambda q: q.qid):
+        by_signature[q.signature].append(q)
+    dropped = sorted(
+        s for s, h in history.items()
+        if s in by_signature and h.agents_evaluated >= 1 and h.agents_solved == h.agents_evaluated
+    )
+    chosen: list[Question] = []
+    capped_sig = reinstantiated = 0
+    for signature in sorted(by_signature):
+        if signature in dropped:
+            continue
+        group = by_signature[signature]
+        rng = random.Random(f"{policy.seed}:{signature}")
+        served = history[signature].served_qids if signature in history else frozenset()
+        if served:
+            # Fresh entities of the bands served before: same class, same visibility band.
+            bands = {visibility_band(q.visibility) for q in group if q.qid in served}
+            fresh = [q for q in group if q.qid not in served and visibility_band(q.visibility) in bands]
+            rng.shuffle(fresh)
+            picked = fresh[: policy.max_per_signature]
+            reinstantiated += len(picked)
+        else:
+            # Spread across visibility: shuffle, then take distinct levels first.
+            pool = list(group)
+            rng.shuffle(pool)
+            pool.sort(key=lambda q: (q.visibility % 3, q.visibility))
+            picked = _spread(pool, policy.max_per_signature)
+        capped_sig += len(group) - len(picked)
+        chosen.extend(picked)
+    kept, capped_tool = _cap_per_tool(chosen, policy)
+    return PoolSelection(sorted(kept, key=lambda q: q.qid), dropped, reinstantiated, capped_sig, capped_tool)
+
+
+def _spread(pool: Sequence[Question], n: int) -> list[Question]:
+    levels: dict[int, list[Question]] = defaultdict(list)
+    for q in pool:
+        levels[q.visibility].append(q)
+    ordered: list[Question] = []
+    while any(levels.values()) and len(ordered) < n:
+        for level in sorted(levels):
+            if levels[level] and len(ordered) < n:
+                ordered.append(levels[level].pop(0))
+    return ordered
+
+
+def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[list[Question], int]:
+    """Round-robin over each tool's signatures so the cap keeps a spread of templates and tiers."""
+    by_tool: dict[str, dict[str, list[Question]]] = defaultdict(lambda: defaultdict(list))
+    for q in questions:
+        by_tool[tool_of(q)][q.signature].append(q)
+    kept: list[Question] = []
+    dropped = 0
+    for tool in sorted(by_tool):
+        groups = by_tool[tool]
+        order = sorted(groups, key=lambda s: (groups[s][0].tier, s))
+        taken: list[Question] = []
+        while len(taken) < policy.max_per_tool and any(groups[s] for s in order):
+            for s in order:
+                if groups[s] and len(taken) < policy.max_per_tool:
+                    taken.append(groups[s].pop(0))
+        dropped += sum(len(groups[s]) for s in order)
+        kept.extend(taken)
+    return kept, dropped
+
+
+# --------------------------------------------------------------------------- files
+
+
+def render_pool(questions: Sequence[Question]) -> bytes:
+    lines = [q.model_dump_json() for q in sorted(questions, key=lambda q: q.qid)]
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+
+
+def pool_version(questions: Sequence[Question]) -> str:
+    """Content hash of the pool (before the version is stamped into provenance)."""
+    unstamped = [q.model_copy(update={"provenance": q.provenance.model_copy(update={"pool_version": None})})
+                 for q in questions]
+    return "pool-" + hashlib.sha256(render_pool(unstamped)).hexdigest()[:12]
+
+
+def stamp_version(questions: Sequence[Question]) -> tuple[str, list[Question]]:
+    version = pool_version(questions)
+    stamped = [q.model_copy(update={"provenance": q.provenance.model_copy(update={"pool_version": version})})
+               for q in questions]
+    return version, sorted(stamped, key=lambda q: q.qid)
+
+
+def pool_counts(questions: Iterable[Question]) -> dict[str, dict[str, int]]:
+    dims: dict[str, Counter] = defaultdict(Counter)
+    for q in questions:
+        dims["tier"][q.tier] += 1
+        dims["asset_class"][q.asset_class] += 1
+        dims["tool"][tool_of(q)] += 1
+        dims["visibility"][str(q.visibility)] += 1
+        dims["refresh_class"][q.refresh_class] += 1
+        dims["verbalizer"][q.provenance.verbalizer] += 1
+        dims["language"]["zh+en" if q.question_zh else "en"] += 1
+    return {d: dict(sorted(c.items())) for d, c in sorted(dims.items())}
+
+
+def write_pool(root: Path, questions: Sequence[Question], *, data_service: str,
+               created_at: dt.datetime | None = None) -> PoolManifest:
+    """Write questions.jsonl and pool_manifest.json atomically; returns the manifest.
+
+    The manifest's `created_at` is kept from an existing manifest of the same version, so a
+    rebuild that selects the same pool leaves both files byte-identical.
+    """
+    version, stamped = stamp_version(questions)
+    data = render_pool(stamped)
+    manifest_path = root / MANIFEST_FILE
+    if manifest_path.exists():
+        previous = PoolManifest.model_validate_json(manifest_path.read_bytes())
+        if previous.version == version:
+            created_at = previous.created_at
+    manifest = PoolManifest(
+        version=version, questions=len(stamped), sha256=hashlib.sha256(data).hexdigest(),
+        data_service=data_service, created_at=created_at or dt.datetime.now(dt.timezone.utc),
+        counts=pool_counts(stamped),
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    write_atomic(root / POOL_FILE, data)
+    write_atomic(manifest_path, (json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
+    return manifest
+
+
+def read_manifest(root: Path) -> PoolManifest:
+    path = root / MANIFEST_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"no pool manifest at {path}; build the pool first (livesearch build-pool)")
+    return PoolManifest.model_validate_json(path.read_bytes())

@@ -1,0 +1,363 @@
+"""The declarative extractor engine (DESIGN §4.2): from tool responses to one gold answer.
+
+`read_value` reads one `ValueRef` (path → records → selection → field → aggregate);
+`run_extractor` adds the optional combine and the answer format, and never raises for data
+problems: they become an `ExtractOutcome` with status `empty` or `error`.
+
+Semantics worth knowing:
+- Time keys (modes latest, snapshot, minute, all) are parsed with `select.key_fmt` before any
+  comparison or ordering; a record whose key is missing or does not parse is an error, never
+  compared as a string. Period keys (`YYYYMM`, `YYYYQn`) parse to their period's last day.
+- `match` keys are compared by value (1 ≠ "1", and a bool never equals a number); the records
+  keep the response order, and `observed_period` is not set since the key is not a time.
+- Aggregates skip records whose field is null, as SQL aggregates do; if every selected record
+  is null the outcome is `empty`. first/last/change/pct_change/argmax/argmin work on records
+  ordered by key ascending (responses arrive newest first); argmax/argmin ties go to the
+  earliest record. change, pct_change and std need at least two values.
+- Rounding is decimal ROUND_HALF_UP everywhere (2.675 → 2.68, −2.5 → −3), applied to the
+  shortest decimal repr of the float, so that the answer is what a person rounding the shown
+  number would write; a rounded zero is never rendered with a minus sign.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import math
+import statistics
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Context, Decimal
+from typing import Any, Literal, Mapping, Sequence
+
+from livesearch_pipeline.core.dates import format_date, parse_datetime, resolve_date
+from livesearch_pipeline.core.models import Combine, Extractor, Format, ValueRef
+
+Number = int | float
+ExtractedScalar = float | int | str
+
+DEFAULT_DATE_IN_FMT = "%Y%m%d"
+DEFAULT_DATE_OUT_FMT = "%Y-%m-%d"
+ORDERED_AGGREGATES = frozenset({"first", "last", "change", "pct_change", "argmax", "argmin"})
+# Enough digits for any finite float at 8 decimals (the largest is ~1.8e308).
+_ROUNDING_CONTEXT = Context(prec=400)
+
+
+class ExtractionEmpty(Exception):
+    """The program ran but selected nothing (no record, or a null value): status `empty`."""
+
+
+class ExtractionError(Exception):
+    """The response does not fit the extractor (bad path, type mismatch, ambiguity): `error`."""
+
+
+@dataclass(frozen=True)
+class ExtractedValue:
+    value: ExtractedScalar
+    observed_period: str | None
+
+
+@dataclass(frozen=True)
+class ExtractOutcome:
+    status: Literal["ok", "empty", "error"]
+    answer: str | None
+    value: ExtractedScalar | None
+    unit: str | None
+    observed_period: str | None
+    error: str | None
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _records_at(response: Any, path: str) -> list[dict[str, Any]]:
+    node = response
+    walked: list[str] = []
+    for segment in path.split(".") if path else []:
+        walked.append(segment)
+        if isinstance(node, dict):
+            if segment not in node:
+                raise ExtractionError(f"path {'.'.join(walked)!r} not found in the response")
+            node = node[segment]
+        elif isinstance(node, list) and segment.isdigit():
+            if int(segment) >= len(node):
+                raise ExtractionError(f"path {'.'.join(walked)!r}: index out of range ({len(node)} items)")
+            node = node[int(segment)]
+        else:
+            raise ExtractionError(f"path {'.'.join(walked)!r}: cannot descend into {type(node).__name__}")
+    if not isinstance(node, list):
+        raise ExtractionError(f"path {path!r} holds {type(node).__name__}, not a list of records")
+    if not all(type(record) is dict for record in node):
+        i, record = next((i, r) for i, r in enumerate(node) if not isinstance(r, dict))
+        raise ExtractionError(f"path {path!r}: record {i} is {type(record).__name__}, not an object")
+    return node
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    # bool is an int subclass in Python; a flag must never match a number.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return a == b
+
+
+@functools.lru_cache(maxsize=262144)
+def _parse_key_cached(text: str, fmt: str) -> dt.datetime:
+    return parse_datetime(text, fmt)
+
+
+def _key_time(record: dict[str, Any], key: str, fmt: str) -> dt.datetime:
+    raw = record.get(key)
+    if type(raw) is str:
+        try:
+            return _parse_key_cached(raw, fmt)
+        except ValueError as exc:
+            raise ExtractionError(f"time key {key!r}: {exc}") from None
+    if raw is None:
+        raise ExtractionError(f"a record has no time key {key!r}")
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise ExtractionError(f"time key {key!r} is {type(raw).__name__} {raw!r}, not a {fmt!r} string")
+    try:
+        return _parse_key_cached(str(raw), fmt)
+    except ValueError as exc:
+        raise ExtractionError(f"time key {key!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class _Selected:
+    records: list[dict[str, Any]]
+    keys: list[str] | None  # time keys, ascending with records; None for match mode
+
+
+def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date) -> _Selected:
+    sel = ref.select
+    if sel.where:
+        records = [r for r in records if all(_same_value(r.get(f), v) for f, v in sel.where.items())]
+    if sel.mode == "match":
+        return _Selected([r for r in records if _same_value(r.get(sel.key), sel.value)], None)
+
+    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in records), key=lambda kr: kr[0])
+    if sel.mode == "latest":
+        limit = resolve_date(sel.anchor, as_of) if sel.anchor else as_of
+        eligible = [(t, r) for t, r in timed if t.date() <= limit]
+        newest = eligible[-1][0] if eligible else None
+        timed = [(t, r) for t, r in eligible if t == newest]
+    elif sel.mode == "snapshot":
+        assert sel.anchor is not None  # Selection's validator
+        wanted = format_date(resolve_date(sel.anchor, as_of), sel.key_fmt)
+        timed = [(t, r) for t, r in timed if format_date(t, sel.key_fmt) == wanted]
+    elif sel.mode == "minute":
+        assert sel.anchor is not None and sel.time is not None  # Selection's validator
+        hour, minute = (int(p) for p in sel.time.split(":"))
+        wanted_time = dt.datetime.combine(resolve_date(sel.anchor, as_of), dt.time(hour, minute))
+        timed = [(t, r) for t, r in timed if t == wanted_time]
+    return _Selected([r for _, r in timed], [str(r[sel.key]) for _, r in timed])
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_value(value: Any, field: str) -> ExtractedScalar:
+    kind = type(value)
+    if kind is int or kind is str or (kind is float and math.isfinite(value)):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ExtractionError(f"field {field!r} holds {type(value).__name__} {value!r}, not a number or string")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExtractionError(f"field {field!r} holds the non-finite number {value!r}")
+    return value
+
+
+def _numbers(values: Sequence[Any], field: str, aggregate: str) -> list[Number]:
+    for value in values:
+        if type(value) is not float and not _is_number(value):
+            raise ExtractionError(
+                f"aggregate {aggregate!r} needs numbers; field {field!r} holds {type(value).__name__} {value!r}"
+            )
+    return list(values)
+
+
+def _period(keys: Sequence[str]) -> str:
+    return keys[0] if keys[0] == keys[-1] else f"{keys[0]}..{keys[-1]}"
+
+
+def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
+    aggregate, field = ref.aggregate, ref.field
+    assert aggregate is not None
+    keys = picked.keys
+    rows = [
+        (i, _check_value(r[field], field))
+        for i, r in enumerate(picked.records)
+        if r.get(field) is not None
+    ]
+    if aggregate == "count":
+        used = [keys[i] for i, _ in rows] if keys else []
+        return ExtractedValue(len(rows), _period(used) if used else None)
+    if not rows:
+        raise ExtractionEmpty(f"field {ref.field!r} is null in all {len(picked.records)} selected record(s)")
+    if aggregate in ORDERED_AGGREGATES and keys is None:
+        raise ExtractionError(f"aggregate {aggregate!r} needs time-ordered records; mode 'match' has no order")
+    values = [v for _, v in rows]
+    period = _period([keys[i] for i, _ in rows]) if keys else None
+
+    if aggregate == "first":
+        return ExtractedValue(values[0], keys[rows[0][0]] if keys else None)
+    if aggregate == "last":
+        return ExtractedValue(values[-1], keys[rows[-1][0]] if keys else None)
+    numbers = _numbers(values, field, aggregate)
+    if aggregate in ("argmax", "argmin"):
+        best = max(numbers) if aggregate == "argmax" else min(numbers)
+        winner = picked.records[rows[numbers.index(best)][0]]  # index() = the earliest on ties
+        arg_field = ref.arg_field or ref.select.key
+        if winner.get(arg_field) is None:
+            raise ExtractionEmpty(f"field {arg_field!r} of the {aggregate} record is null")
+        return ExtractedValue(_check_value(winner[arg_field], arg_field), period)
+    if aggregate == "sum":
+        return ExtractedValue(math.fsum(numbers) if any(isinstance(n, float) for n in numbers) else sum(numbers), period)
+    if aggregate == "mean":
+        return ExtractedValue(math.fsum(numbers) / len(numbers), period)
+    if aggregate == "min":
+        return ExtractedValue(min(numbers), period)
+    if aggregate == "max":
+        return ExtractedValue(max(numbers), period)
+    if len(numbers) < 2:
+        raise ExtractionError(f"aggregate {aggregate!r} needs at least 2 non-null values, got {len(numbers)}")
+    if aggregate == "std":
+        return ExtractedValue(statistics.stdev(numbers), period)
+    first, last = numbers[0], numbers[-1]
+    if aggregate == "change":
+        return ExtractedValue(last - first, period)
+    if aggregate == "pct_change":
+        if first == 0:
+            raise ExtractionError("pct_change from a first value of 0 is undefined")
+        return ExtractedValue((last - first) / abs(first) * 100, period)
+    raise ExtractionError(f"unknown aggregate {aggregate!r}")
+
+
+def read_value(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> ExtractedValue:
+    """The value `ref` denotes in the responses (keyed by call id) of a program run on `as_of`.
+
+    Raises ExtractionEmpty when nothing is selected or the value is null, ExtractionError when
+    the response does not fit (see the module docstring for the exact semantics).
+    """
+    if ref.call not in responses:
+        raise ExtractionError(f"no response for call {ref.call!r}")
+    records = _records_at(responses[ref.call], ref.path)
+    picked = _select(ref, records, as_of)
+    if not picked.records:
+        raise ExtractionEmpty(f"selection {ref.select.mode!r} on key {ref.select.key!r} matched no record")
+    if ref.aggregate is not None:
+        return _aggregate(ref, picked)
+    if len(picked.records) > 1:
+        shown = ", ".join(picked.keys[:3]) if picked.keys else repr(ref.select.value)
+        raise ExtractionError(
+            f"ambiguous: selection {ref.select.mode!r} matched {len(picked.records)} records ({shown}) "
+            "and no aggregate is given"
+        )
+    record = picked.records[0]
+    if record.get(ref.field) is None:
+        raise ExtractionEmpty(f"field {ref.field!r} is null or absent in the selected record")
+    return ExtractedValue(_check_value(record[ref.field], ref.field), picked.keys[0] if picked.keys else None)
+
+
+def _describe(ref: ValueRef) -> str:
+    return f"call {ref.call!r} path {ref.path!r} field {ref.field!r}"
+
+
+def _read(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> ExtractedValue:
+    try:
+        return read_value(ref, responses, as_of)
+    except ExtractionEmpty as exc:
+        raise ExtractionEmpty(f"{_describe(ref)}: {exc}") from exc
+    except ExtractionError as exc:
+        raise ExtractionError(f"{_describe(ref)}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- combine and format
+
+
+def _combine(combine: Combine, main: ExtractedValue, other: ExtractedValue) -> ExtractedValue:
+    a, b = main.value, other.value
+    if not (_is_number(a) and _is_number(b)):
+        raise ExtractionError(f"combine {combine.op!r} needs two numbers, got {a!r} and {b!r}")
+    if combine.op == "difference":
+        value: Number = a - b
+    elif b == 0:
+        raise ExtractionError(f"combine {combine.op!r}: the other value is 0")
+    elif combine.op == "ratio":
+        value = a / b
+    else:
+        value = (a - b) / abs(b) * 100
+    period = main.observed_period
+    if other.observed_period != main.observed_period:
+        period = f"{main.observed_period} vs {other.observed_period}"
+    return ExtractedValue(value, period)
+
+
+def round_half_up(value: Number, decimals: int) -> str:
+    """`value` rounded half-up at `decimals` places, as plain digits (never '-0.00')."""
+    rounded = Decimal(repr(value) if isinstance(value, float) else value).quantize(
+        Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP, context=_ROUNDING_CONTEXT
+    )
+    if rounded == 0:
+        rounded = abs(rounded)
+    return f"{rounded:.{decimals}f}"
+
+
+def _with_unit(number: str, unit: str | None) -> str:
+    return f"{number} {unit}" if unit else number
+
+
+def format_answer(value: ExtractedScalar, fmt: Format) -> tuple[str, ExtractedScalar]:
+    """(answer string, value after scale) for an extracted value; ExtractionError on mismatch."""
+    if fmt.kind in ("number", "percent", "integer"):
+        if not _is_number(value):
+            raise ExtractionError(f"format {fmt.kind!r} needs a number, got {type(value).__name__} {value!r}")
+        scaled = value if fmt.scale == 1.0 else value * fmt.scale
+        if isinstance(scaled, float) and not math.isfinite(scaled):
+            raise ExtractionError(f"{value!r} × scale {fmt.scale} is not finite")
+        if fmt.kind == "integer":
+            return _with_unit(round_half_up(scaled, 0), fmt.unit), scaled
+        digits = round_half_up(scaled, fmt.decimals or 0)
+        return (f"{digits}%" if fmt.kind == "percent" else _with_unit(digits, fmt.unit)), scaled
+    if fmt.kind == "date":
+        if isinstance(value, float):
+            raise ExtractionError(f"format 'date' needs a time key, got the number {value!r}")
+        in_fmt = fmt.in_fmt or DEFAULT_DATE_IN_FMT
+        try:
+            day = parse_datetime(str(value), in_fmt)
+        except ValueError as exc:
+            raise ExtractionError(f"format 'date': {exc}") from None
+        return format_date(day, fmt.out_fmt or DEFAULT_DATE_OUT_FMT), value
+    return str(value), value
+
+
+def _unit(fmt: Format) -> str | None:
+    return "%" if fmt.kind == "percent" else fmt.unit
+
+
+def run_extractor(extractor: Extractor, responses: Mapping[str, Any], as_of: dt.date) -> ExtractOutcome:
+    """Extract, combine and format one answer; data problems become status empty/error.
+
+    Only a program that cannot be dated raises: an anchor outside the trading calendar's
+    known span (CalendarRangeError), since no answer for that day can be trusted.
+    """
+    try:
+        extracted = _read(extractor, responses, as_of)
+        if extractor.combine is not None:
+            other = _read(extractor.combine.other, responses, as_of)
+            try:
+                extracted = _combine(extractor.combine, extracted, other)
+            except ExtractionError as exc:
+                raise ExtractionError(f"{_describe(extractor)}: {exc}") from exc
+        try:
+            answer, value = format_answer(extracted.value, extractor.format)
+        except ExtractionError as exc:
+            raise ExtractionError(f"{_describe(extractor)}: {exc}") from exc
+    except ExtractionEmpty as exc:
+        return ExtractOutcome("empty", None, None, None, None, str(exc))
+    except ExtractionError as exc:
+        return ExtractOutcome("error", None, None, None, None, str(exc))
+    return ExtractOutcome("ok", answer, value, _unit(extractor.format), extracted.observed_period, None)

@@ -1,0 +1,378 @@
+"""Deterministic answer matching and the mechanical clamp of proposed rules (DESIGN §4.3).
+
+Numbers: both sides are brought to base units (`unit_scale`) before any rule. The gold value
+is given in `gold_unit` (default: the rule's unit). An answer number is read as stated when it
+carries a magnitude word, a scaled unit ("手", "bps") or a percent sign; a bare number — or one
+that only restates the currency ("1,234.56 CNY") — is read in the rule's unit, because agents
+routinely repeat the currency but drop the scale the question asked for ("in 亿元").
+For a percent rule, a bare number is in percent points: "0.0123" does not match 1.23 %, since
+nothing in the text says it is a fraction.
+
+A sign mismatch fails under every rule. Float noise from unit scaling is absorbed by a
+relative epsilon of 1e-9, far below any tolerance the clamp allows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from livesearch_pipeline.core.dategate import find_date_spans, fold_width
+from livesearch_pipeline.core.models import ClampDecision, Format, MatchRule
+from livesearch_pipeline.core.normalize import CURRENCIES, ParsedNumber, final_number, unit_scale
+
+FLOAT_EPSILON = 1e-9
+MAX_REL_TOL = 0.01
+PLAUSIBLE_YEARS = (1900, 2099)
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    correct: bool
+    reason: str
+    needs_judge: bool
+    parsed: float | str | None
+    candidates: tuple[float, ...] = ()
+
+
+# --------------------------------------------------------------------------- text
+
+
+_PUNCT_OR_SPACE = re.compile(r"[\W_]+", re.UNICODE)
+# Legal-form suffixes that name the same company with or without them.
+_COMPANY_SUFFIXES = re.compile(
+    r"(?:\s(?:co\s?ltd|company\s+limited|co|ltd|limited|inc|incorporated|corp|corporation|plc|llc|"
+    r"group|holdings?|sa|ag|nv)\s*)+$"
+    r"|(?:股份有限公司|有限责任公司|有限公司|集团|控股|公司)+$"
+)
+
+
+def normalize_text(text: str) -> str:
+    """NFKC, casefold, punctuation and whitespace collapsed to single spaces."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _PUNCT_OR_SPACE.sub(" ", folded).strip()
+
+
+def _strip_company_suffix(normalized: str) -> str:
+    previous = None
+    current = normalized
+    while current != previous:
+        previous = current
+        current = _COMPANY_SUFFIXES.sub("", " " + current).strip()
+    return current or normalized
+
+
+_DATE_FORMATS = (
+    "%Y%m%d", "%Y-%m-%d", "%Y/%m/%d", "%Y.%m.%d", "%Y年%m月%d日",
+    "%B %d %Y", "%B %d, %Y", "%b %d %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y",
+    "%m/%d/%Y",
+)
+
+
+def parse_date(text: str) -> dt.date | None:
+    """A calendar date written in one of the common forms, else None."""
+    cleaned = fold_width(text).strip()
+    cleaned = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", cleaned)
+    cleaned = re.sub(r"(?<=[A-Za-z])\.", "", cleaned)
+    cleaned = re.sub(r"\s+", " ", cleaned).replace(" ,", ",")
+    cleaned = re.sub(r"\s*([年月日])\s*", r"\1", cleaned)
+    for fmt in _DATE_FORMATS:
+        if fmt == "%Y%m%d" and not re.fullmatch(r"\d{8}", cleaned):
+            continue  # strptime would read a code such as "600519" as 6005-01-09
+        try:
+            parsed = dt.datetime.strptime(cleaned, fmt).date()
+        except ValueError:
+            continue
+        if PLAUSIBLE_YEARS[0] <= parsed.year <= PLAUSIBLE_YEARS[1]:
+            return parsed
+    return None
+
+
+def _date_texts(answer: str) -> list[str]:
+    """Date spans of the answer, adjacent ones joined ("2026年" + "10月27日" is one date)."""
+    merged: list[tuple[int, int]] = []
+    for hit in find_date_spans(answer):
+        if merged and not answer[merged[-1][1]:hit.start].strip():
+            merged[-1] = (merged[-1][0], hit.end)
+        else:
+            merged.append((hit.start, hit.end))
+    return [answer[start:end] for start, end in merged]
+
+
+def _match_date(gold: dt.date, gold_text: str, answer: str) -> MatchOutcome:
+    stated = {d for d in (parse_date(t) for t in _date_texts(answer)) if d is not None}
+    if not stated:
+        return MatchOutcome(False, f"no date in the answer (gold {gold_text})", False, None)
+    if stated == {gold}:
+        return MatchOutcome(True, f"date {gold.isoformat()} matches", False, gold.isoformat())
+    if gold in stated:
+        listed = ", ".join(sorted(d.isoformat() for d in stated))
+        return MatchOutcome(False, f"several dates in the answer ({listed}); gold {gold.isoformat()}",
+                            True, None)
+    listed = ", ".join(sorted(d.isoformat() for d in stated))
+    return MatchOutcome(False, f"date {listed} differs from gold {gold.isoformat()}", False, listed)
+
+
+def _contains_phrase(haystack: str, needle: str) -> bool:
+    return bool(needle) and f" {needle} " in f" {haystack} "
+
+
+def _match_text(rule: MatchRule, gold: str, answer: str) -> MatchOutcome:
+    gold_date = parse_date(gold)
+    if gold_date is not None:
+        return _match_date(gold_date, gold, answer)
+    gold_norm, answer_norm = normalize_text(gold), normalize_text(answer)
+    if not gold_norm:
+        raise ValueError(f"gold text {gold!r} is empty after normalisation")
+    if answer_norm == gold_norm:
+        return MatchOutcome(True, "text equal after normalisation", False, answer_norm)
+    if rule.rule == "exact":
+        if _contains_phrase(answer_norm, gold_norm):
+            return MatchOutcome(False, f"gold text {gold!r} appears inside a longer answer; "
+                                "only a judge can tell whether it is the answer", True, answer_norm)
+        return MatchOutcome(False, f"text differs from gold {gold!r}", False, answer_norm)
+    gold_core, answer_core = _strip_company_suffix(gold_norm), _strip_company_suffix(answer_norm)
+    if gold_core == answer_core:
+        return MatchOutcome(True, "text equal after normalisation and legal-form suffixes removed",
+                            False, answer_norm)
+    return MatchOutcome(False, f"semantic: text differs from gold {gold!r} after normalisation; "
+                        "needs a judge", True, answer_norm)
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.10g}"
+
+
+def _approx_tolerance(rule: MatchRule, factor: float, gold_base: float) -> tuple[float, str]:
+    """The allowed |answer - gold| in base units, and how it was derived."""
+    allowed: list[tuple[float, str]] = []
+    if rule.abs_tol is not None:
+        allowed.append((rule.abs_tol * factor, f"abs_tol {_fmt(rule.abs_tol)}"))
+    if rule.rel_tol is not None:
+        allowed.append((rule.rel_tol * abs(gold_base), f"rel_tol {_fmt(rule.rel_tol)}"))
+    if not allowed:
+        if rule.decimals is None:
+            raise ValueError("an approx rule needs abs_tol, rel_tol or decimals to define its tolerance")
+        half_unit = 0.5 * 10.0 ** -rule.decimals
+        allowed.append((half_unit * factor, f"rounding at {rule.decimals} decimals"))
+    return max(allowed, key=lambda pair: pair[0])
+
+
+def _unit_conflict(number: ParsedNumber, rule_base: str | None) -> str | None:
+    if rule_base is None:
+        return None
+    if number.is_percent and rule_base != "%":
+        return f"unit mismatch: the answer is a percentage, the rule's unit is {rule_base}"
+    if number.unit is not None and number.unit != rule_base:
+        kind = "currency" if number.unit in CURRENCIES and rule_base in CURRENCIES else "unit"
+        return f"{kind} mismatch: the answer is in {number.unit}, the rule's unit is {rule_base}"
+    return None
+
+
+def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: str | None) -> MatchOutcome:
+    if rule.rule == "semantic":
+        raise ValueError("a semantic rule cannot score a numeric gold value: numbers are never semantic")
+    if not math.isfinite(gold_value):
+        raise ValueError(f"gold value {gold_value!r} is not a finite number")
+    rule_base, rule_factor = unit_scale(rule.unit)
+    gold_base_unit, gold_factor = unit_scale(gold_unit if gold_unit is not None else rule.unit)
+    if gold_base_unit != rule_base:
+        raise ValueError(f"gold unit {gold_unit!r} ({gold_base_unit}) is not convertible to the rule's "
+                         f"unit {rule.unit!r} ({rule_base})")
+    gold_base = gold_value * gold_factor
+
+    # "元/股": an answer states the numerator ("1.23元"), rarely the "per share".
+    stated_base = rule_base.split("/")[0] if rule_base is not None else None
+    chosen, candidates = final_number(answer, expect_percent=(rule_base == "%"), expect_unit=stated_base)
+    if chosen is None and not candidates:
+        unfiltered, _ = final_number(answer)
+        conflict = unfiltered and _unit_conflict(unfiltered, stated_base)
+        if conflict:
+            return MatchOutcome(False, conflict, False, unfiltered.value)
+        return MatchOutcome(False, "no number compatible with the rule's unit in the answer", False, None)
+    if chosen is None:
+        values = tuple(c.value / rule_factor if _reads_as_stated(c) else c.value for c in candidates)
+        return MatchOutcome(False, "ambiguous: several candidate numbers and no final-answer marker; "
+                            "needs a judge to extract the answer", True, None, values)
+    conflict = _unit_conflict(chosen, stated_base)
+    if conflict:
+        return MatchOutcome(False, conflict, False, chosen.value)
+
+    answer_base = chosen.value if _reads_as_stated(chosen) else chosen.value * rule_factor
+    in_rule_unit = answer_base / rule_factor
+    unit_label = f" {rule.unit}" if rule.unit else ""
+    if answer_base != 0 and gold_base != 0 and (answer_base < 0) != (gold_base < 0):
+        return MatchOutcome(False, f"sign mismatch: answer {_fmt(in_rule_unit)}{unit_label}, "
+                            f"gold {_fmt(gold_base / rule_factor)}{unit_label}", False, in_rule_unit)
+    difference = abs(answer_base - gold_base)
+    gold_shown = f"gold {_fmt(gold_base / rule_factor)}{unit_label}"
+    if rule.rule == "exact":
+        equal = math.isclose(answer_base, gold_base, rel_tol=FLOAT_EPSILON, abs_tol=0.0)
+        verdict = "equals" if equal else "differs from"
+        return MatchOutcome(equal, f"exact: {_fmt(in_rule_unit)}{unit_label} {verdict} {gold_shown}",
+                            False, in_rule_unit)
+    tolerance, source = _approx_tolerance(rule, rule_factor, gold_base)
+    within = difference <= tolerance * (1 + FLOAT_EPSILON) + FLOAT_EPSILON * abs(gold_base)
+    relation = "<=" if within else ">"
+    return MatchOutcome(
+        within,
+        f"approx: |{_fmt(in_rule_unit)} - {_fmt(gold_base / rule_factor)}|{unit_label} = "
+        f"{_fmt(difference / rule_factor)} {relation} {_fmt(tolerance / rule_factor)} ({source})",
+        False, in_rule_unit,
+    )
+
+
+def _reads_as_stated(number: ParsedNumber) -> bool:
+    return number.scale != 1.0 or number.is_percent
+
+
+def match_answer(
+    rule: MatchRule,
+    gold_value: float | int | str,
+    answer: str | None,
+    *,
+    gold_unit: str | None = None,
+) -> MatchOutcome:
+    """Score one answer against the gold value under `rule`, deterministically.
+
+    `needs_judge` is set (with `correct=False`) when only an LLM can decide: a semantic rule
+    whose normalised texts differ, a gold text inside a longer answer, or several candidate
+    numbers without a final-answer marker. Bad rule/unit input raises ValueError.
+    """
+    if isinstance(gold_value, bool):
+        raise ValueError("gold value is a boolean; expected a number or a string")
+    if answer is None or not answer.strip():
+        return MatchOutcome(False, "no answer", False, None)
+    if isinstance(gold_value, str):
+        if rule.rule == "approx":
+            raise ValueError(f"an approx rule cannot score the text gold value {gold_value!r}")
+        return _match_text(rule, gold_value, answer)
+    return _match_number(rule, float(gold_value), answer, gold_unit)
+
+
+# --------------------------------------------------------------------------- clamp
+
+NUMERIC_KINDS = frozenset({"number", "integer", "int", "float", "percent"})
+TEXT_KINDS = frozenset({"text", "str", "date"})
+
+
+def _derived_reasons(fmt: Format, aggregate: str | None, value: float | None) -> list[str]:
+    reasons = []
+    if aggregate is not None:
+        reasons.append(f"aggregate {aggregate!r}")
+    if fmt.scale != 1.0:
+        reasons.append(f"scale {fmt.scale:g}")
+    if fmt.kind == "percent" or fmt.unit == "%":
+        reasons.append("percent unit")
+    if fmt.kind in ("number", "percent"):
+        reasons.append(f"rounded to {fmt.decimals} decimals")
+    if fmt.kind == "integer" and value is not None and not float(value).is_integer():
+        reasons.append("rounded to an integer")
+    return reasons
+
+
+def clamp_rule(
+    proposed: MatchRule,
+    fmt: Format,
+    *,
+    aggregate: str | None,
+    value_kind: str,
+    value: float | None = None,
+) -> tuple[MatchRule, list[ClampDecision]]:
+    """Bring a proposed rule within the bounds of DESIGN §4.3; record every change.
+
+    Numbers: never semantic; exact only when nothing marks the value as derived (no
+    aggregate, scale 1, no percent, no rounding format), else approx; unit and decimals come
+    from the format; rel_tol at most 1 %; abs_tol at most 1 % of |value| (left unchecked, and
+    said so, without a value); an approx tolerance never tighter than the format's own
+    rounding (half a unit of the last decimal), since a correctly rounded answer must pass.
+    Text: never approx (a date format becomes exact, other text semantic); no tolerances.
+    Decisions list each changed field; when nothing changed, one "accepted" decision.
+    """
+    if value_kind in NUMERIC_KINDS:
+        if fmt.kind in ("date", "text"):
+            raise ValueError(f"value kind {value_kind!r} does not fit format kind {fmt.kind!r}")
+        rule, decisions = _clamp_numeric(proposed, fmt, aggregate, value)
+    elif value_kind in TEXT_KINDS:
+        if fmt.kind not in ("date", "text"):
+            raise ValueError(f"value kind {value_kind!r} does not fit format kind {fmt.kind!r}")
+        rule, decisions = _clamp_text(proposed, fmt)
+    else:
+        kinds = ", ".join(sorted(NUMERIC_KINDS | TEXT_KINDS))
+        raise ValueError(f"unknown value kind {value_kind!r}; expected one of {kinds}")
+    if not decisions:
+        decisions.append(ClampDecision(field="rule", proposed=proposed.rule, applied=rule.rule,
+                                       reason="accepted: the proposal is within bounds"))
+    return rule, decisions
+
+
+def _change(decisions: list[ClampDecision], fields: dict[str, object], name: str,
+            applied: object, reason: str, proposed: MatchRule) -> None:
+    """Set `fields[name]`; keep one decision per field, and none when it ends as proposed."""
+    fields[name] = applied
+    decisions[:] = [d for d in decisions if d.field != name]
+    original = getattr(proposed, name)
+    if original != applied:
+        decisions.append(ClampDecision(field=name, proposed=original, applied=applied, reason=reason))
+
+
+def _clamp_numeric(proposed: MatchRule, fmt: Format, aggregate: str | None,
+                   value: float | None) -> tuple[MatchRule, list[ClampDecision]]:
+    fields: dict[str, object] = proposed.model_dump()
+    decisions: list[ClampDecision] = []
+    unit = "%" if fmt.kind == "percent" else fmt.unit
+    decimals = fmt.decimals if fmt.decimals is not None else 0
+    _change(decisions, fields, "unit", unit, "unit copied from the format", proposed)
+    _change(decisions, fields, "decimals", decimals, "decimals copied from the format", proposed)
+
+    derived = _derived_reasons(fmt, aggregate, value)
+    if proposed.rule == "semantic":
+        _change(decisions, fields, "rule", "approx", "numbers are never semantic", proposed)
+    elif proposed.rule == "exact" and derived:
+        _change(decisions, fields, "rule", "approx",
+                "exact is only for underived values; derived by " + ", ".join(derived), proposed)
+    if fields["rule"] == "exact":
+        _change(decisions, fields, "abs_tol", None, "an exact rule has no tolerance", proposed)
+        _change(decisions, fields, "rel_tol", None, "an exact rule has no tolerance", proposed)
+        return MatchRule(**fields), decisions
+
+    if proposed.rel_tol is not None and proposed.rel_tol > MAX_REL_TOL:
+        _change(decisions, fields, "rel_tol", MAX_REL_TOL, "rel_tol clamped to 1 %", proposed)
+    half_unit = 0.5 * 10.0 ** -decimals
+    abs_tol = proposed.abs_tol
+    if abs_tol is not None and value is not None and abs_tol > MAX_REL_TOL * abs(value):
+        cap = max(MAX_REL_TOL * abs(value), half_unit)
+        if cap < abs_tol:
+            _change(decisions, fields, "abs_tol", cap,
+                    f"abs_tol clamped to 1 % of |value| ({_fmt(abs(value))}), not below the rounding", proposed)
+    elif abs_tol is not None and value is None:
+        decisions.append(ClampDecision(field="abs_tol", proposed=abs_tol, applied=abs_tol,
+                                       reason="kept unchecked: no value given to bound it by 1 %"))
+    current_abs = fields["abs_tol"]
+    tighter_than_rounding = (current_abs is not None and current_abs < half_unit) or (
+        current_abs is None and fields["rel_tol"] is not None
+        and (value is None or fields["rel_tol"] * abs(value) < half_unit))
+    if tighter_than_rounding:
+        _change(decisions, fields, "abs_tol", half_unit,
+                f"raised to the format's rounding at {decimals} decimals", proposed)
+    return MatchRule(**fields), decisions
+
+
+def _clamp_text(proposed: MatchRule, fmt: Format) -> tuple[MatchRule, list[ClampDecision]]:
+    fields: dict[str, object] = proposed.model_dump()
+    decisions: list[ClampDecision] = []
+    if fmt.kind == "date" and proposed.rule != "exact":
+        _change(decisions, fields, "rule", "exact",
+                "dates are compared deterministically, whatever their written form", proposed)
+    elif proposed.rule == "approx":
+        _change(decisions, fields, "rule", "semantic", "text is never approx", proposed)
+    for name in ("abs_tol", "rel_tol", "decimals"):
+        _change(decisions, fields, name, None, "text takes no tolerance or decimals", proposed)
+    _change(decisions, fields, "unit", fmt.unit, "unit copied from the format", proposed)
+    return MatchRule(**fields), decisions

@@ -1,0 +1,263 @@
+"""Gold programs (DESIGN §4.2): static validation against the tool catalog, the call DAG, the
+concrete arguments of a call on a date, and loading a question pool without executing anything.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from livesearch_pipeline.core.catalog import Catalog, FieldType, ToolMeta
+from livesearch_pipeline.core.dates import resolve_date_spec
+from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, read_value
+from livesearch_pipeline.core.models import ArgValue, Call, Extractor, Program, Question, ValueRef
+from livesearch_pipeline.core.qid import compute_qid
+
+NUMERIC_TYPES: frozenset[FieldType] = frozenset({"number", "integer"})
+# Aggregates that return a field's own value (or a count) and so work on any field type.
+TYPE_PRESERVING_AGGREGATES = frozenset({"first", "last", "count"})
+ARG_AGGREGATES = frozenset({"argmax", "argmin"})
+ORDERED_AGGREGATES = frozenset({"first", "last", "change", "pct_change", "argmax", "argmin"})
+
+
+class ProgramError(ValueError):
+    """A program that must not run. The message names the question and each faulty part."""
+
+    def __init__(self, label: str, problems: list[tuple[str, str]] | None = None) -> None:
+        """`label` names the question (qid, or "program"); each problem is (part, message).
+        Without problems, `label` is the whole message."""
+        self.label = label
+        self.problems = problems or []
+        if problems:
+            super().__init__("; ".join(f"{label} {part}: {message}" for part, message in problems))
+        else:
+            super().__init__(label)
+
+
+class PoolLoadError(ValueError):
+    """A pool file that cannot be trusted; the message names the file and line."""
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _result_type(ref: ValueRef, meta: ToolMeta | None) -> FieldType | None:
+    """The type of the value `ref` yields, or None when the catalog does not say."""
+    if ref.aggregate == "count":
+        return "integer"
+    if ref.aggregate in ARG_AGGREGATES:
+        field = meta.field(ref.arg_field or ref.select.key) if meta else None
+        return field.type if field else None
+    if ref.aggregate in (None, "first", "last"):
+        field = meta.field(ref.field) if meta else None
+        return field.type if field else None
+    return "number"
+
+
+def _check_ref(ref: ValueRef, meta: ToolMeta | None, part: str) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    sel, aggregate = ref.select, ref.aggregate
+    if sel.mode == "all" and aggregate is None:
+        problems.append((f"{part}.select", "mode 'all' needs an aggregate"))
+    if sel.mode == "match" and aggregate in ORDERED_AGGREGATES:
+        problems.append((f"{part}.aggregate", f"{aggregate!r} needs time-ordered records; mode 'match' has none"))
+    if ref.arg_field is not None and aggregate not in ARG_AGGREGATES:
+        problems.append((f"{part}.arg_field", "only argmax/argmin return an arg_field"))
+    if meta is None:
+        return problems
+    if meta.fields:
+        named = {"field": ref.field, "select.key": sel.key}
+        if ref.arg_field is not None:
+            named["arg_field"] = ref.arg_field
+        named.update({f"select.where.{name}": name for name in sel.where})
+        for where, name in named.items():
+            if meta.field(name) is None:
+                problems.append((f"{part}.{where}", f"tool {meta.name!r} has no field {name!r}"))
+    if sel.mode != "match" and sel.key == meta.time_key and meta.time_key_fmt and sel.key_fmt != meta.time_key_fmt:
+        problems.append(
+            (f"{part}.select.key_fmt", f"{sel.key_fmt!r} differs from the {meta.name!r} time key format {meta.time_key_fmt!r}")
+        )
+    field = meta.field(ref.field)
+    if aggregate is not None and aggregate not in TYPE_PRESERVING_AGGREGATES and field and field.type not in NUMERIC_TYPES:
+        problems.append((f"{part}.aggregate", f"{aggregate!r} needs a numeric field; {ref.field!r} is {field.type}"))
+    return problems
+
+
+def _check_format(extractor: Extractor, result: FieldType | None) -> list[tuple[str, str]]:
+    fmt = extractor.format
+    if fmt.kind == "integer" and fmt.decimals not in (None, 0):
+        return [("extract.format.decimals", "format 'integer' has no decimals")]
+    if result is None:
+        return []
+    if fmt.kind in ("number", "percent", "integer") and result not in NUMERIC_TYPES:
+        return [("extract.format", f"format {fmt.kind!r} needs a number; the extracted value is {result}")]
+    if fmt.kind == "date" and result != "date":
+        return [("extract.format", f"format 'date' needs a date; the extracted value is {result}")]
+    if fmt.kind == "text" and result in NUMERIC_TYPES:
+        return [("extract.format", "a number is never a text answer; use number, percent or integer")]
+    return []
+
+
+def _check_call(call: Call, meta: ToolMeta | None, part: str) -> list[tuple[str, str]]:
+    if meta is None:
+        return [(f"{part}.tool", f"unknown tool {call.tool!r}")]
+    problems: list[tuple[str, str]] = []
+    if not meta.defines_gold:
+        problems.append((f"{part}.tool", f"tool {call.tool!r} has role {meta.role!r}; only data tools define gold"))
+    date_params = {p.name: p for p in meta.date_params}
+    for name in call.args:
+        if name in date_params:
+            problems.append(
+                (f"{part}.args.{name}", "a date parameter takes a relative date spec (dates), never a fixed value")
+            )
+    if date_params:
+        for name, spec in call.dates.items():
+            param = date_params.get(name)
+            if param is None:
+                problems.append((f"{part}.dates.{name}", f"tool {call.tool!r} has no date parameter {name!r}"))
+            elif spec.fmt != param.fmt:
+                problems.append((f"{part}.dates.{name}.fmt", f"{spec.fmt!r} but {call.tool!r} expects {param.fmt!r}"))
+    for name, spec in call.dates.items():
+        # Counting sessions on another exchange's calendar silently shifts dates around holidays.
+        if spec.calendar and meta.calendar and spec.calendar != meta.calendar:
+            problems.append(
+                (f"{part}.dates.{name}.calendar", f"{spec.calendar} but {call.tool!r} trades on {meta.calendar}")
+            )
+    return problems
+
+
+def validate_program(program: Program, catalog: Catalog, *, qid: str | None = None) -> None:
+    """Raise ProgramError listing every problem that would make the program unsafe or wrong."""
+    problems: list[tuple[str, str]] = []
+    tool_of: dict[str, ToolMeta | None] = {}
+    position: dict[str, int] = {}
+    for i, call in enumerate(program.calls):
+        part = f"calls[{i}] ({call.id})"
+        if call.id in position:
+            problems.append((f"{part}.id", f"duplicate call id {call.id!r} (first at calls[{position[call.id]}])"))
+        else:
+            position[call.id] = i
+        meta = catalog.get(call.tool)
+        tool_of.setdefault(call.id, meta)
+        problems.extend(_check_call(call, meta, part))
+
+    def check_ref(ref: ValueRef, part: str, before: int | None) -> None:
+        if ref.call not in position:
+            problems.append((f"{part}.call", f"unknown call {ref.call!r}"))
+            return
+        if before is not None and position[ref.call] >= before:
+            problems.append((f"{part}.call", f"call {ref.call!r} is not an earlier call (a program is a DAG in call order)"))
+            return
+        problems.extend(_check_ref(ref, tool_of[ref.call], part))
+
+    for i, call in enumerate(program.calls):
+        for name, ref in call.refs.items():
+            check_ref(ref, f"calls[{i}] ({call.id}).refs.{name}", i)
+    extractor = program.extract
+    check_ref(extractor, "extract", None)
+    result = _result_type(extractor, tool_of.get(extractor.call))
+    if extractor.combine is not None:
+        other = extractor.combine.other
+        check_ref(other, "extract.combine.other", None)
+        for part, ref in (("extract", extractor), ("extract.combine.other", other)):
+            kind = _result_type(ref, tool_of.get(ref.call))
+            if kind is not None and kind not in NUMERIC_TYPES:
+                problems.append((part, f"combine {extractor.combine.op!r} needs a number; the value is {kind}"))
+        result = "number"
+    problems.extend(_check_format(extractor, result))
+    if problems:
+        raise ProgramError(qid or "program", problems)
+
+
+# --------------------------------------------------------------------------- execution helpers
+
+
+def call_levels(program: Program) -> list[list[Call]]:
+    """The calls in topological levels: a call's refs all point into earlier levels, so the
+    calls of one level are independent and may run concurrently. Program order within a level."""
+    by_id = {call.id: call for call in program.calls}
+    level_of: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def level(call_id: str, part: str) -> int:
+        if call_id in level_of:
+            return level_of[call_id]
+        if call_id not in by_id:
+            raise ProgramError("program", [(part, f"unknown call {call_id!r}")])
+        if call_id in visiting:
+            raise ProgramError("program", [(part, f"call {call_id!r} is part of a cycle")])
+        visiting.add(call_id)
+        refs = by_id[call_id].refs
+        level_of[call_id] = 1 + max((level(r.call, f"{call_id}.refs.{n}") for n, r in refs.items()), default=-1)
+        visiting.discard(call_id)
+        return level_of[call_id]
+
+    levels: list[list[Call]] = []
+    for call in program.calls:
+        depth = level(call.id, call.id)
+        while len(levels) <= depth:
+            levels.append([])
+        levels[depth].append(call)
+    return levels
+
+
+def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> dict[str, ArgValue]:
+    """The arguments `call` sends on `as_of`: fixed args, resolved dates, and values read from
+    the responses of earlier calls. ExtractionEmpty/ExtractionError when a ref cannot be read."""
+    args: dict[str, ArgValue] = dict(call.args)
+    for name, spec in call.dates.items():
+        args[name] = resolve_date_spec(spec, as_of)
+    for name, ref in call.refs.items():
+        try:
+            args[name] = read_value(ref, responses, as_of).value
+        except ExtractionEmpty as exc:
+            raise ExtractionEmpty(f"call {call.id!r} refs.{name} (from call {ref.call!r}): {exc}") from exc
+        except ExtractionError as exc:
+            raise ExtractionError(f"call {call.id!r} refs.{name} (from call {ref.call!r}): {exc}") from exc
+    return args
+
+
+# --------------------------------------------------------------------------- pool
+
+
+def load_pool(path: Path, catalog: Catalog | None = None) -> list[Question]:
+    """Read a question pool (JSONL). Never executes anything.
+
+    Every line must be a valid Question whose qid equals `compute_qid(program, entity)` (a
+    mismatch means the pool was edited by hand or built by other code); qids are unique; with
+    a catalog, every program also passes `validate_program`. Errors name the file and line.
+    """
+    path = Path(path)
+    questions: list[Question] = []
+    line_of: dict[str, int] = {}
+    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        where = f"{path}:{number}"
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PoolLoadError(f"{where}: not UTF-8 ({exc})") from None
+        if not text.strip():
+            raise PoolLoadError(f"{where}: blank line (a pool has one question per line)")
+        try:
+            question = Question.model_validate_json(text)
+        except ValidationError as exc:
+            raise PoolLoadError(f"{where}: not a valid question record:\n{exc}") from None
+        if question.qid in line_of:
+            raise PoolLoadError(f"{where}: duplicate qid {question.qid} (first on line {line_of[question.qid]})")
+        line_of[question.qid] = number
+        expected = compute_qid(question.program, question.entity)
+        if question.qid != expected:
+            raise PoolLoadError(
+                f"{where}: qid {question.qid} does not match its program and entity (expected {expected}); "
+                "the record was altered after it was built"
+            )
+        if catalog is not None:
+            try:
+                validate_program(question.program, catalog, qid=question.qid)
+            except ProgramError as exc:
+                raise PoolLoadError(f"{where}: {exc}") from exc
+        questions.append(question)
+    return questions

@@ -1,0 +1,538 @@
+"""One MCP server generated from the catalog table (official `mcp` SDK 2.x, low-level API).
+
+Nothing here is written per tool. For every `ToolSpec` the server derives:
+- an input schema from its `ParamSpec`s plus the common `limit`, `offset` and `fields`;
+- an output schema: `{"items": [record], "total": n, "has_more": bool}` with record properties
+  from the tool's `FieldMeta`;
+- `_meta = {"livesearch": ToolMeta}` so that clients can rebuild the pipeline's catalog.
+
+A call is parsed and validated against the ParamSpecs (dates in their format become `dt.date`;
+`month` params "YYYYMM" and `quarter` params "YYYYQn" become the first day of that period),
+date arguments after the clock are clamped to it, the handler runs with a ToolContext, records
+dated after the clock are dropped, then `fields`/`offset`/`limit` apply. Bad arguments and
+handler failures come back as MCP tool errors (`isError`) with an actionable message; the server
+itself never goes down because of a call.
+
+Transports: in-process (`mcp.Client(build_server(...))`), stdio and streamable HTTP.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import difflib
+import json
+import logging
+import math
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from starlette.applications import Starlette
+
+from livesearch_pipeline.core.calendars import CalendarRangeError
+from livesearch_pipeline.core.catalog import META_KEY, Catalog, FieldMeta, ToolMeta
+from livesearch_pipeline.core.client import ToolCallError, ToolClient
+from livesearch_pipeline.dataservice.catalog import (
+    SERVICE_NAME,
+    SERVICE_VERSION,
+    ServiceConfig,
+    build_catalog,
+    check_tool_specs,
+    collect_tool_specs,
+)
+from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+# Tushare Pro returns at most a few thousand rows per call; callers page with limit/offset.
+DEFAULT_LIMIT = 5000
+MAX_LIMIT = 10000
+
+_JSON_TYPES: dict[str, str] = {
+    "number": "number",
+    "integer": "integer",
+    "text": "string",
+    "date": "string",
+    "code": "string",
+}
+
+
+class UnknownToolError(LookupError):
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        close = difflib.get_close_matches(name, known, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        super().__init__(f"unknown tool {name!r}{hint} ({len(known)} tools are listed by tools/list)")
+
+
+# --------------------------------------------------------------------------- period formats
+
+
+def _period_format(fmt: str) -> str | None:
+    """'month' or 'quarter' when `fmt` names a whole period rather than a day."""
+    if fmt in ("YYYYMM", "%Y%m"):
+        return "month"
+    if fmt == "YYYYQn":
+        return "quarter"
+    return None
+
+
+def parse_month(text: str) -> dt.date:
+    if len(text) != 6 or not text.isdigit() or not 1 <= int(text[4:]) <= 12:
+        raise ValueError(f"{text!r} is not a month in the format YYYYMM (e.g. 202603)")
+    return dt.date(int(text[:4]), int(text[4:]), 1)
+
+
+def parse_quarter(text: str) -> dt.date:
+    if len(text) != 6 or not text[:4].isdigit() or text[4] != "Q" or text[5] not in "1234":
+        raise ValueError(f"{text!r} is not a quarter in the format YYYYQn (e.g. 2026Q1)")
+    return dt.date(int(text[:4]), 3 * int(text[5]) - 2, 1)
+
+
+def _period_end(start: dt.date, period: str) -> dt.date:
+    last_month = start.month if period == "month" else start.month + 2
+    return dt.date(start.year, last_month, calendar.monthrange(start.year, last_month)[1])
+
+
+def time_key_last_day(value: str, fmt: str) -> dt.date:
+    """The last day a record's time key covers: a month or quarter key is known only once the
+    period is over, a day or minute key on that day."""
+    period = _period_format(fmt)
+    if period == "month":
+        return _period_end(parse_month(value), "month")
+    if period == "quarter":
+        return _period_end(parse_quarter(value), "quarter")
+    return dt.datetime.strptime(value, fmt).date()
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+def _format_label(fmt: str) -> str:
+    return fmt.replace("%Y", "YYYY").replace("%m", "MM").replace("%d", "DD")
+
+
+def param_schema(param: ParamSpec) -> dict[str, Any]:
+    if param.type == "int":
+        schema: dict[str, Any] = {"type": "integer"}
+    elif param.type == "float":
+        schema = {"type": "number"}
+    elif param.type == "date":
+        schema = {"type": "string", "description": f"{param.description} (format {_format_label(param.fmt or '')})"}
+    elif param.type == "month":
+        schema = {"type": "string", "pattern": r"^\d{4}(0[1-9]|1[0-2])$"}
+    elif param.type == "quarter":
+        schema = {"type": "string", "pattern": r"^\d{4}Q[1-4]$"}
+    else:
+        schema = {"type": "string"}
+    schema.setdefault("description", param.description)
+    if param.enum:
+        schema["enum"] = list(param.enum)
+    return schema
+
+
+def spec_limits(spec: ToolSpec) -> tuple[int, int]:
+    """(default, maximum) page size; a tool may lower them with extra['default_limit'/'max_limit']."""
+    maximum = int(spec.extra.get("max_limit", MAX_LIMIT))
+    return int(spec.extra.get("default_limit", min(DEFAULT_LIMIT, maximum))), maximum
+
+
+def input_schema(spec: ToolSpec) -> dict[str, Any]:
+    default_limit, max_limit = spec_limits(spec)
+    properties = {p.name: param_schema(p) for p in spec.params}
+    properties["limit"] = {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": max_limit,
+        "description": f"maximum number of records to return (default {default_limit})",
+    }
+    properties["offset"] = {"type": "integer", "minimum": 0, "description": "records to skip (default 0)"}
+    properties["fields"] = {
+        "type": "string",
+        "description": "comma-separated record fields to return (default: all): "
+        + ",".join(f.name for f in spec.meta.fields),
+    }
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    required = [p.name for p in spec.params if p.required]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _field_schema(field: FieldMeta) -> dict[str, Any]:
+    description = field.description + (f" [{field.unit}]" if field.unit else "")
+    return {"type": [_JSON_TYPES[field.type], "null"], "description": description}
+
+
+def output_schema(meta: ToolMeta) -> dict[str, Any]:
+    record = {
+        "type": "object",
+        "properties": {f.name: _field_schema(f) for f in meta.fields},
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": record, "description": "records, newest first"},
+            "total": {"type": "integer", "minimum": 0, "description": "records before paging"},
+            "has_more": {"type": "boolean", "description": "true when offset+limit < total"},
+        },
+        "required": ["items", "total", "has_more"],
+        "additionalProperties": False,
+    }
+
+
+def mcp_tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        description=spec.meta.description,
+        input_schema=input_schema(spec),
+        output_schema=output_schema(spec.meta),
+        _meta={META_KEY: spec.meta.model_dump(mode="json")},
+    )
+
+
+# --------------------------------------------------------------------------- argument parsing
+
+
+@dataclass(frozen=True)
+class Paging:
+    limit: int
+    offset: int
+    fields: tuple[str, ...]
+
+
+def _parse_value(spec: ToolSpec, param: ParamSpec, value: Any) -> Any:
+    where = f"argument {param.name!r}"
+    if param.type == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ToolInputError(f"{where} must be an integer, got {value!r}")
+        return value
+    if param.type == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ToolInputError(f"{where} must be a number, got {value!r}")
+        return float(value)
+    if not isinstance(value, str):
+        raise ToolInputError(f"{where} must be a string, got {value!r}")
+    if param.enum and value not in param.enum:
+        raise ToolInputError(f"{where} must be one of {', '.join(param.enum)}; got {value!r}")
+    try:
+        if param.type == "date":
+            fmt = param.fmt or "%Y%m%d"
+            return dt.datetime.strptime(value, fmt).date()
+        if param.type == "month":
+            return parse_month(value)
+        if param.type == "quarter":
+            return parse_quarter(value)
+    except ValueError:
+        example = {"date": dt.date(2026, 3, 31).strftime(param.fmt or "%Y%m%d"), "month": "202603", "quarter": "2026Q1"}
+        label = _format_label(param.fmt or "%Y%m%d") if param.type == "date" else {"month": "YYYYMM", "quarter": "YYYYQn"}[param.type]
+        raise ToolInputError(
+            f"{where} = {value!r} is not a valid {param.type} in the format {label} (e.g. {example[param.type]})"
+        ) from None
+    return value
+
+
+def _clamp_to_clock(param: ParamSpec, value: dt.date, clock: dt.date) -> dt.date:
+    if value <= clock:
+        return value
+    if param.type == "month":
+        return clock.replace(day=1)
+    if param.type == "quarter":
+        return dt.date(clock.year, 3 * ((clock.month - 1) // 3) + 1, 1)
+    return clock
+
+
+def _parse_paging(spec: ToolSpec, arguments: Mapping[str, Any]) -> Paging:
+    default_limit, max_limit = spec_limits(spec)
+    limit = arguments.get("limit", default_limit)
+    offset = arguments.get("offset", 0)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
+        raise ToolInputError(f"argument 'limit' must be an integer from 1 to {max_limit}; got {limit!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ToolInputError(f"argument 'offset' must be a non-negative integer; got {offset!r}")
+    declared = [f.name for f in spec.meta.fields]
+    fields_arg = arguments.get("fields")
+    if fields_arg is None or fields_arg == "":
+        return Paging(limit, offset, tuple(declared))
+    if not isinstance(fields_arg, str):
+        raise ToolInputError(f"argument 'fields' must be a comma-separated string; got {fields_arg!r}")
+    fields = tuple(f.strip() for f in fields_arg.split(",") if f.strip())
+    unknown = [f for f in fields if f not in declared]
+    if unknown:
+        raise ToolInputError(f"unknown field(s) {', '.join(unknown)}; {spec.name} records have: {', '.join(declared)}")
+    return Paging(limit, offset, fields)
+
+
+def parse_arguments(spec: ToolSpec, arguments: Mapping[str, Any], clock: dt.date) -> tuple[dict[str, Any], Paging]:
+    """Validate `arguments` against the spec; return (handler args, paging). Raises ToolInputError."""
+    params = {p.name: p for p in spec.params}
+    accepted = [*params, "limit", "offset", "fields"]
+    unknown = sorted(set(arguments) - set(accepted))
+    if unknown:
+        raise ToolInputError(f"unknown argument(s) {', '.join(unknown)}; {spec.name} accepts: {', '.join(accepted)}")
+    missing = [p.name for p in spec.params if p.required and arguments.get(p.name) in (None, "")]
+    if missing:
+        raise ToolInputError(f"missing required argument(s) {', '.join(missing)} for {spec.name}")
+    parsed: dict[str, Any] = {}
+    for name, param in params.items():
+        value = arguments.get(name)
+        if value is None or value == "":
+            continue
+        value = _parse_value(spec, param, value)
+        if isinstance(value, dt.date):
+            value = _clamp_to_clock(param, value, clock)
+        parsed[name] = value
+    _check_date_order(spec, parsed)
+    return parsed, _parse_paging(spec, arguments)
+
+
+def _check_date_order(spec: ToolSpec, parsed: Mapping[str, Any]) -> None:
+    starts = [d.name for d in spec.meta.date_params if d.role == "start" and d.name in parsed]
+    ends = [d.name for d in spec.meta.date_params if d.role == "end" and d.name in parsed]
+    for start in starts:
+        for end in ends:
+            if parsed[end] < parsed[start]:
+                raise ToolInputError(
+                    f"{end} ({parsed[end].isoformat()}) is before {start} ({parsed[start].isoformat()}); "
+                    f"swap them or widen the window"
+                )
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _json_default(value: Any) -> Any:
+    # numpy scalars (np.int64 and friends) are not JSON types but carry a plain Python value.
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def render_json(content: Mapping[str, Any]) -> str:
+    """The canonical text of a response: identical content gives identical bytes."""
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+
+
+def shape_records(spec: ToolSpec, records: list[dict[str, Any]], paging: Paging, clock: dt.date) -> dict[str, Any]:
+    """Drop records after the clock, then page and project them."""
+    meta = spec.meta
+    declared = {f.name for f in meta.fields}
+    visible: list[dict[str, Any]] = []
+    for record in records:
+        undeclared = record.keys() - declared
+        if undeclared:
+            raise RuntimeError(f"tool {spec.name} returned undeclared field(s) {sorted(undeclared)}")
+        if meta.time_key is not None:
+            key = record.get(meta.time_key)
+            if not isinstance(key, str):
+                raise RuntimeError(f"tool {spec.name} returned a record without a text {meta.time_key!r}: {key!r}")
+            if time_key_last_day(key, meta.time_key_fmt or "%Y%m%d") > clock:
+                continue
+        visible.append(record)
+    page = visible[paging.offset : paging.offset + paging.limit]
+    items = [{name: _finite(spec, name, record.get(name)) for name in paging.fields} for record in page]
+    return {"items": items, "total": len(visible), "has_more": paging.offset + paging.limit < len(visible)}
+
+
+def _finite(spec: ToolSpec, name: str, value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RuntimeError(f"tool {spec.name} returned a non-finite number in field {name!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- the service
+
+
+class DataService:
+    """The embedded service without a transport: catalog plus a validated call path."""
+
+    def __init__(self, specs: Sequence[ToolSpec] | None = None, config: ServiceConfig = ServiceConfig(), market: Any = None) -> None:
+        self.specs = tuple(specs) if specs is not None else collect_tool_specs()
+        check_tool_specs(self.specs)
+        self.config = config
+        self._by_name = {spec.name: spec for spec in self.specs}
+        self._market = market
+
+    @cached_property
+    def market(self) -> Any:
+        if self._market is not None:
+            return self._market
+        from livesearch_pipeline.dataservice.market import Market
+
+        return Market(self.config.seed)
+
+    @property
+    def identity(self) -> str:
+        return self.config.identity
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        return build_catalog(self.specs, self.config)
+
+    @cached_property
+    def mcp_tools(self) -> list[types.Tool]:
+        return [mcp_tool(spec) for spec in self.specs]
+
+    def spec(self, name: str) -> ToolSpec:
+        spec = self._by_name.get(name)
+        if spec is None:
+            raise UnknownToolError(name, list(self._by_name))
+        return spec
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one tool; raises UnknownToolError, ToolInputError, or the handler's exception."""
+        spec = self.spec(name)
+        clock = self.config.today()
+        args, paging = parse_arguments(spec, arguments, clock)
+        try:
+            records = spec.handler(ToolContext(market=self.market, clock=clock, seed=self.config.seed), args)
+        except CalendarRangeError as exc:
+            raise ToolInputError(str(exc)) from exc
+        return shape_records(spec, records, paging, clock)
+
+    async def handle(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        return call_result(self, name, arguments)
+
+
+class ForwardingService:
+    """The embedded service's data-tool surface served by another ToolClient (e.g. Tushare Pro).
+
+    Schemas and `_meta` come from the same catalog table, so a pipeline pointed at the forwarder
+    sees the tools it knows; arguments and records are whatever the provider accepts and returns.
+    """
+
+    def __init__(self, client: ToolClient, specs: Sequence[ToolSpec] | None = None) -> None:
+        all_specs = tuple(specs) if specs is not None else collect_tool_specs()
+        self.specs = tuple(spec for spec in all_specs if spec.meta.role == "data")
+        self.client = client
+        self._names = [spec.name for spec in self.specs]
+
+    @property
+    def identity(self) -> str:
+        return self.client.identity
+
+    @cached_property
+    def mcp_tools(self) -> list[types.Tool]:
+        return [mcp_tool(spec) for spec in self.specs]
+
+    async def handle(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        if name not in self._names:
+            return _error_result(str(UnknownToolError(name, self._names).args[0]))
+        try:
+            content = await self.client.call_tool(name, dict(arguments))
+            text = render_json(content)
+        except ToolCallError as exc:
+            return _error_result(str(exc))
+        except Exception as exc:  # the boundary: a failing provider must not take the server down
+            logger.exception("forwarded tool %s failed", name)
+            return _error_result(f"internal error forwarding {name}: {type(exc).__name__}: {exc}")
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=content)
+
+
+def call_result(service: DataService, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    """The MCP result of one call; every failure becomes a tool error the caller can act on."""
+    try:
+        content = service.call(name, arguments)
+        text = render_json(content)
+    except UnknownToolError as exc:
+        return _error_result(str(exc.args[0]))
+    except ToolInputError as exc:
+        return _error_result(f"invalid arguments for {name}: {exc}")
+    except Exception as exc:  # the boundary: a failing handler must not take the server down
+        logger.exception("tool %s failed with arguments %r", name, dict(arguments))
+        return _error_result(f"internal error in {name}: {type(exc).__name__}: {exc}")
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=content)
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def build_server(service: DataService | ForwardingService) -> Server[Any]:
+    """The MCP server of `service`; its description carries the service identity."""
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=service.mcp_tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await service.handle(params.name, params.arguments or {})
+
+    return Server(
+        SERVICE_NAME,
+        version=SERVICE_VERSION,
+        description=service.identity,
+        instructions=(
+            "Synthetic reference market with the Tushare Pro tool surface (fictional entities, real "
+            "exchange calendars). Dates are YYYYMMDD; records come newest first; page with limit/offset."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+# --------------------------------------------------------------------------- transports
+
+
+async def serve_stdio(service: DataService | ForwardingService) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(service)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def http_app(service: DataService | ForwardingService, *, host: str = "127.0.0.1") -> Starlette:
+    """A Starlette app serving streamable HTTP at /mcp (JSON responses, stateless sessions)."""
+    return build_server(service).streamable_http_app(host=host, json_response=True, stateless_http=True)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket; port 0 picks a free port (read it from getsockname())."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def http_server(service: DataService | ForwardingService, *, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning") -> Any:
+    """A uvicorn server for the HTTP transport; run it with `.run(sockets=[bind_socket(...)])`."""
+    import uvicorn
+
+    config = uvicorn.Config(http_app(service, host=host), host=host, port=port, log_level=log_level, lifespan="on")
+    return uvicorn.Server(config)
+
+
+@contextmanager
+def http_server_thread(service: DataService | ForwardingService, *, host: str = "127.0.0.1", start_timeout_s: float = 30.0) -> Iterator[str]:
+    """Serve `service` over streamable HTTP on a free port in a background thread; yields the URL.
+
+    For tests and benchmarks: the socket is bound before the thread starts, so there is no race
+    for the port, and the server is stopped and joined on exit.
+    """
+    sock = bind_socket(host, 0)
+    port = sock.getsockname()[1]
+    server = http_server(service, host=host, port=port)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="mcp-http", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + start_timeout_s
+    try:
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError(f"the HTTP data service did not start within {start_timeout_s:.0f} s")
+            time.sleep(0.01)
+        yield f"http://{host}:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

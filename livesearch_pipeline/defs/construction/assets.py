@@ -1,0 +1,174 @@
+"""Construction stages 1–6 as assets (DESIGN §2). Thin: each calls construction/ and writes its table."""
+
+
+import asyncio
+import datetime as dt
+import os
+from collections import Counter
+from typing import Optional
+
+import dagster as dg
+
+from livesearch_pipeline.construction.enumerate import enumerate_candidates
+from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, FilterCount, ProbeRow
+from livesearch_pipeline.construction.pipeline import (
+    TABLES,
+    group_entities,
+    read_catalog,
+    read_table,
+    verbalize_candidates,
+    write_catalog,
+    write_table,
+)
+from livesearch_pipeline.construction.pool import PoolPolicy, select_pool, write_pool
+from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools
+from livesearch_pipeline.construction.verbalize import LLMVerbalizerConfig
+from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+
+GROUP = "construction"
+
+
+class ConstructionConfig(dg.Config):
+    as_of: Optional[str] = None  # YYYY-MM-DD; default: the data service clock, else today
+    sample_size: int = 7
+    seed: int = 7
+
+
+def _as_of(config: ConstructionConfig, data_service: DataServiceResource) -> dt.date:
+    if config.as_of:
+        return dt.date.fromisoformat(config.as_of)
+    return data_service.clock_date() or dt.date.today()
+
+
+def _table_meta(rows: int, path) -> dict:
+    return {"rows": rows, "path": dg.MetadataValue.path(str(path))}
+
+
+@dg.asset(group_name=GROUP, kinds={"python", "json"})
+def tool_catalog(context: dg.AssetExecutionContext, data_service: DataServiceResource, storage: StorageResource) -> dg.MaterializeResult:
+    """Every tool of the data service with its metadata; only role `data` may define gold."""
+
+    async def run():
+        async with data_service.open() as client:
+            return await client.list_tools()
+
+    catalog = asyncio.run(run())
+    path = storage.paths().construction / TABLES["catalog"]
+    write_catalog(path, catalog)
+    roles = Counter(t.role for t in catalog.tools)
+    services = Counter(t.service for t in catalog.data_tools())
+    return dg.MaterializeResult(metadata={
+        "data_service": catalog.service, "tools": len(catalog.tools), "data_tools": roles["data"],
+        "excluded_tools": dg.MetadataValue.json({r: n for r, n in roles.items() if r != "data"}),
+        "services": dg.MetadataValue.json(dict(sorted(services.items()))), "path": dg.MetadataValue.path(str(path)),
+    })
+
+
+@dg.asset(group_name=GROUP, deps=[tool_catalog], kinds={"python"})
+def tool_probe(config: ConstructionConfig, data_service: DataServiceResource, storage: StorageResource) -> dg.MaterializeResult:
+    """Per data tool × asset class: sampled entities, non-empty answers, errors, usable (strict majority)."""
+    paths = storage.paths()
+    catalog = read_catalog(paths.construction / TABLES["catalog"])
+
+    async def run():
+        async with data_service.open() as client:
+            entities = await load_entities(client, catalog)
+            rows = await probe_tools(client, catalog, entities, _as_of(config, data_service),
+                                     sample_size=config.sample_size, seed=config.seed)
+            return entities, rows
+
+    entities, rows = asyncio.run(run())
+    write_table(paths.construction / TABLES["entities"], [e for g in entities.values() for e in g])
+    write_table(paths.construction / TABLES["probe"], rows)
+    return dg.MaterializeResult(metadata={
+        **_table_meta(len(rows), paths.construction / TABLES["probe"]),
+        "usable": sum(r.usable for r in rows), "unusable": sum(not r.usable for r in rows),
+        "entities": sum(len(g) for g in entities.values()),
+    })
+
+
+@dg.asset(group_name=GROUP, deps=[tool_probe], kinds={"python"})
+def coverage(storage: StorageResource) -> dg.MaterializeResult:
+    """One entity per visibility level 0..10 for every usable tool × class (seeded)."""
+    paths = storage.paths()
+    catalog = read_catalog(paths.construction / TABLES["catalog"])
+    entities = group_entities(read_table(paths.construction / TABLES["entities"], EntityInfo))
+    rows = plan_coverage(read_table(paths.construction / TABLES["probe"], ProbeRow), catalog, entities)
+    write_table(paths.construction / TABLES["coverage"], rows)
+    return dg.MaterializeResult(metadata={
+        **_table_meta(len(rows), paths.construction / TABLES["coverage"]),
+        "skipped_levels": sum(1 for r in rows if r.skipped),
+        "levels": dg.MetadataValue.json(dict(sorted(Counter(r.visibility for r in rows if not r.skipped).items()))),
+    })
+
+
+@dg.asset(group_name=GROUP, deps=[coverage], kinds={"python"})
+def candidates(config: ConstructionConfig, data_service: DataServiceResource, storage: StorageResource) -> dg.MaterializeResult:
+    """Every extractor with a stable non-null answer on the covered (tool, entity) pairs, filtered."""
+    paths = storage.paths()
+    catalog = read_catalog(paths.construction / TABLES["catalog"])
+    entities = group_entities(read_table(paths.construction / TABLES["entities"], EntityInfo))
+    rows = read_table(paths.construction / TABLES["coverage"], CoverageRow)
+
+    async def run():
+        async with data_service.open() as client:
+            return await enumerate_candidates(client, catalog, rows, entities, _as_of(config, data_service))
+
+    result = asyncio.run(run())
+    write_table(paths.construction / TABLES["candidates"], result.candidates)
+    write_table(paths.construction / TABLES["filters"], result.filters)
+    return dg.MaterializeResult(metadata={
+        **_table_meta(len(result.candidates), paths.construction / TABLES["candidates"]),
+        "drafts": result.drafts,
+        "filters": dg.MetadataValue.json({f.filter: f.dropped for f in result.filters}),
+        "by_tier": dg.MetadataValue.json(dict(sorted(Counter(c.tier for c in result.candidates).items()))),
+    })
+
+
+def llm_config_from_env(cache_dir) -> LLMVerbalizerConfig | None:
+    model = os.environ.get("LIVESEARCH_LLM_MODEL", "").strip()
+    if not model:
+        return None
+    return LLMVerbalizerConfig(model=model, api_base=os.environ.get("LIVESEARCH_LLM_API_BASE") or None,
+                               api_key=os.environ.get("LIVESEARCH_LLM_API_KEY") or None, cache_dir=cache_dir)
+
+
+@dg.asset(group_name=GROUP, deps=[candidates], kinds={"python"})
+def verbalized_questions(storage: StorageResource) -> dg.MaterializeResult:
+    """Question texts (LLM when LIVESEARCH_LLM_MODEL is set, else the template), clamped and date-gated."""
+    paths = storage.paths()
+    rows = read_table(paths.construction / TABLES["candidates"], Candidate)
+    llm = llm_config_from_env(paths.cache / "llm")
+    questions, rejects = asyncio.run(verbalize_candidates(rows, llm))
+    write_table(paths.construction / TABLES["verbalized"], questions)
+    write_table(paths.construction / TABLES["rejects"], rejects)
+    return dg.MaterializeResult(metadata={
+        **_table_meta(len(questions), paths.construction / TABLES["verbalized"]),
+        "verbalizer": llm.model if llm else "template",
+        "rejects": len(rejects),
+        "rejects_by_stage": dg.MetadataValue.json(dict(Counter(r.stage for r in rejects))),
+    })
+
+
+@dg.asset(group_name=GROUP, deps=[verbalized_questions], kinds={"python", "json"})
+def question_pool(context: dg.AssetExecutionContext, data_service: DataServiceResource, storage: StorageResource) -> dg.MaterializeResult:
+    """Stage 2 filter (no LLM) and the versioned pool `pool/questions.jsonl` + manifest."""
+    from livesearch_pipeline.evaluation.history import signature_history
+
+    paths = storage.paths()
+    questions = read_table(paths.construction / TABLES["verbalized"], Question)
+    history = signature_history(paths, questions)
+    selection = select_pool(questions, history, PoolPolicy())
+    catalog = read_catalog(paths.construction / TABLES["catalog"])
+    manifest = write_pool(paths.pool, selection.questions, data_service=catalog.service)
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(manifest.version),
+        metadata={
+            "pool_version": manifest.version, "questions": manifest.questions, "sha256": manifest.sha256,
+            "dropped_solved_signatures": len(selection.dropped_solved_signatures),
+            "reinstantiated": selection.reinstantiated,
+            "counts": dg.MetadataValue.json(manifest.counts),
+            "path": dg.MetadataValue.path(str(paths.pool / "questions.jsonl")),
+        },
+    )

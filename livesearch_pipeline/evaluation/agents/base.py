@@ -1,0 +1,245 @@
+"""The agent protocol and the runner that puts a day's served questions to an agent.
+
+The runner asks questions concurrently with bounded parallelism, appends each prediction to
+`predictions.jsonl` as soon as it exists (write, flush, fsync: an interrupted run loses at
+most the line being written), and resumes an interrupted run without re-asking the questions
+already answered. An agent failing on one question is recorded on that question's line
+(`Prediction.error`) and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from pydantic import ValidationError
+
+from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ServedQuestion
+from livesearch_pipeline.core.snapshot import write_atomic
+from livesearch_pipeline.evaluation.evaluator import load_served, qid_set_hash
+
+# Served files are read exactly as the evaluator reads them (`load_served` and `qid_set_hash`
+# are re-exported), so a run's qid-set hash always equals the one the evaluator computes.
+__all__ = ["Agent", "AgentRunError", "RunReport", "date_from_served_path", "load_served", "qid_set_hash",
+           "read_predictions_for_resume", "run_agent"]
+
+log = logging.getLogger(__name__)
+
+PREDICTIONS_FILE = "predictions.jsonl"
+META_FILE = "predictions.meta.json"
+_SERVED_NAME = re.compile(r"served_questions_(\d{4}-\d{2}-\d{2})\.jsonl$")
+
+
+class AgentRunError(RuntimeError):
+    """The run cannot start or resume: bad inputs, or an output folder holding another run."""
+
+
+class Agent(Protocol):
+    @property
+    def name(self) -> str:
+        """The agent kind recorded in the run metadata (`oracle`, `web`, ...)."""
+
+    @property
+    def model(self) -> str | None:
+        """The model behind the agent, when there is one."""
+
+    async def prepare(self, questions: Sequence[ServedQuestion]) -> None:
+        """Work shared by the questions about to be asked (called once, before any answer)."""
+
+    async def answer(self, question: ServedQuestion) -> Prediction:
+        """Answer one question. Raising is allowed: the runner records it on that question."""
+
+
+# --------------------------------------------------------------------------- served questions
+
+
+def date_from_served_path(path: Path) -> dt.date | None:
+    """D from a `served_questions_<D>.jsonl` file name, or None for any other name."""
+    found = _SERVED_NAME.search(path.name)
+    return dt.date.fromisoformat(found.group(1)) if found else None
+
+
+# --------------------------------------------------------------------------- predictions file
+
+
+def read_predictions_for_resume(path: Path) -> list[Prediction]:
+    """The predictions already on disk, repairing a torn last line.
+
+    A last line without its newline was cut by an interruption: it is dropped with a warning
+    naming the file, and the file is truncated to the last complete line so that appends stay
+    well-formed. Any other malformed line, or a duplicate qid, is corruption and fails loudly.
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    complete_end = data.rfind(b"\n") + 1
+    if complete_end < len(data):
+        log.warning("%s: dropping torn last line (%d bytes, no newline) left by an interrupted run; "
+                    "its question will be asked again", path, len(data) - complete_end)
+        with path.open("r+b") as handle:
+            handle.truncate(complete_end)
+            handle.flush()
+            os.fsync(handle.fileno())
+    predictions: list[Prediction] = []
+    seen: set[str] = set()
+    for number, line in enumerate(data[:complete_end].decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            prediction = Prediction.model_validate_json(line)
+        except ValidationError as exc:
+            raise AgentRunError(f"{path}:{number}: malformed prediction line: {exc}") from exc
+        if prediction.qid in seen:
+            raise AgentRunError(f"{path}:{number}: duplicate qid {prediction.qid}")
+        seen.add(prediction.qid)
+        predictions.append(prediction)
+    return predictions
+
+
+def prediction_line(prediction: Prediction) -> bytes:
+    return (prediction.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
+
+
+class _PredictionAppender:
+    """Appends one line per prediction and forces it to disk before returning.
+
+    Called from the event loop without awaiting in between, so lines never interleave."""
+
+    def __init__(self, path: Path) -> None:
+        self._handle = path.open("ab")
+
+    def append(self, prediction: Prediction) -> None:
+        self._handle.write(prediction_line(prediction))
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+# --------------------------------------------------------------------------- runner
+
+
+@dataclass(frozen=True)
+class RunReport:
+    served: int
+    already_answered: int
+    asked: int
+    errors: int
+    wall_s: float
+    predictions_path: Path
+    meta_path: Path
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _load_meta(path: Path) -> PredictionRunMeta | None:
+    if not path.exists():
+        return None
+    try:
+        return PredictionRunMeta.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise AgentRunError(f"{path}: malformed run metadata: {exc}") from exc
+
+
+def _check_same_run(existing: PredictionRunMeta, wanted: PredictionRunMeta, meta_path: Path) -> None:
+    mine = (wanted.agent, wanted.model, wanted.date, wanted.served_qid_set_hash)
+    theirs = (existing.agent, existing.model, existing.date, existing.served_qid_set_hash)
+    if mine != theirs:
+        raise AgentRunError(
+            f"{meta_path} belongs to another run (agent, model, date, qid-set hash) = {theirs}; "
+            f"this run is {mine}: use another --out folder"
+        )
+
+
+def _prepare_output(
+    out_dir: Path, wanted: PredictionRunMeta, served_qids: set[str], *, retry_errors: bool
+) -> tuple[PredictionRunMeta, dict[str, Prediction]]:
+    predictions_path, meta_path = out_dir / PREDICTIONS_FILE, out_dir / META_FILE
+    existing_meta = _load_meta(meta_path)
+    if existing_meta is None and predictions_path.exists():
+        raise AgentRunError(f"{predictions_path} exists without {META_FILE}: not a run this tool resumes")
+    if existing_meta is not None:
+        _check_same_run(existing_meta, wanted, meta_path)
+        wanted = wanted.model_copy(update={"started_at": existing_meta.started_at})
+    done = {p.qid: p for p in read_predictions_for_resume(predictions_path)}
+    foreign = sorted(set(done) - served_qids)
+    if foreign:
+        raise AgentRunError(f"{predictions_path} holds {len(foreign)} qid(s) not served: {foreign[:5]}")
+    if retry_errors and any(p.error for p in done.values()):
+        done = {qid: p for qid, p in done.items() if not p.error}
+        write_atomic(predictions_path, b"".join(prediction_line(p) for p in done.values()))
+    write_atomic(meta_path, wanted.model_dump_json(indent=2).encode("utf-8") + b"\n")
+    return wanted, done
+
+
+async def _ask(agent: Agent, question: ServedQuestion) -> Prediction:
+    try:
+        prediction = await agent.answer(question)
+    except Exception as exc:  # one failing question must not stop the run; it is recorded
+        log.warning("%s: %s failed: %s: %s", question.qid, agent.name, type(exc).__name__, exc)
+        return Prediction(qid=question.qid, answer=None, error=f"{type(exc).__name__}: {exc}")
+    if prediction.qid != question.qid:
+        return Prediction(qid=question.qid, answer=None,
+                          error=f"agent {agent.name} answered qid {prediction.qid} for {question.qid}")
+    return prediction
+
+
+async def run_agent(
+    agent: Agent,
+    served: Sequence[ServedQuestion],
+    out_dir: Path,
+    *,
+    date: dt.date,
+    concurrency: int = 4,
+    retry_errors: bool = False,
+) -> RunReport:
+    """Ask every served question not yet answered in `out_dir`, `concurrency` at a time.
+
+    Writes `predictions.jsonl` (one `Prediction` per line, in completion order) and
+    `predictions.meta.json` (`PredictionRunMeta`; `finished_at` set when every question has a
+    line). With `retry_errors`, lines that recorded an error are removed and asked again.
+    """
+    if concurrency < 1:
+        raise AgentRunError(f"concurrency must be at least 1, got {concurrency}")
+    started = time.monotonic()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    qids = [q.qid for q in served]
+    wanted = PredictionRunMeta(agent=agent.name, model=agent.model, date=date,
+                               served_qid_set_hash=qid_set_hash(qids), started_at=_now())
+    meta, done = _prepare_output(out_dir, wanted, set(qids), retry_errors=retry_errors)
+    pending = [q for q in served if q.qid not in done]
+    predictions_path, meta_path = out_dir / PREDICTIONS_FILE, out_dir / META_FILE
+    errors = 0
+    if pending:
+        await agent.prepare(pending)
+        queue: asyncio.Queue[ServedQuestion] = asyncio.Queue()
+        for question in pending:
+            queue.put_nowait(question)
+        appender = _PredictionAppender(predictions_path)
+
+        async def worker() -> None:
+            nonlocal errors
+            while not queue.empty():
+                question = queue.get_nowait()
+                prediction = await _ask(agent, question)
+                errors += prediction.error is not None
+                appender.append(prediction)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)))))
+        finally:
+            appender.close()
+    finished = meta.model_copy(update={"finished_at": _now()})
+    write_atomic(meta_path, finished.model_dump_json(indent=2).encode("utf-8") + b"\n")
+    return RunReport(served=len(served), already_answered=len(done), asked=len(pending), errors=errors,
+                     wall_s=time.monotonic() - started, predictions_path=predictions_path, meta_path=meta_path)

@@ -1,0 +1,101 @@
+"""The chat model an LLM agent talks to: one conversation in, one assistant turn out.
+
+Agents depend on the small `ChatModel` protocol rather than on litellm, so the tool-calling
+loop is testable with any scripted model. `LitellmChatModel` is the production implementation:
+any litellm model string (`openai/...`, `anthropic/...`, an OpenAI-compatible server through
+`api_base`), called through the project's shared plumbing (`evaluation/llm.py`: lazy litellm
+import with offline defaults, temperature 0, retries on transient failures, optional
+request-hash disk cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+from livesearch_pipeline.evaluation.llm import LLMError, LLMSettings, RetryPolicy, acomplete
+
+Message = dict[str, Any]
+ToolSchema = dict[str, Any]
+
+
+class ChatModelError(RuntimeError):
+    """The model could not be reached, or failed for good after retries."""
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """One tool call the model asked for; `arguments` is the raw JSON text the model wrote."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    content: str | None
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    total_tokens: int = 0
+
+    def as_message(self) -> Message:
+        """The assistant message to append to the conversation (OpenAI chat format)."""
+        message: Message = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+class ChatModel(Protocol):
+    @property
+    def name(self) -> str:
+        """The model identifier recorded in the run metadata."""
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelTurn:
+        """Return the model's next turn; raise ChatModelError when it cannot."""
+
+
+@dataclass(frozen=True)
+class LitellmChatModel:
+    model: str
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    max_output_tokens: int | None = 2048
+    request_timeout_s: float = 120.0
+    cache_dir: Path | None = None
+    retry: RetryPolicy = RetryPolicy()
+
+    @classmethod
+    def from_settings(
+        cls, settings: LLMSettings, *, model: str | None = None, api_base: str | None = None, **options: Any
+    ) -> LitellmChatModel:
+        """Explicit `model`/`api_base` win over LIVESEARCH_LLM_MODEL / _API_BASE."""
+        chosen = model or settings.model
+        if not chosen:
+            raise ChatModelError("no model configured: pass --model or set LIVESEARCH_LLM_MODEL "
+                                 "(a litellm model string such as openai/gpt-4o-mini)")
+        return cls(model=chosen, api_base=api_base or settings.api_base, api_key=settings.api_key, **options)
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelTurn:
+        try:
+            response = await acomplete(
+                messages, model=self.model, tools=list(tools) or None, cache_dir=self.cache_dir,
+                api_base=self.api_base, api_key=self.api_key, max_tokens=self.max_output_tokens,
+                timeout_s=self.request_timeout_s, retry=self.retry,
+            )
+        except LLMError as exc:
+            raise ChatModelError(str(exc)) from exc
+        return ModelTurn(
+            content=response.content,
+            tool_calls=tuple(ToolCallRequest(id=c.id, name=c.name, arguments=c.arguments)
+                             for c in response.tool_calls),
+            total_tokens=response.prompt_tokens + response.completion_tokens,
+        )

@@ -1,0 +1,182 @@
+"""`livesearch agent run`: put a day's served questions to one agent and write its predictions.
+
+    livesearch agent run --agent oracle|stale|closed-book|web|plugin \
+        --served data/served/served_questions_<D>.jsonl --out DIR [--date D] [--model M] ...
+
+Writes DIR/predictions.jsonl and DIR/predictions.meta.json; rerunning the same command resumes
+an interrupted run. Exit 0 when every question has a line (errors included), 2 on bad inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+from typing import AsyncIterator
+
+from typing import TYPE_CHECKING
+
+from livesearch_pipeline.core.client import ToolCallError
+from livesearch_pipeline.evaluation.agents.loop import LoopLimits
+
+if TYPE_CHECKING:
+    from livesearch_pipeline.evaluation.agents.base import Agent, RunReport
+
+AGENT_KINDS = ("oracle", "stale", "closed-book", "web", "plugin")
+ENV_SEARXNG_URL = "LIVESEARCH_SEARXNG_URL"
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _data_dir() -> Path:
+    return Path(os.environ.get("LIVESEARCH_DATA_DIR", "data"))
+
+
+def register_agent_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add `livesearch agent run` to the `livesearch` parser."""
+    agent = subparsers.add_parser("agent", help="run an agent on a day's served questions")
+    actions = agent.add_subparsers(dest="agent_command", required=True, metavar="ACTION")
+    run = actions.add_parser("run", help="answer every served question; resumes an interrupted run")
+    run.add_argument("--agent", required=True, choices=AGENT_KINDS)
+    run.add_argument("--served", required=True, type=Path, help="served_questions_<D>.jsonl")
+    run.add_argument("--out", required=True, type=Path, help="run folder for predictions.jsonl + .meta.json")
+    run.add_argument("--date", type=_date, default=None,
+                     help="partition date D (default: from the served file's name)")
+    run.add_argument("--concurrency", type=_positive_int, default=4, help="questions in flight (default 4)")
+    run.add_argument("--retry-errors", action="store_true",
+                     help="on resume, ask again the questions whose line recorded an error")
+    llm = run.add_argument_group("LLM agents (closed-book, web, plugin)")
+    llm.add_argument("--model", default=None, help="litellm model (default: $LIVESEARCH_LLM_MODEL)")
+    llm.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint (default: $LIVESEARCH_LLM_API_BASE)")
+    llm.add_argument("--max-steps", type=_positive_int, default=LoopLimits.max_steps, help="model calls per question")
+    llm.add_argument("--max-tokens", type=_positive_int, default=LoopLimits.max_tokens,
+                     help="total tokens per question")
+    llm.add_argument("--time-limit", type=float, default=LoopLimits.time_limit_s, help="seconds per question")
+    llm.add_argument("--llm-cache", type=Path, default=None, help="request-hash cache folder for model calls")
+    web = run.add_argument_group("web agent")
+    web.add_argument("--searxng-url", default=None, help=f"SearXNG base URL (default: ${ENV_SEARXNG_URL})")
+    data = run.add_argument_group("oracle, stale and plugin agents")
+    data.add_argument("--pool", type=Path, default=None, help="question pool (default: $LIVESEARCH_DATA_DIR/pool/questions.jsonl)")
+    data.add_argument("--gold-dir", type=Path, default=None, help="gold snapshots (default: $LIVESEARCH_DATA_DIR/gold)")
+    data.add_argument("--mcp-url", default=None,
+                      help="data service MCP URL (default: the embedded service in-process, clock = D)")
+    data.add_argument("--seed", type=int, default=None, help="embedded service seed (default: its default)")
+    data.add_argument("--services", default=None, help="plugin: comma-separated services to offer (default: all)")
+    run.set_defaults(func=agent_run_command)
+
+
+@contextlib.asynccontextmanager
+async def _data_client(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator[object]:
+    from livesearch_pipeline.dataservice.client import McpToolClient
+
+    if args.mcp_url:
+        client = McpToolClient.url(args.mcp_url)
+    else:
+        from livesearch_pipeline.dataservice.catalog import ServiceConfig
+        from livesearch_pipeline.dataservice.server import DataService
+
+        config = ServiceConfig(clock=as_of) if args.seed is None else ServiceConfig(seed=args.seed, clock=as_of)
+        client = McpToolClient.in_process(DataService(config=config))
+    async with client:
+        yield client
+
+
+def _chat_model(args: argparse.Namespace) -> object:
+    from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
+    from livesearch_pipeline.evaluation.llm import LLMSettings
+
+    return LitellmChatModel.from_settings(LLMSettings.from_env(), model=args.model, api_base=args.api_base,
+                                          cache_dir=args.llm_cache)
+
+
+def _limits(args: argparse.Namespace) -> LoopLimits:
+    return LoopLimits(max_steps=args.max_steps, max_tokens=args.max_tokens, time_limit_s=args.time_limit)
+
+
+@contextlib.asynccontextmanager
+async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator[Agent]:
+    """The agent `args` ask for, with its resources open for the length of the run."""
+    if args.agent == "stale":
+        from livesearch_pipeline.core.snapshot import SnapshotStore
+        from livesearch_pipeline.evaluation.agents.stale import StaleAgent
+
+        yield StaleAgent.from_store(SnapshotStore(args.gold_dir or _data_dir() / "gold"), as_of)
+    elif args.agent == "oracle":
+        from livesearch_pipeline.core.program import load_pool
+        from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
+
+        pool = load_pool(args.pool or _data_dir() / "pool" / "questions.jsonl")
+        async with _data_client(args, as_of) as client:
+            yield OracleAgent(pool=pool, client=client, as_of=as_of)
+    elif args.agent == "closed-book":
+        from livesearch_pipeline.evaluation.agents.closed_book import ClosedBookAgent
+
+        yield ClosedBookAgent(chat_model=_chat_model(args), as_of=as_of)
+    elif args.agent == "web":
+        import httpx
+
+        from livesearch_pipeline.evaluation.agents.web import WebAgent, WebTools, WebToolsConfig
+
+        searxng_url = args.searxng_url or os.environ.get(ENV_SEARXNG_URL)
+        if not searxng_url:
+            from livesearch_pipeline.evaluation.agents.base import AgentRunError
+
+            raise AgentRunError(f"the web agent needs --searxng-url or ${ENV_SEARXNG_URL}")
+        async with httpx.AsyncClient() as http:
+            tools = WebTools(WebToolsConfig(searxng_url=searxng_url), http)
+            yield WebAgent(chat_model=_chat_model(args), tools=tools, as_of=as_of, limits=_limits(args))
+    else:
+        from livesearch_pipeline.evaluation.agents.plugin import PluginAgent
+
+        services = frozenset(s.strip() for s in args.services.split(",") if s.strip()) if args.services else None
+        async with _data_client(args, as_of) as client:
+            yield PluginAgent(chat_model=_chat_model(args), source=client, as_of=as_of,
+                              limits=_limits(args), services=services)
+
+
+async def _run(args: argparse.Namespace, as_of: dt.date) -> RunReport:
+    from livesearch_pipeline.evaluation.agents.base import load_served, run_agent
+
+    served = load_served(args.served)
+    async with build_agent(args, as_of) as agent:
+        return await run_agent(agent, served, args.out, date=as_of, concurrency=args.concurrency,
+                               retry_errors=args.retry_errors)
+
+
+def agent_run_command(args: argparse.Namespace) -> int:
+    # The runner pulls in the evaluator (to read served files its way); only commands that run pay.
+    from livesearch_pipeline.evaluation.agents.base import AgentRunError, date_from_served_path
+
+    named = date_from_served_path(args.served)
+    as_of = args.date or named
+    if as_of is None:
+        print(f"error: pass --date: {args.served.name} is not named served_questions_<YYYY-MM-DD>.jsonl",
+              file=sys.stderr)
+        return 2
+    if named is not None and named != as_of:
+        print(f"error: --date {as_of} contradicts the served file {args.served.name}", file=sys.stderr)
+        return 2
+    try:
+        report = asyncio.run(_run(args, as_of))
+    except (AgentRunError, ToolCallError, OSError, ValueError, RuntimeError) as exc:
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.agent} on {as_of}: {report.served} served, {report.already_answered} already answered, "
+          f"{report.asked} asked, {report.errors} errors, {report.wall_s:.1f} s -> {report.predictions_path}")
+    return 0

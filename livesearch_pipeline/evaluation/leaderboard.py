@@ -1,0 +1,261 @@
+"""The leaderboard: rank evaluation runs that answered the same questions against the same gold.
+
+Runs are comparable only when their qid-set hash AND gold date are equal; the ranked group is
+the largest comparable group (optionally restricted to one gold date; ties go to the later date,
+then to the smaller hash, so the choice is deterministic). Every other run is listed as
+unranked with the reason. A judge whose model family equals a ranked agent's family is refused
+(DESIGN §4.7), since a model grading its own family's answers is not an independent judge.
+
+Intervals are 95% Wilson score intervals on correct / n_served (judge errors count as not
+correct, as in the summary; such rows are flagged).
+
+The chart of accuracy by visibility level and tier is produced as a table (CSV): the PNG needs
+matplotlib, which is not a project dependency.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from livesearch_pipeline.core.snapshot import write_atomic
+from livesearch_pipeline.evaluation.evaluator import SUMMARY_FILE, EvaluationSummary, load_summary
+from livesearch_pipeline.evaluation.judge import ensure_judge_independent
+
+Z_95 = 1.959963984540054
+
+
+class LeaderboardError(ValueError):
+    """The runs cannot form a leaderboard (none found, or a judge is not independent)."""
+
+
+def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when there are no trials."""
+    if n < 0 or not 0 <= successes <= max(n, 0):
+        raise ValueError(f"invalid binomial counts: {successes} successes of {n}")
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half_width = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    return max(0.0, centre - half_width), min(1.0, centre + half_width)
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LeaderboardRow(_Row):
+    rank: int
+    agent: str
+    model: str | None
+    accuracy: float
+    correct: int
+    n: int
+    wilson_low: float
+    wilson_high: float
+    judge_errors: int
+    flagged: bool
+    by_tier: dict[str, float]
+    by_asset_class: dict[str, float]
+    run_dir: str
+
+
+class UnrankedRun(_Row):
+    agent: str
+    model: str | None
+    gold_date: str
+    qid_set_hash: str
+    reason: str
+    run_dir: str
+
+
+class ChartPoint(_Row):
+    agent: str
+    tier: str
+    visibility: int
+    n: int
+    correct: int
+    accuracy: float
+
+
+class Leaderboard(_Row):
+    gold_date: str
+    qid_set_hash: str
+    judge_models: list[str]
+    rows: list[LeaderboardRow]
+    unranked: list[UnrankedRun]
+    chart: list[ChartPoint]
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_dir: Path
+    summary: EvaluationSummary
+
+    @property
+    def agent(self) -> str:
+        return self.summary.agent or self.run_dir.name
+
+    @property
+    def group(self) -> tuple[str, str]:
+        return self.summary.gold_date.isoformat(), self.summary.qid_set_hash
+
+
+def load_runs(run_dirs: Sequence[Path]) -> list[RunSummary]:
+    runs: list[RunSummary] = []
+    for run_dir in run_dirs:
+        path = Path(run_dir) / SUMMARY_FILE
+        if not path.is_file():
+            raise LeaderboardError(f"{run_dir} has no {SUMMARY_FILE}: evaluate the run first")
+        runs.append(RunSummary(Path(run_dir), load_summary(path)))
+    return runs
+
+
+def _choose_group(runs: Sequence[RunSummary], date: str | None) -> tuple[str, str]:
+    sizes: dict[tuple[str, str], int] = {}
+    for run in runs:
+        if date is None or run.group[0] == date:
+            sizes[run.group] = sizes.get(run.group, 0) + 1
+    if not sizes:
+        raise LeaderboardError(f"no evaluation run has gold date {date}")
+    # Largest group, then the later date, then the smaller hash: deterministic.
+    return min(sizes, key=lambda g: (-sizes[g], _negated_date(g[0]), g[1]))
+
+
+def _negated_date(iso: str) -> tuple[int, ...]:
+    return tuple(-int(part) for part in iso.split("-"))
+
+
+def _unranked_reason(run: RunSummary, group: tuple[str, str]) -> str:
+    date, qid_hash = group
+    reasons = []
+    if run.group[0] != date:
+        reasons.append(f"gold date {run.group[0]} differs from the ranked {date}")
+    if run.group[1] != qid_hash:
+        reasons.append(f"qid-set hash {run.group[1][:12]}… differs from the ranked {qid_hash[:12]}…")
+    return "; ".join(reasons)
+
+
+def _rank(rows: list[LeaderboardRow]) -> list[LeaderboardRow]:
+    ordered = sorted(rows, key=lambda r: (-r.accuracy, -r.wilson_low, r.agent, r.model or "", r.run_dir))
+    ranked: list[LeaderboardRow] = []
+    for index, row in enumerate(ordered):
+        tied = index > 0 and row.correct == ordered[index - 1].correct and row.n == ordered[index - 1].n
+        rank = ranked[-1].rank if tied else index + 1
+        ranked.append(row.model_copy(update={"rank": rank}))
+    return ranked
+
+
+def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None) -> Leaderboard:
+    """Rank the comparable runs among `run_dirs` (each holding a summary.json)."""
+    runs = load_runs(run_dirs)
+    if not runs:
+        raise LeaderboardError("no evaluation runs given")
+    group = _choose_group(runs, date)
+    ranked = [r for r in runs if r.group == group]
+    judge_models = sorted({r.summary.judge_model for r in ranked if r.summary.judge_model})
+    agent_models = {f"{r.agent} [{r.run_dir.name}]": r.summary.model for r in ranked}
+    for judge_model in judge_models:
+        try:
+            ensure_judge_independent(judge_model, agent_models)
+        except ValueError as exc:
+            raise LeaderboardError(str(exc)) from exc
+    notes = []
+    if len(judge_models) > 1:
+        notes.append(f"ranked runs were judged by different models: {', '.join(judge_models)}")
+    rows = []
+    for run in ranked:
+        s = run.summary
+        low, high = wilson_interval(s.correct, s.n_served)
+        rows.append(
+            LeaderboardRow(
+                rank=0, agent=run.agent, model=s.model, accuracy=s.accuracy, correct=s.correct,
+                n=s.n_served, wilson_low=low, wilson_high=high, judge_errors=s.judge_errors,
+                flagged=s.flagged,
+                by_tier={k: b.accuracy for k, b in s.by_tier.items()},
+                by_asset_class={k: b.accuracy for k, b in s.by_asset_class.items()},
+                run_dir=str(run.run_dir),
+            )
+        )
+    chart = [
+        ChartPoint(agent=run.agent, tier=tier, visibility=int(level), n=b.n, correct=b.correct, accuracy=b.accuracy)
+        for run in ranked
+        for tier, levels in sorted(run.summary.by_tier_and_visibility.items())
+        for level, b in sorted(levels.items(), key=lambda item: int(item[0]))
+    ]
+    unranked = [
+        UnrankedRun(
+            agent=r.agent, model=r.summary.model, gold_date=r.group[0], qid_set_hash=r.group[1],
+            reason=_unranked_reason(r, group), run_dir=str(r.run_dir),
+        )
+        for r in runs
+        if r.group != group
+    ]
+    return Leaderboard(
+        gold_date=group[0], qid_set_hash=group[1], judge_models=judge_models,
+        rows=_rank(rows), unranked=unranked, chart=chart, notes=notes,
+    )
+
+
+def render_markdown(board: Leaderboard) -> str:
+    tiers = sorted({t for row in board.rows for t in row.by_tier})
+    header = ["rank", "agent", "model", "accuracy", "95% CI", "correct/n", *tiers, "flags"]
+    lines = [
+        f"# Leaderboard — gold {board.gold_date}, qid set {board.qid_set_hash[:12]}…",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    for row in board.rows:
+        flags = f"{row.judge_errors} judge error(s)" if row.flagged else ""
+        cells = [
+            str(row.rank), row.agent, row.model or "-", f"{row.accuracy:.1%}",
+            f"[{row.wilson_low:.1%}, {row.wilson_high:.1%}]", f"{row.correct}/{row.n}",
+            *(f"{row.by_tier[t]:.1%}" if t in row.by_tier else "-" for t in tiers), flags,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    if board.judge_models:
+        lines += ["", f"Judge: {', '.join(board.judge_models)}"]
+    if board.unranked:
+        lines += ["", "## Not ranked (not comparable)", ""]
+        lines += [f"- {u.agent} ({u.run_dir}): {u.reason}" for u in board.unranked]
+    if board.notes:
+        lines += ["", *(f"Note: {n}" for n in board.notes)]
+    return "\n".join(lines) + "\n"
+
+
+def render_chart_csv(board: Leaderboard) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["agent", "tier", "visibility", "n", "correct", "accuracy"])
+    for point in board.chart:
+        writer.writerow([point.agent, point.tier, point.visibility, point.n, point.correct, f"{point.accuracy:.6f}"])
+    return buffer.getvalue()
+
+
+LEADERBOARD_JSON = "leaderboard.json"
+LEADERBOARD_MD = "leaderboard.md"
+CHART_CSV = "accuracy_by_visibility_tier.csv"
+
+
+def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
+    out_dir = Path(out_dir)
+    outputs = {
+        out_dir / LEADERBOARD_JSON: json.dumps(board.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n",
+        out_dir / LEADERBOARD_MD: render_markdown(board),
+        out_dir / CHART_CSV: render_chart_csv(board),
+    }
+    for path, text in outputs.items():
+        write_atomic(path, text.encode("utf-8"))
+    return list(outputs)

@@ -1,0 +1,404 @@
+"""Shared LLM plumbing over litellm: configuration, a request-hash disk cache, retries.
+
+Every LLM call of the project (the judge, the agents, the construction verbalizer) goes through
+`complete` / `acomplete` so that all of them share the same guarantees:
+
+- litellm is imported lazily, after its offline defaults are set (it reads them at import time
+  and would otherwise fetch a cost map from the network; importing it also takes seconds, which
+  the deterministic evaluator must not pay).
+- temperature 0, always: benchmark answers and verdicts must be reproducible.
+- a disk cache keyed by the sha256 of the canonical JSON of the request (model, messages, tools,
+  response format, sampling settings, endpoint; never the API key). litellm's own cache is not
+  used because it is broken in the pinned version. Entries are written atomically and hold the
+  request beside the response so that an auditor can read what was asked. A corrupt entry is an
+  error, not a silent miss.
+- retries with exponential backoff on rate limits, timeouts and server-side failures only;
+  any other error (bad request, authentication, ...) is raised at once as `LLMError`.
+
+Configuration comes from the environment: LIVESEARCH_LLM_MODEL, LIVESEARCH_LLM_API_BASE,
+LIVESEARCH_LLM_API_KEY and LIVESEARCH_JUDGE_MODEL (see `LLMSettings.from_env`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from livesearch_pipeline.core.snapshot import write_atomic
+
+LITELLM_ENV_DEFAULTS = {"LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+TEMPERATURE = 0.0
+CACHE_FORMAT_VERSION = 1
+
+# Exception class names (in litellm) that mean "try again later" rather than "this request is wrong".
+_RETRYABLE_ERRORS = (
+    "RateLimitError",
+    "Timeout",
+    "APIConnectionError",
+    "ServiceUnavailableError",
+    "InternalServerError",
+    "BadGatewayError",
+)
+
+
+class LLMError(RuntimeError):
+    """An LLM call failed for good (non-retryable error, or retries exhausted)."""
+
+
+def litellm_module() -> Any:
+    """Import litellm with the project's offline defaults in place (they are read at import)."""
+    for name, value in LITELLM_ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+    import litellm
+
+    # Its "Give Feedback" banner on every exception is noise in our logs; errors still raise.
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Which models and endpoint to use; `from_env` reads the LIVESEARCH_* variables."""
+
+    model: str | None = None
+    judge_model: str | None = None
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LLMSettings:
+        source = os.environ if env is None else env
+
+        def read(name: str) -> str | None:
+            value = source.get(name, "").strip()
+            return value or None
+
+        return cls(
+            model=read("LIVESEARCH_LLM_MODEL"),
+            judge_model=read("LIVESEARCH_JUDGE_MODEL"),
+            api_base=read("LIVESEARCH_LLM_API_BASE"),
+            api_key=read("LIVESEARCH_LLM_API_KEY"),
+        )
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff: delay n = min(max_delay_s, base_delay_s * 2**n), `attempts` in all."""
+
+    attempts: int = 5
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+
+    def delay(self, failed_attempts: int) -> float:
+        return min(self.max_delay_s, self.base_delay_s * (2 ** (failed_attempts - 1)))
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call requested by the model (OpenAI tools format)."""
+
+    id: str
+    name: str
+    arguments: str  # the JSON text the model produced, unparsed
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        try:
+            parsed = json.loads(self.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            raise LLMError(f"tool call {self.name!r} ({self.id}) has malformed JSON arguments: {exc}") from exc
+        if not isinstance(parsed, dict):
+            raise LLMError(f"tool call {self.name!r} ({self.id}) arguments are not a JSON object")
+        return parsed
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    content: str | None
+    tool_calls: tuple[ToolCall, ...]
+    finish_reason: str | None
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+    cache_key: str
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The reply as an OpenAI-format message, ready to append to the conversation."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+    def to_payload(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls],
+            "finish_reason": self.finish_reason,
+            "model": self.model,
+            "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens},
+        }
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any], *, cached: bool, cache_key: str) -> LLMResponse:
+        usage = payload.get("usage") or {}
+        return cls(
+            content=payload.get("content"),
+            tool_calls=tuple(
+                ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"])
+                for c in payload.get("tool_calls") or ()
+            ),
+            finish_reason=payload.get("finish_reason"),
+            model=str(payload.get("model") or ""),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            cached=cached,
+            cache_key=cache_key,
+        )
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_key(request: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of a request; the cache key."""
+    return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """One JSON file per request under `root/<first two hex>/<key>.json`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def path_for(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        path = self.path_for(key)
+        if not path.exists():
+            return None
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            response = entry["response"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise LLMError(f"corrupt LLM cache entry {path}: {exc}; delete it to re-ask") from exc
+        if not isinstance(response, dict):
+            raise LLMError(f"corrupt LLM cache entry {path}: 'response' is not an object")
+        return response
+
+    def put(self, key: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        entry = {"version": CACHE_FORMAT_VERSION, "key": key, "request": request, "response": response}
+        write_atomic(self.path_for(key), (canonical_json(entry) + "\n").encode("utf-8"))
+
+
+def build_request(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    model: str,
+    tools: Sequence[Mapping[str, Any]] | None,
+    response_format: Mapping[str, Any] | None,
+    api_base: str | None,
+    max_tokens: int | None,
+) -> dict[str, Any]:
+    """The part of a call that determines its answer (and so its cache key); no secrets."""
+    if not model:
+        raise LLMError("no model given: set --model/--judge-model or LIVESEARCH_LLM_MODEL")
+    if not messages:
+        raise LLMError("no messages to send to the model")
+    request: dict[str, Any] = {
+        "model": model,
+        "messages": [dict(m) for m in messages],
+        "temperature": TEMPERATURE,
+    }
+    if tools:
+        request["tools"] = [dict(t) for t in tools]
+    if response_format:
+        request["response_format"] = dict(response_format)
+    if api_base:
+        request["api_base"] = api_base
+    if max_tokens is not None:
+        request["max_tokens"] = max_tokens
+    return request
+
+
+def _litellm_kwargs(
+    request: Mapping[str, Any], *, api_key: str | None, timeout_s: float, mock_response: Any
+) -> dict[str, Any]:
+    kwargs = dict(request)
+    # Our own retry loop owns retries; the SDK's would hide rate limits and double the waits.
+    kwargs["num_retries"] = 0
+    kwargs["max_retries"] = 0
+    kwargs["timeout"] = timeout_s
+    if api_key:
+        kwargs["api_key"] = api_key
+    if mock_response is not None:
+        kwargs["mock_response"] = mock_response
+    return kwargs
+
+
+def _response_payload(raw: Any) -> dict[str, Any]:
+    choices = getattr(raw, "choices", None)
+    if not choices:
+        raise LLMError(f"the model returned no choices: {raw!r}"[:500])
+    choice = choices[0]
+    message = choice.message
+    tool_calls = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or ()):
+        function = call.function
+        tool_calls.append(
+            {
+                "id": call.id or f"call_{index}",
+                "name": function.name,
+                "arguments": function.arguments or "{}",
+            }
+        )
+    usage = getattr(raw, "usage", None)
+    return {
+        "content": message.content,
+        "tool_calls": tool_calls,
+        "finish_reason": choice.finish_reason,
+        "model": getattr(raw, "model", None) or "",
+        "usage": {
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+        },
+    }
+
+
+def is_retryable(exc: BaseException) -> bool:
+    return any(cls.__name__ in _RETRYABLE_ERRORS for cls in type(exc).__mro__)
+
+
+def _retry_after_s(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _delay_for(exc: BaseException, failed_attempts: int, retry: RetryPolicy) -> float:
+    suggested = _retry_after_s(exc)
+    delay = retry.delay(failed_attempts)
+    return min(retry.max_delay_s, max(delay, suggested)) if suggested is not None else delay
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    request: dict[str, Any]
+    key: str
+    cache: ResponseCache | None
+
+
+def _prepare(
+    messages: Sequence[Mapping[str, Any]],
+    model: str,
+    tools: Sequence[Mapping[str, Any]] | None,
+    response_format: Mapping[str, Any] | None,
+    cache_dir: Path | str | None,
+    mock_response: Any,
+    api_base: str | None,
+    max_tokens: int | None,
+) -> _Prepared:
+    request = build_request(
+        messages, model=model, tools=tools, response_format=response_format,
+        api_base=api_base, max_tokens=max_tokens,
+    )
+    # A mocked reply is a test/offline device: it must never be served to a real request later.
+    cache = ResponseCache(Path(cache_dir)) if cache_dir is not None and mock_response is None else None
+    return _Prepared(request=request, key=request_key(request), cache=cache)
+
+
+def complete(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    model: str,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    response_format: Mapping[str, Any] | None = None,
+    cache_dir: Path | str | None = None,
+    mock_response: Any = None,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    max_tokens: int | None = None,
+    timeout_s: float = 120.0,
+    retry: RetryPolicy = RetryPolicy(),
+) -> LLMResponse:
+    """One chat completion at temperature 0, served from `cache_dir` when asked before.
+
+    `mock_response` is passed to litellm (a canned reply, for tests and offline runs) and
+    bypasses the cache. Raises `LLMError` when the call fails for good.
+    """
+    prepared = _prepare(messages, model, tools, response_format, cache_dir, mock_response, api_base, max_tokens)
+    if prepared.cache is not None:
+        hit = prepared.cache.get(prepared.key)
+        if hit is not None:
+            return LLMResponse.from_payload(hit, cached=True, cache_key=prepared.key)
+    litellm = litellm_module()
+    kwargs = _litellm_kwargs(prepared.request, api_key=api_key, timeout_s=timeout_s, mock_response=mock_response)
+    for attempt in range(1, retry.attempts + 1):
+        try:
+            raw = litellm.completion(**kwargs)
+            break
+        except Exception as exc:  # classified below: retry transient failures, raise the rest
+            if not is_retryable(exc) or attempt == retry.attempts:
+                raise LLMError(f"{model}: LLM call failed after {attempt} attempt(s): {_describe(exc)}") from exc
+            time.sleep(_delay_for(exc, attempt, retry))
+    payload = _response_payload(raw)
+    if prepared.cache is not None:
+        prepared.cache.put(prepared.key, prepared.request, payload)
+    return LLMResponse.from_payload(payload, cached=False, cache_key=prepared.key)
+
+
+async def acomplete(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    model: str,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    response_format: Mapping[str, Any] | None = None,
+    cache_dir: Path | str | None = None,
+    mock_response: Any = None,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    max_tokens: int | None = None,
+    timeout_s: float = 120.0,
+    retry: RetryPolicy = RetryPolicy(),
+) -> LLMResponse:
+    """The asyncio twin of `complete` (same cache, same retries), for concurrent agents."""
+    prepared = _prepare(messages, model, tools, response_format, cache_dir, mock_response, api_base, max_tokens)
+    if prepared.cache is not None:
+        hit = prepared.cache.get(prepared.key)
+        if hit is not None:
+            return LLMResponse.from_payload(hit, cached=True, cache_key=prepared.key)
+    litellm = litellm_module()
+    kwargs = _litellm_kwargs(prepared.request, api_key=api_key, timeout_s=timeout_s, mock_response=mock_response)
+    for attempt in range(1, retry.attempts + 1):
+        try:
+            raw = await litellm.acompletion(**kwargs)
+            break
+        except Exception as exc:  # classified below: retry transient failures, raise the rest
+            if not is_retryable(exc) or attempt == retry.attempts:
+                raise LLMError(f"{model}: LLM call failed after {attempt} attempt(s): {_describe(exc)}") from exc
+            await asyncio.sleep(_delay_for(exc, attempt, retry))
+    payload = _response_payload(raw)
+    if prepared.cache is not None:
+        prepared.cache.put(prepared.key, prepared.request, payload)
+    return LLMResponse.from_payload(payload, cached=False, cache_key=prepared.key)

@@ -1,0 +1,69 @@
+"""Where the pipeline keeps its files: one root (LIVESEARCH_DATA_DIR, default ./data)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA_DIR_ENV = "LIVESEARCH_DATA_DIR"
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    root: Path
+
+    @classmethod
+    def from_env(cls) -> DataPaths:
+        return cls(Path(os.environ.get(DATA_DIR_ENV) or Path.cwd() / "data").resolve())
+
+    @property
+    def pool(self) -> Path:
+        return self.root / "pool"
+
+    @property
+    def construction(self) -> Path:
+        return self.root / "construction"
+
+    @property
+    def gold(self) -> Path:
+        return self.root / "gold"
+
+    @property
+    def served(self) -> Path:
+        return self.root / "served"
+
+    @property
+    def runs(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def cache(self) -> Path:
+        return self.root / "cache"
+
+    def served_file(self, day: dt.date) -> Path:
+        return self.served / f"served_questions_{day.isoformat()}.jsonl"
+
+    def run_dir(self, day: dt.date, agent: str) -> Path:
+        return self.runs / day.isoformat() / agent
+
+
+def code_version() -> str:
+    """The package version plus the git commit when run from a checkout (recorded in manifests)."""
+    from importlib.metadata import PackageNotFoundError, version
+    import subprocess
+
+    try:
+        base = version("livesearch_pipeline")
+    except PackageNotFoundError:
+        base = "0+unknown"
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"],
+                                capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return base
+    return f"{base}+g{commit}{'.dirty' if dirty else ''}"
