@@ -75,7 +75,7 @@ def _execute(job_name: str, *, partition_key: str | None = None, run_config: dic
         raise SystemExit(f"job {job_name} failed{f' for {partition_key}' if partition_key else ''}:\n{detail}")
     for event in result.all_events:
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
-            data = event.event_specific_data.asset_check_evaluation
+            data = event.event_specific_data
             if not data.passed:
                 raise SystemExit(f"check {data.check_name} failed for {partition_key}: {data.metadata}")
 
@@ -125,20 +125,43 @@ def _refresh(args: argparse.Namespace) -> int:
     return 0
 
 
+def previous_completed_day(day: dt.date) -> dt.date:
+    from livesearch_pipeline.core.calendars import CALENDARS, is_session
+
+    day -= dt.timedelta(days=1)
+    while not any(is_session(c, day) for c in CALENDARS):
+        day -= dt.timedelta(days=1)
+    return day
+
+
 def _run(args: argparse.Namespace) -> int:
     from livesearch_pipeline.construction.pool import read_manifest
     from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.evaluation.audits import StaleGoldAudit
+    from livesearch_pipeline.evaluation.leaderboard import LEADERBOARD_JSON, Leaderboard, render_markdown
     from livesearch_pipeline.settings import DataPaths
 
     paths = DataPaths.from_env()
     day = args.date or most_recent_completed_day()
+    previous = previous_completed_day(day)
     print(f"LiveSearch daily job for {day} on the embedded synthetic market (data in {paths.root})")
     _execute("build_pool", run_config=_construction_config(day))
     manifest = read_manifest(paths.pool)
-    print(f"pool {manifest.version}: {manifest.questions} questions over {len(manifest.counts['tool'])} tools")
-    refresh_dates([day])
-    gold = SnapshotStore(paths.gold).verify(day)
-    print(f"gold snapshot: {SnapshotStore(paths.gold).path_for(day)}\n  sha256 {gold.sha256}\n  counts {dict(gold.counts_by_status)}")
+    print(f"pool {manifest.version}: {manifest.questions} questions over {len(manifest.counts['tool'])} tools, "
+          f"tiers {manifest.counts['tier']}")
+    # The previous day's snapshot too: the stale baseline and the stale-gold audit replay it.
+    refresh_dates([previous, day])
+    store = SnapshotStore(paths.gold)
+    gold = store.verify(day)
+    print(f"gold snapshot {store.path_for(day)}\n  sha256 {gold.sha256}\n  counts {dict(gold.counts_by_status)}")
+    _execute("daily_evaluation", partition_key=day.isoformat())
+    board_path = paths.runs / day.isoformat() / "leaderboard" / LEADERBOARD_JSON
+    board = Leaderboard.model_validate_json(board_path.read_bytes())
+    print(f"\nleaderboard for {day} ({board_path}):\n{render_markdown(board)}")
+    audit_path = paths.runs / day.isoformat() / "audits" / f"stale_gold_audit_{day.isoformat()}.json"
+    audit = StaleGoldAudit.model_validate_json(audit_path.read_bytes())
+    by_class = ", ".join(f"{k} {v.failure_rate:.1%} ({v.failed}/{v.n})" for k, v in sorted(audit.by_refresh_class.items()))
+    print(f"stale-gold rate (gold of {audit.previous_date} scored against {day}): {audit.failure_rate:.1%} overall; {by_class}")
     return 0
 
 

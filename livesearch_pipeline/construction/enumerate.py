@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -103,6 +104,24 @@ def field_kind(f: FieldMeta) -> str:
     return "price"
 
 
+_WORD_MAGNITUDES = ((1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
+
+
+def word_unit(unit: str | None) -> tuple[str | None, float]:
+    """A unit with a numeric magnitude ("10k shares", "100M CNY") as a word unit and a scale.
+
+    An answer written "34058.70 10k shares" has two numbers in it; "340587.00 thousand shares"
+    has one. Returns (unit, scale) with value_in_new_unit = value × scale.
+    """
+    if unit is None or not re.search(r"\d", unit):
+        return unit, 1.0
+    base, factor = unit_scale(unit)
+    for size, word in _WORD_MAGNITUDES:
+        if factor >= size:
+            return f"{word} {base}", factor / size
+    return base, factor
+
+
 def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str) -> Format:
     if aggregate in ("argmax", "argmin"):
         return Format(kind="date", in_fmt=key_fmt, out_fmt="%Y-%m-%d")
@@ -117,11 +136,12 @@ def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str)
     if f.unit == "%":
         small = isinstance(sample, (int, float)) and abs(sample) < 0.1
         return Format(kind="percent", decimals=4 if small else 2, unit="%")
-    if f.type == "integer" and aggregate in (None, "sum", "max", "min", "first", "last", "change"):
-        return Format(kind="integer", unit=f.unit)
-    small = isinstance(sample, (int, float)) and abs(sample) < 1
+    unit, scale = word_unit(f.unit)
+    if f.type == "integer" and scale == 1.0 and aggregate in (None, "sum", "max", "min", "first", "last", "change"):
+        return Format(kind="integer", unit=unit)
+    small = isinstance(sample, (int, float)) and abs(sample * scale) < 1
     decimals = 4 if (aggregate == "std" or small) else 2
-    return Format(kind="number", decimals=decimals, unit=f.unit)
+    return Format(kind="number", decimals=decimals, unit=unit, scale=scale)
 
 
 def proposed_rule(fmt: Format) -> MatchRule:

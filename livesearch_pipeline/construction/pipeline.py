@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from livesearch_pipeline.construction.enumerate import EnumerationResult, enumerate_candidates
 from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, FilterCount, ProbeRow, RejectRow
-from livesearch_pipeline.construction.pool import PoolPolicy, SignatureHistory, select_pool, write_pool
+from livesearch_pipeline.construction.pool import PoolPolicy, SignatureHistory, preselect, select_pool, write_pool
 from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools
 from livesearch_pipeline.construction.verbalize import (
     LLMVerbalizerConfig,
@@ -31,6 +31,10 @@ from livesearch_pipeline.core.models import PoolManifest, Question
 from livesearch_pipeline.core.snapshot import write_atomic
 
 T = TypeVar("T", bound=BaseModel)
+
+# Candidates verbalized per signature, as a multiple of the pool's cap: the spares replace
+# rejected texts and are the fresh entities stage 6 re-instantiates templates with.
+RESERVE_FACTOR = 3
 
 TABLES = {
     "catalog": "tool_catalog.json",
@@ -136,7 +140,8 @@ async def build_pool(
     write_table(construction_dir / TABLES["filters"], enumeration.filters)
     seconds["enumerate"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    questions, rejects = await verbalize_candidates(enumeration.candidates, config.llm)
+    reserve = preselect(enumeration.candidates, config.policy.max_per_signature * RESERVE_FACTOR, config.policy.seed)
+    questions, rejects = await verbalize_candidates(reserve, config.llm)
     write_table(construction_dir / TABLES["verbalized"], questions)
     write_table(construction_dir / TABLES["rejects"], rejects)
     seconds["verbalize"] = time.perf_counter() - mark

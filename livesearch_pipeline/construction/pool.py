@@ -82,30 +82,51 @@ def select_pool(
             bands = {visibility_band(q.visibility) for q in group if q.qid in served}
             fresh = [q for q in group if q.qid not in served and visibility_band(q.visibility) in bands]
             rng.shuffle(fresh)
-            picked = fresh[: policy.max_per_signature]
+            origin = min(served)
+            picked = [q.model_copy(update={"provenance": q.provenance.model_copy(update={"derived_from": origin})})
+                      for q in fresh[: policy.max_per_signature]]
             reinstantiated += len(picked)
         else:
             # Spread across visibility: shuffle, then take distinct levels first.
             pool = list(group)
             rng.shuffle(pool)
-            pool.sort(key=lambda q: (q.visibility % 3, q.visibility))
-            picked = _spread(pool, policy.max_per_signature)
+            picked = _spread(pool, policy.max_per_signature, rng)
         capped_sig += len(group) - len(picked)
         chosen.extend(picked)
     kept, capped_tool = _cap_per_tool(chosen, policy)
     return PoolSelection(sorted(kept, key=lambda q: q.qid), dropped, reinstantiated, capped_sig, capped_tool)
 
 
-def _spread(pool: Sequence[Question], n: int) -> list[Question]:
+def _spread(pool: Sequence[Question], n: int, rng: random.Random) -> list[Question]:
+    """Up to n questions on evenly spaced visibility levels (random offset), one per level."""
     levels: dict[int, list[Question]] = defaultdict(list)
     for q in pool:
         levels[q.visibility].append(q)
-    ordered: list[Question] = []
-    while any(levels.values()) and len(ordered) < n:
-        for level in sorted(levels):
-            if levels[level] and len(ordered) < n:
-                ordered.append(levels[level].pop(0))
-    return ordered
+    ordered_levels = sorted(levels)
+    if len(ordered_levels) <= n:
+        picks = ordered_levels
+    else:
+        step = len(ordered_levels) / n
+        offset = rng.random() * step
+        picks = sorted({ordered_levels[int(offset + i * step)] for i in range(n)})
+    chosen = [levels[level][0] for level in picks]
+    rest = [q for level in ordered_levels for q in levels[level][1:]]
+    return (chosen + rest)[:n]
+
+
+def preselect(candidates: Sequence, per_signature: int, seed: int = 17) -> list:
+    """Before verbalizing (an LLM costs money): keep a reserve of `per_signature` candidates per
+    signature, spread over visibility levels; stage 6 picks the pool from these."""
+    by_signature: dict[str, list] = defaultdict(list)
+    for c in sorted(candidates, key=lambda c: c.qid):
+        by_signature[c.signature].append(c)
+    kept = []
+    for signature in sorted(by_signature):
+        rng = random.Random(f"{seed}:{signature}")
+        group = by_signature[signature]
+        rng.shuffle(group)
+        kept.extend(_spread(group, per_signature, rng))
+    return sorted(kept, key=lambda c: c.qid)
 
 
 def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[list[Question], int]:

@@ -277,6 +277,8 @@ class Fundamentals:
 
         # Cash flows: operating and investing simulated, financing is the plug that makes the
         # change in cash equal the change in the balance sheet's cash.
+        cash_rng = generator(seed, code, "cashflow")
+        quarter_cash = [self._quarter_cash(cash_rng, singles[j], balances[j]) for j in range(n)]
         for i, (year, q) in enumerate(quarters):
             end = quarter_end(year, q)
             if year == FIRST_PERIOD_YEAR or q not in reporting_quarters(entity.asset_class):
@@ -289,7 +291,7 @@ class Fundamentals:
             for line in singles[i]:
                 values[line] = float(sum(singles[j][line] for j in ytd_idx))
             values.update({k: float(v) for k, v in balances[i].items() if k != "dividend_paid"})
-            values.update(self._cashflow(code, singles, balances, ytd_idx, i - q))
+            values.update(self._cashflow(quarter_cash, balances, ytd_idx, i - q))
             values["total_share"] = float(self._shares(code, end))
             reports.append(Report(end_date=end, ann_date=ann, values=values))
         return tuple(reports)
@@ -336,37 +338,39 @@ class Fundamentals:
             total_liab_hldr_eqy=total_liab + equity_parent + equity_minority,
         )
 
+    @staticmethod
+    def _quarter_cash(rng: np.random.Generator, single: dict[str, int], balance: dict[str, int]) -> dict[str, int]:
+        """Single-quarter cash flows (reports add them up year to date)."""
+        depreciation = int(round(balance["fix_assets"] * 0.02))
+        working_capital = int(round(single["revenue"] * rng.normal(0, 0.05)))
+        capex = int(round(single["revenue"] * rng.uniform(0.02, 0.09)))
+        return {
+            "n_cashflow_act": single["n_income"] + depreciation + working_capital,
+            "c_pay_acq_const_fiolta": capex,
+            "n_cashflow_inv_act": -capex + int(round(single["invest_income"] * 0.5)),
+            "c_fr_sale_sg": int(round(single["revenue"] * 1.13 * rng.uniform(0.95, 1.03))),
+            "c_paid_goods_s": int(round(single["oper_cost"] * 1.05 * rng.uniform(0.95, 1.05))),
+            "c_paid_to_for_empl": int(round((single["admin_exp"] + single["sell_exp"]) * 0.6)),
+            "c_paid_for_taxes": single["income_tax"] + single["biz_tax_surchg"],
+            "c_pay_dist_dpcp_int_exp": balance["dividend_paid"],
+        }
+
+    @staticmethod
     def _cashflow(
-        self, code: str, singles: list[dict[str, int]], balances: list[dict[str, int]],
-        ytd_idx: list[int], prior_year_end_idx: int,
+        quarter_cash: list[dict[str, int]], balances: list[dict[str, int]], ytd_idx: list[int], prior_year_end_idx: int,
     ) -> dict[str, float]:
-        rng = generator(self.market.seed, code, "cashflow", ytd_idx[-1])
-        op = inv = capex = sales = goods = staff = taxes = div = 0
-        for j in ytd_idx:
-            s, b = singles[j], balances[j]
-            depreciation = int(round(b["fix_assets"] * 0.02))
-            working_capital = int(round(s["revenue"] * rng.normal(0, 0.05)))
-            op += s["n_income"] + depreciation + working_capital
-            quarter_capex = int(round(s["revenue"] * rng.uniform(0.02, 0.09)))
-            capex += quarter_capex
-            inv += -quarter_capex + int(round(s["invest_income"] * 0.5))
-            sales += int(round(s["revenue"] * 1.13 * rng.uniform(0.95, 1.03)))
-            goods += int(round(s["oper_cost"] * 1.05 * rng.uniform(0.95, 1.05)))
-            staff += int(round((s["admin_exp"] + s["sell_exp"]) * 0.6))
-            taxes += s["income_tax"] + s["biz_tax_surchg"]
-            div += b["dividend_paid"]
+        ytd = {line: sum(quarter_cash[j][line] for j in ytd_idx) for line in quarter_cash[ytd_idx[0]]}
         cash_begin = balances[prior_year_end_idx]["money_cap"]
         cash_end = balances[ytd_idx[-1]]["money_cap"]
         increase = cash_end - cash_begin
-        fin = increase - op - inv
-        return {
-            "c_fr_sale_sg": float(sales), "c_paid_goods_s": float(goods), "c_paid_to_for_empl": float(staff),
-            "c_paid_for_taxes": float(taxes), "n_cashflow_act": float(op),
-            "c_pay_acq_const_fiolta": float(capex), "n_cashflow_inv_act": float(inv),
-            "c_pay_dist_dpcp_int_exp": float(div), "n_cash_flows_fnc_act": float(fin),
-            "n_incr_cash_cash_equ": float(increase), "c_cash_equ_beg_period": float(cash_begin),
-            "c_cash_equ_end_period": float(cash_end), "free_cashflow": float(op - capex),
-        }
+        out = {line: float(v) for line, v in ytd.items()}
+        out.update(
+            n_cash_flows_fnc_act=float(increase - ytd["n_cashflow_act"] - ytd["n_cashflow_inv_act"]),
+            n_incr_cash_cash_equ=float(increase), c_cash_equ_beg_period=float(cash_begin),
+            c_cash_equ_end_period=float(cash_end),
+            free_cashflow=float(ytd["n_cashflow_act"] - ytd["c_pay_acq_const_fiolta"]),
+        )
+        return out
 
     def _ann_date(
         self, code: str, asset_class: str, calendar: str, end: dt.date, list_date: dt.date, horizon: dt.date
@@ -394,7 +398,10 @@ def announcement_day(calendar: str, day: dt.date) -> dt.date:
     known, so announcements of that time land on the last weekday instead."""
     if day < CALENDAR_START:
         return day - dt.timedelta(days=max(0, day.weekday() - 4))
-    return session_on_or_before(calendar, day)
+    sessions = session_dates(calendar)
+    if day > sessions[-1]:
+        return session_on_or_before(calendar, day)  # raises the calendar's range error
+    return sessions[bisect.bisect_right(sessions, day) - 1]
 
 
 def earliest_session_on_or_after(calendar: str, day: dt.date) -> dt.date:

@@ -135,6 +135,7 @@ class MacroModel:
     def __init__(self, market: Any) -> None:
         self.market = market
         self.seed = market.seed
+        self._fx_series: dict[str, DailySeries] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -222,8 +223,8 @@ class MacroModel:
         months = _months()
         rng = self._rng("money")
         n = len(months)
-        m2_growth = _ar1(rng, n, np.log(1.095) / 12, 0.8, 0.004, np.log(1.13) / 12)
-        m1_growth = _ar1(rng, n, np.log(1.06) / 12, 0.7, 0.01, np.log(1.09) / 12)
+        m2_growth = _ar1(rng, n, np.log(1.095) / 12, 0.8, 0.0012, np.log(1.12) / 12)
+        m1_growth = _ar1(rng, n, np.log(1.06) / 12, 0.7, 0.004, np.log(1.09) / 12)
         m0_growth = np.full(n, np.log(1.05) / 12) + rng.normal(0, 0.01, n)
         # Cash demand peaks before the Spring Festival and unwinds after it.
         m0_season = np.array([{1: 0.10, 2: 0.03}.get(m, 0.0) for _, m in months])
@@ -446,10 +447,6 @@ class MacroModel:
 
     def fx(self, code: str) -> DailySeries:
         return self._fx_cache(code)
-
-    @cached_property
-    def _fx_series(self) -> dict[str, DailySeries]:
-        return {}
 
     def _fx_cache(self, code: str) -> DailySeries:
         cached = self._fx_series.get(code)

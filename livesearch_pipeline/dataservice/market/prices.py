@@ -277,9 +277,14 @@ class PriceModel:
 
         actions = [a for a in corporate.actions(entity.code) if a.ex_date >= dates[0]] if n else []
         ex_index = np.searchsorted(ordinals, [a.ex_date.toordinal() for a in actions]).astype(np.int64)
+        if len(actions) and not np.array_equal(ordinals[ex_index], [a.ex_date.toordinal() for a in actions]):
+            raise RuntimeError(f"{entity.code}: an ex-date of the corporate-action table is not a trading session")
         fix_index = np.searchsorted(ordinals, [a.plan_ann_date.toordinal() for a in actions], "right") - 1
         multipliers = np.array([a.share_multiplier for a in actions])
         yields = np.array([a.dividend_yield for a in actions])
+        # Companies split and pay out from high prices: start the path higher by what the
+        # scheduled actions will take off, so prices stay in the class's band afterwards.
+        start_price *= float(np.prod(multipliers / (1.0 - yields))) if len(actions) else 1.0
 
         if is_cn:
             wide = entity.code.startswith("688") or entity.code.startswith("30")
@@ -397,11 +402,10 @@ class PriceModel:
         month_end, _ = self._rebalance_rows(dates)
         table = []
         for k in month_end:
-            caps = filled[:, k]
-            total = np.nansum(caps)
-            if not total > 0:
+            shares = capped_weights(np.where(np.isnan(filled[:, k]), 0.0, filled[:, k]))
+            if not shares.sum() > 0:
                 continue
-            weights = {spec.members[i]: round(float(caps[i] / total * 100), 4) for i in range(len(caps)) if caps[i] > 0}
+            weights = {spec.members[i]: round(float(shares[i] * 100), 4) for i in range(len(shares)) if shares[i] > 0}
             table.append((dates[k], weights))
         return table
 
@@ -410,8 +414,8 @@ class PriceModel:
         r_open, r_high, r_low, r_close, vol, amount, mv = self._member_matrix(entity.code, dates)
         filled = _forward_fill(mv)
         month_end, applies = self._rebalance_rows(dates)
-        weight_rows = np.where(np.isnan(filled[:, month_end]), 0.0, filled[:, month_end])
-        first_caps = np.where(np.isnan(filled[:, 0]), 0.0, filled[:, 0]) if dates else np.zeros(0)
+        weight_rows = np.column_stack([capped_weights(np.where(np.isnan(filled[:, k]), 0.0, filled[:, k])) for k in month_end]) if month_end else np.zeros((len(spec.members), 0))
+        first_caps = capped_weights(np.where(np.isnan(filled[:, 0]), 0.0, filled[:, 0])) if dates else np.zeros(0)
         weights = np.where(applies >= 0, weight_rows[:, np.maximum(applies, 0)], first_caps[:, None])
         traded = ~np.isnan(r_close)
         w = np.where(traded, weights, 0.0)
@@ -495,6 +499,30 @@ class PriceModel:
         vol = np.round(nav.fund_share * 1e4 * float(rng.uniform(0.005, 0.05)) * np.exp(rng.normal(0, 0.4, n)) / 100)
         amount = np.round(vol * 100 * (opn + high + low + close) / 4 / 1000, 3)
         return Bars(entity.code, list(nav.dates), opn, high, low, close, pre_close, vol, amount, nav.adj_factor, 3)
+
+
+WEIGHT_CAP = 0.15
+
+
+def capped_weights(caps: np.ndarray, cap: float = WEIGHT_CAP) -> np.ndarray:
+    """Cap-proportional weights (summing to 1) with no member above `cap` (raised to 1.5/n for
+    small indices, where `cap` is infeasible); the excess is spread over the uncapped members
+    in proportion to their caps, as index providers do."""
+    total = caps.sum()
+    if not total > 0:
+        return np.zeros_like(caps)
+    live = int((caps > 0).sum())
+    cap = max(cap, 1.5 / live)
+    weights = caps / total
+    for _ in range(len(caps)):
+        over = weights > cap + 1e-12
+        if not over.any():
+            break
+        excess = (weights[over] - cap).sum()
+        weights[over] = cap
+        free = (~over) & (weights > 0) & (weights < cap)
+        weights[free] += excess * weights[free] / weights[free].sum()
+    return weights
 
 
 def _round_half_up(values: np.ndarray, decimals: int) -> np.ndarray:

@@ -228,9 +228,10 @@ class _Names:
         for _ in range(10_000):
             a, b = self.rng.choice(len(_ZH_SYLLABLES), size=2, replace=False)
             zh = _ZH_SYLLABLES[a][0] + _ZH_SYLLABLES[b][0]
-            if zh not in self.used:
-                self.used.add(zh)
-                return zh, (_ZH_SYLLABLES[a][1] + _ZH_SYLLABLES[b][1]).capitalize()
+            pinyin = (_ZH_SYLLABLES[a][1] + _ZH_SYLLABLES[b][1]).capitalize()
+            if zh not in self.used and pinyin not in self.used:  # homophones would clash in English
+                self.used.update((zh, pinyin))
+                return zh, pinyin
         raise RuntimeError("ran out of Chinese name stems")
 
     def en_stem(self) -> str:
@@ -434,7 +435,7 @@ def _indices(seed: int, names: _Names, cn: list[Entity]) -> tuple[list[Entity], 
     for row, vis in zip(rows, visibility):
         code, name_zh, name_en, category, market, publisher, calendar, currency, base_point, members = row
         base_date = _weekday_on_or_before(_random_date(rng, dt.date(2002, 1, 1), dt.date(2013, 12, 31)))
-        if code.startswith("688") or rule_is_star(members):
+        if code.startswith("688") or _all_star_members(members):
             base_date = _trading_day(calendar, dt.date(2019, 12, 31))
         entities.append(
             Entity(code=code, name=name_zh, name_en=name_en, name_zh=name_zh, asset_class="index",
@@ -455,7 +456,7 @@ def _indices(seed: int, names: _Names, cn: list[Entity]) -> tuple[list[Entity], 
     return entities, specs
 
 
-def rule_is_star(members: tuple[str, ...]) -> bool:
+def _all_star_members(members: tuple[str, ...]) -> bool:
     """An index made only of STAR-market stocks cannot have a base date before that board."""
     return bool(members) and all(m.startswith("688") for m in members)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from livesearch_pipeline.dataservice.market.prices import Bars
-from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolSpec
+from livesearch_pipeline.dataservice.spec import ToolContext, ToolSpec
 from livesearch_pipeline.dataservice.tools.quotes_cn import (
     DATE_PARAMS, F, MINUTE_FMT, MINUTE_PARAMS, Record, bar_query, bar_record, make_tool, minute_fields,
     minute_records, num, ts_code_param, ymd,
@@ -98,7 +98,7 @@ def _tools_for(prefix: str) -> list[ToolSpec]:
                   description=f"{market_name} equity cumulative adjustment factor (moves on split ex-dates)", **common),
         make_tool(name=f"{prefix}_mins", params=(ts_code_param(example, required=True), *MINUTE_PARAMS), handler=mins,
                   fields=minute_fields(currency, code_desc), time_key="trade_time", time_key_fmt=MINUTE_FMT,
-                  description=f"{market_name} equity historical minute bars (1/5/15/30/60min), up to 5 sessions per call", **common),
+                  description=f"{market_name} equity historical minute bars (1/5/15/30/60min), one session (trade_date) or a window", **common),
     ]
 
 

@@ -6,14 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-import numpy as np
-
-from livesearch_pipeline.core.catalog import DateParamMeta
 from livesearch_pipeline.dataservice.market.prices import Bars
 from livesearch_pipeline.dataservice.market.universe import Entity
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
 from livesearch_pipeline.dataservice.tools.quotes_cn import (
-    DATE_PARAMS, F, YMD, Record, bar_query, bar_record, entity_arg, make_tool, num, require_one, rows_of,
+    DATE_PARAMS, F, Record, bar_query, bar_record, entity_arg, make_tool, num, require_one, rows_of,
     ts_code_param, window, ymd,
 )
 
@@ -104,7 +101,7 @@ def _index_dailybasic(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     records = []
     for index in indices:
         if not is_cn_index(index) or is_industry(index):
-            raise ToolInputError(f"index_dailybasic: {index.code} is not a broad or theme CN index; use sw_daily for industry indices")
+            continue  # covered by sw_daily (industry) or not at all (global): no records
         bars = ctx.market.prices.daily(index.code)
         for k in rows_of(bars, start, end):
             day = bars.dates[k]
@@ -130,7 +127,7 @@ def _index_weight(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     if entity is None:
         raise ToolInputError("index_weight: index_code is required, e.g. an index code from index_basic")
     if not is_cn_index(entity):
-        raise ToolInputError(f"index_weight: {entity.code} has no published constituents (global index)")
+        return []  # a global index publishes no constituents here
     start, end = window(ctx, args, "index_weight")
     records = []
     for day, weights in reversed(ctx.market.prices.index_weights(entity.code)):
@@ -178,7 +175,7 @@ def _index_member(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     index = entity_arg(ctx, args, CLASSES, "index_member", param="index_code")
     stock = entity_arg(ctx, args, ("cn_equity",), "index_member")
     if index is not None and not is_industry(index):
-        raise ToolInputError(f"index_member: {index.code} is not an industry index (use index_weight for constituents)")
+        return []  # membership lists cover industry indices; index_weight has the others
     indices = [index] if index is not None else [e for e in ctx.market.universe.of_class("index") if is_industry(e)]
     records = []
     for ind in indices:

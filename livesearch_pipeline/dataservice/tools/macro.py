@@ -135,8 +135,6 @@ def _lpr_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]
 def _fx_daily_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
     code = args.get("ts_code")
     if code is None:
-        if args.get("trade_date") is None:
-            raise ToolInputError("fx_daily needs ts_code (e.g. USDCNH.FXCM) or trade_date (YYYYMMDD)")
         codes = [p.code for p in FX_PAIRS]
     else:
         try:
@@ -337,7 +335,9 @@ def _build_tools() -> list[ToolSpec]:
         ),
         make_tool(
             name="fx_daily", service="macro", description="FX daily bid/ask bars (FXCM) for major pairs and offshore CNY, on weekdays",
-            asset_classes=["rates_fx"], entity_param="ts_code",
+            # FX pairs are not instruments of the universe (no visibility level to cover), so the
+            # tool is entity-free like the other macro series: `ts_code` is an optional filter.
+            asset_classes=["rates_fx"], entity_param=None,
             fields=[fld("ts_code", "code", None, "FX pair code, e.g. USDCNH.FXCM", "外汇代码"),
                     fld("trade_date", "date", None, "trading date (YYYYMMDD)", "交易日期"),
                     *[fld(f"{side}_{p}", "number", "quote currency", f"{side} {p} price, quote currency per unit of base currency", f"{'买入' if side == 'bid' else '卖出'}{ {'open': '开盘价', 'close': '收盘价', 'high': '最高价', 'low': '最低价'}[p]}")

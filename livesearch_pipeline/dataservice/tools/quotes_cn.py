@@ -165,14 +165,16 @@ def bar_query(
     ctx: ToolContext, args: dict[str, Any], tool: str, classes: tuple[str, ...], series: Callable[[str], Bars],
     build: Callable[[Bars, int], Record], predicate: Callable[[Entity], bool] = lambda e: True,
 ) -> list[Record]:
-    """The common shape of a bar tool: ts_code (+ window) or trade_date across a class."""
+    """The common shape of a bar tool: ts_code (+ window) or trade_date across a class. An
+    instrument of a served class that the tool does not cover (an open-end fund for ETF bars)
+    has no records, as a data vendor answers for a code outside a table's coverage."""
     require_one(args, tool, "ts_code", "trade_date")
     entity = entity_arg(ctx, args, classes, tool)
     start, end = window(ctx, args, tool)
     records: list[Record] = []
     if entity is not None:
         if not predicate(entity):
-            raise ToolInputError(f"{tool}: {entity.code} is not served by this tool")
+            return []
         bars = series(entity.code)
         return [build(bars, k) for k in rows_of(bars, start, end)]
     for asset_class in classes:
@@ -386,12 +388,18 @@ class MinuteBars:
     amount: np.ndarray  # currency units
 
 
-def _minute_stamps(calendar: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=None)
+def _stamp_suffixes(calendar: str) -> tuple[str, ...]:
+    return tuple(f" {h:02d}:{m:02d}:00" for h, m in _minute_stamps(calendar))
+
+
+@lru_cache(maxsize=None)
+def _minute_stamps(calendar: str) -> tuple[tuple[int, int], ...]:
     """(hour, minute) of each 1-minute bar's end time in a session."""
     stamps = []
     for open_min, close_min in SESSION_MINUTES[calendar]:
         stamps += [divmod(m, 60) for m in range(open_min + 1, close_min + 1)]
-    return stamps
+    return tuple(stamps)
 
 
 @lru_cache(maxsize=4096)
@@ -422,7 +430,8 @@ def minute_path(seed: int, code: str, day: dt.date, open_: float, high: float, l
     u_shape = 1.0 + 2.0 * (np.linspace(-1, 1, n) ** 2) + rng.random(n) * 0.5
     vol = np.floor(shares * u_shape / u_shape.sum() / 100) * 100
     vol[-1] += shares - vol.sum()
-    times = [f"{day.isoformat()} {h:02d}:{m:02d}:00" for h, m in stamps]
+    prefix = day.isoformat()
+    times = [prefix + suffix for suffix in _stamp_suffixes(calendar)]
     return MinuteBars(times, opens, np.maximum(opens, closes), np.minimum(opens, closes), closes, vol, np.round(vol * (opens + closes) / 2, 2))
 
 
@@ -438,8 +447,6 @@ def minute_records(ctx: ToolContext, args: dict[str, Any], tool: str, classes: t
         start = end
     bars = ctx.market.prices.daily(entity.code)
     rows = list(rows_of(bars, start, end))
-    if len(rows) > 5:
-        raise ToolInputError(f"{tool}: at most 5 sessions of minute bars per call; narrow start_date..end_date")
     step = FREQS[freq]
     records: list[Record] = []
     for k in rows:
@@ -447,15 +454,24 @@ def minute_records(ctx: ToolContext, args: dict[str, Any], tool: str, classes: t
             ctx.seed, entity.code, bars.dates[k], float(bars.open[k]), float(bars.high[k]), float(bars.low[k]),
             float(bars.close[k]), float(bars.vol[k]) * shares_per_vol, entity.calendar, bars.decimals,
         )
-        groups = range(0, len(minutes.times), step)
-        for g in reversed(groups):
-            sl = slice(g, g + step)
-            records.append({
-                "ts_code": entity.code, "trade_time": minutes.times[min(g + step, len(minutes.times)) - 1],
-                "open": num(minutes.open[g], bars.decimals), "close": num(minutes.close[sl][-1], bars.decimals),
-                "high": num(minutes.high[sl].max(), bars.decimals), "low": num(minutes.low[sl].min(), bars.decimals),
-                "vol": float(minutes.vol[sl].sum()), "amount": num(minutes.amount[sl].sum(), 2),
-            })
+        n = len(minutes.times)
+        starts = np.arange(0, n, step)
+        ends = np.minimum(starts + step, n) - 1
+        d = bars.decimals
+        columns = zip(
+            [minutes.times[i] for i in ends],
+            np.round(minutes.open[starts], d).tolist(),
+            np.round(minutes.close[ends], d).tolist(),
+            np.round(np.maximum.reduceat(minutes.high, starts), d).tolist(),
+            np.round(np.minimum.reduceat(minutes.low, starts), d).tolist(),
+            np.add.reduceat(minutes.vol, starts).tolist(),
+            np.round(np.add.reduceat(minutes.amount, starts), 2).tolist(),
+        )
+        session = [
+            {"ts_code": entity.code, "trade_time": t, "open": o, "close": c, "high": h, "low": lo, "vol": v, "amount": a}
+            for t, o, c, h, lo, v, a in columns
+        ]
+        records.extend(reversed(session))
     return records
 
 
@@ -475,7 +491,7 @@ def minute_fields(currency: str, code_desc: str) -> list[F]:
 MINUTE_PARAMS = (
     ParamSpec("freq", "str", "bar length", enum=tuple(FREQS)),
     ParamSpec("trade_date", "date", "session (YYYYMMDD)", fmt=YMD),
-    ParamSpec("start_date", "date", "first session (YYYYMMDD); at most 5 sessions per call", fmt=YMD),
+    ParamSpec("start_date", "date", "first session (YYYYMMDD); keep windows short, a session has 240-390 one-minute bars", fmt=YMD),
     ParamSpec("end_date", "date", "last session (YYYYMMDD)", fmt=YMD),
 )
 
@@ -488,7 +504,7 @@ def _stk_mins(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
 
 
 @lru_cache(maxsize=512)
-def _factor_table(market_id: int, code: str, bars: Bars) -> dict[str, np.ndarray]:
+def _factor_table(code: str, bars: Bars) -> dict[str, np.ndarray]:
     import pandas as pd
 
     close = pd.Series(bars.close * bars.adj_factor)
@@ -519,7 +535,7 @@ def _factor_table(market_id: int, code: str, bars: Bars) -> dict[str, np.ndarray
 
 def _stk_factor(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     def build(bars: Bars, k: int) -> Record:
-        table = _factor_table(id(ctx.market), bars.code, bars)
+        table = _factor_table(bars.code, bars)
         record = {"ts_code": bars.code, "trade_date": ymd(bars.dates[k]), "close": num(bars.close[k], 2)}
         record.update({name: num(values[k], 4) for name, values in table.items()})
         return record
@@ -612,7 +628,7 @@ TOOLS: list[ToolSpec] = [
                       ("suspend_timing", "text", None, "suspension timing within the day (全天 = whole day)", "停牌时间段"),
                       ("suspend_type", "text", None, "S = suspended, R = resumed", "停复牌类型")]),
     make_tool(name="stk_mins", service="cn_quotes", asset_classes=["cn_equity"], params=(_CODE, *MINUTE_PARAMS), handler=_stk_mins,
-              description="A-share historical minute bars (1/5/15/30/60min) for up to 5 sessions; sessions 09:30-11:30 and 13:00-15:00",
+              description="A-share historical minute bars (1/5/15/30/60min), one session (trade_date) or a window; sessions 09:30-11:30 and 13:00-15:00",
               fields=minute_fields("CNY", "A-share code"), time_key="trade_time", time_key_fmt=MINUTE_FMT),
     make_tool(name="bak_daily", service="cn_quotes", asset_classes=["cn_equity"], params=_BAR_PARAMS, handler=_bak_daily,
               description="A-share daily backup quotes with name, industry, turnover, swing and market value",

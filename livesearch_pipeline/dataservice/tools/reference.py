@@ -93,7 +93,8 @@ def _stock_basic(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]
             continue
         if args.get("market") and e.market != args["market"]:
             continue
-        if args.get("name") and args["name"] not in e.name:
+        name = name_on(ctx, e, ctx.clock)
+        if args.get("name") and args["name"] not in name:
             continue
         member = hs.get(e.code)
         is_hs = {"SH": "H", "SZ": "S"}[member[0]] if member and member[1] <= ctx.clock else "N"
@@ -101,8 +102,8 @@ def _stock_basic(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]
             continue
         province, _ = _region(e.code)
         rows.append({
-            "ts_code": e.code, "symbol": e.code.split(".")[0], "name": e.name, "area": province,
-            "industry": e.industry, "fullname": f"{e.name}股份有限公司", "enname": f"{e.name_en} Co., Ltd.",
+            "ts_code": e.code, "symbol": e.code.split(".")[0], "name": name, "area": province,
+            "industry": e.industry, "fullname": f"{name}股份有限公司", "enname": f"{e.name_en} Co., Ltd.",
             "market": e.market, "exchange": e.exchange, "curr_type": e.currency, "list_status": "L",
             "list_date": ymd(e.list_date), "delist_date": None, "is_hs": is_hs,
         })
@@ -245,7 +246,7 @@ def _stock_company(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any
         managers = {title: name for title, name, *_ in _current_managers(ctx, e)}
         total = ctx.market.corporate.total_shares(e.code, min(ctx.clock, e.list_date + dt.timedelta(days=1)))
         rows.append({
-            "ts_code": e.code, "com_name": f"{e.name}股份有限公司", "com_id": f"91{stable_hash(ctx.seed, 'credit', e.code) % 10**16:016d}",
+            "ts_code": e.code, "com_name": f"{name_on(ctx, e, ctx.clock)}股份有限公司", "com_id": f"91{stable_hash(ctx.seed, 'credit', e.code) % 10**16:016d}",
             "exchange": e.exchange, "chairman": managers.get("董事长"), "manager": managers.get("总经理"),
             "secretary": managers.get("董事会秘书"), "reg_capital": round(total / 1e4, 4), "setup_date": ymd(setup),
             "province": province, "city": city, "introduction": f"{e.name}是一家{e.industry}行业公司(合成市场虚构实体)",
@@ -260,7 +261,7 @@ def _stock_company(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any
 # ------------------------------------------------------------------ managers and name changes
 
 
-def _manager_terms(ctx: ToolContext, entity) -> list[tuple[str, str, str, dt.date, dt.date | None, dt.date]]:
+def manager_terms(ctx: ToolContext, entity) -> list[tuple[str, str, str, dt.date, dt.date | None, dt.date]]:
     """(title, name, gender, begin, end, ann_date) per tenure, oldest first. A tenure spans one
     to three three-year board terms; the seat then passes to someone else."""
     rng = generator(ctx.seed, "managers", entity.code)
@@ -280,7 +281,7 @@ def _manager_terms(ctx: ToolContext, entity) -> list[tuple[str, str, str, dt.dat
 
 def _current_managers(ctx: ToolContext, entity) -> list[tuple[str, str]]:
     out = []
-    for title, name, _, begin, end, ann in _manager_terms(ctx, entity):
+    for title, name, _, begin, end, ann in manager_terms(ctx, entity):
         if ann <= ctx.clock and begin <= ctx.clock and (end is None or end > ctx.clock):
             out.append((title, name))
     return out
@@ -294,7 +295,7 @@ def _stk_managers(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]
     start, end = optional_date(args, "start_date"), optional_date(args, "end_date")
     last = min(ctx.clock, end) if end else ctx.clock
     rows = []
-    for slot_title, name, gender, begin, finish, ann in _manager_terms(ctx, entity):
+    for slot_title, name, gender, begin, finish, ann in manager_terms(ctx, entity):
         if ann > last or (start is not None and ann < start):
             continue
         rng = generator(ctx.seed, "manager-bio", code, name)
@@ -326,6 +327,15 @@ def _name_history(ctx: ToolContext, entity) -> list[tuple[str, dt.date, str]]:
     else:
         history = [(entity.name, entity.list_date, "其他")]
     return history
+
+
+def name_on(ctx: ToolContext, entity, day: dt.date) -> str:
+    """The short name in effect on `day` (the listing name before any rename)."""
+    current = entity.name
+    for name, effective, _ in _name_history(ctx, entity):
+        if effective <= day:
+            current = name
+    return current
 
 
 def _namechange(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:

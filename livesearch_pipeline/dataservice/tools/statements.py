@@ -77,8 +77,13 @@ def entity_of(ctx: ToolContext, code: str, classes: tuple[str, ...]):
     return entity
 
 
-def parse_period(value: Any, name: str = "period") -> dt.date:
-    """A report period YYYYMMDD that is a quarter end (0331/0630/0930/1231)."""
+def parse_period(value: Any, clock: dt.date, name: str = "period") -> dt.date:
+    """A report period YYYYMMDD that is a quarter end (0331/0630/0930/1231).
+
+    The server clamps date arguments after the clock to the clock, so a future quarter end
+    arrives as the clock date itself; that date is passed through unchanged (no report period
+    ends on it), which yields no records — a period ending after the clock has no report yet.
+    """
     if isinstance(value, dt.date):
         day = value
     else:
@@ -86,7 +91,7 @@ def parse_period(value: Any, name: str = "period") -> dt.date:
             day = dt.datetime.strptime(str(value), YMD).date()
         except ValueError:
             raise ToolInputError(f"{name} must be a report period YYYYMMDD such as 20251231; got {value!r}") from None
-    if not is_quarter_end(day):
+    if not is_quarter_end(day) and day != clock:
         raise ToolInputError(f"{name} must be a quarter end (MMDD 0331, 0630, 0930 or 1231); got {day.strftime(YMD)}")
     return day
 
@@ -113,7 +118,7 @@ def announcement_window(ctx: ToolContext, args: dict[str, Any]) -> tuple[dt.date
 def visible_reports(ctx: ToolContext, args: dict[str, Any], code: str) -> list[Report]:
     """Reports of `code` announced inside the caller's window, newest period first."""
     first, last = announcement_window(ctx, args)
-    period = parse_period(args["period"]) if args.get("period") is not None else None
+    period = parse_period(args["period"], ctx.clock) if args.get("period") is not None else None
     reports = [
         r for r in ctx.market.fundamentals.reports(code)
         if r.ann_date <= last and (first is None or r.ann_date >= first)
@@ -240,7 +245,7 @@ def _statement_params(example: str = "600519.SH") -> list[ParamSpec]:
         date_param("ann_date", "announcement date YYYYMMDD (exact)"),
         date_param("start_date", "first announcement date YYYYMMDD of the window"),
         date_param("end_date", "last announcement date YYYYMMDD of the window"),
-        ParamSpec("period", "str", "report period YYYYMMDD, a quarter end (e.g. 20251231 annual, 20250630 half-year)"),
+        ParamSpec("period", "date", "report period YYYYMMDD, a quarter end (e.g. 20251231 annual, 20250630 half-year)", fmt=YMD),
         ParamSpec("report_type", "str", "report type; only 1 (consolidated) is published", enum=("1",)),
     ]
 
@@ -372,7 +377,7 @@ def _forecast_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, 
         raise ToolInputError("forecast needs ts_code (e.g. 600519.SH); use the search tool to find a code by name")
     entity_of(ctx, code, ("cn_equity",))
     first, last = announcement_window(ctx, args)
-    period = parse_period(args["period"]) if args.get("period") is not None else None
+    period = parse_period(args["period"], ctx.clock) if args.get("period") is not None else None
     kinds = set(str(args["type"]).split(",")) if args.get("type") else None
     records = []
     for f in ctx.market.fundamentals.disclosures.forecasts(code):
@@ -394,7 +399,7 @@ def _express_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, A
     code = args["ts_code"]
     entity_of(ctx, code, ("cn_equity",))
     first, last = announcement_window(ctx, args)
-    period = parse_period(args["period"]) if args.get("period") is not None else None
+    period = parse_period(args["period"], ctx.clock) if args.get("period") is not None else None
     records = []
     for e in ctx.market.fundamentals.disclosures.express_reports(code):
         if e.ann_date > last or (first is not None and e.ann_date < first) or (period and e.end_date != period):
@@ -443,7 +448,7 @@ def _mainbz_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, An
 def _disclosure_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
     code = args["ts_code"]
     entity_of(ctx, code, ("cn_equity",))
-    period = parse_period(args["end_date"], "end_date") if args.get("end_date") is not None else None
+    period = parse_period(args["end_date"], ctx.clock, "end_date") if args.get("end_date") is not None else None
     pre = optional_date(args, "pre_date")
     records = []
     for p in ctx.market.fundamentals.disclosures.plans(code):
@@ -539,7 +544,7 @@ def _disclosure_tools() -> list[ToolSpec]:
                     fld("pre_date", "date", None, "scheduled disclosure date", "预计披露日期"),
                     fld("actual_date", "date", None, "actual disclosure date (empty until disclosed)", "实际披露日期"),
                     fld("modify_date", "date", None, "date the schedule was changed", "披露日期修正记录")],
-            params=[ts_code_param(), ParamSpec("end_date", "str", "report period YYYYMMDD (quarter end)"), date_param("pre_date", "scheduled disclosure date YYYYMMDD")],
+            params=[ts_code_param(), ParamSpec("end_date", "date", "report period YYYYMMDD (quarter end)", fmt=YMD), date_param("pre_date", "scheduled disclosure date YYYYMMDD")],
             handler=_disclosure_handler, date_params=[("end_date", YMD, "period"), ("pre_date", YMD, "point")],
             time_key="end_date", **base,
         ),

@@ -12,6 +12,7 @@ import dagster as dg
 from livesearch_pipeline.construction.enumerate import enumerate_candidates
 from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, FilterCount, ProbeRow
 from livesearch_pipeline.construction.pipeline import (
+    RESERVE_FACTOR,
     TABLES,
     group_entities,
     read_catalog,
@@ -20,7 +21,7 @@ from livesearch_pipeline.construction.pipeline import (
     write_catalog,
     write_table,
 )
-from livesearch_pipeline.construction.pool import PoolPolicy, select_pool, write_pool
+from livesearch_pipeline.construction.pool import PoolPolicy, preselect, select_pool, write_pool
 from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools
 from livesearch_pipeline.construction.verbalize import LLMVerbalizerConfig
 from livesearch_pipeline.core.models import Question
@@ -139,13 +140,16 @@ def verbalized_questions(storage: StorageResource) -> dg.MaterializeResult:
     """Question texts (LLM when LIVESEARCH_LLM_MODEL is set, else the template), clamped and date-gated."""
     paths = storage.paths()
     rows = read_table(paths.construction / TABLES["candidates"], Candidate)
+    policy = PoolPolicy()
+    reserve = preselect(rows, policy.max_per_signature * RESERVE_FACTOR, policy.seed)
     llm = llm_config_from_env(paths.cache / "llm")
-    questions, rejects = asyncio.run(verbalize_candidates(rows, llm))
+    questions, rejects = asyncio.run(verbalize_candidates(reserve, llm))
     write_table(paths.construction / TABLES["verbalized"], questions)
     write_table(paths.construction / TABLES["rejects"], rejects)
     return dg.MaterializeResult(metadata={
         **_table_meta(len(questions), paths.construction / TABLES["verbalized"]),
         "verbalizer": llm.model if llm else "template",
+        "candidates_verbalized": len(reserve),
         "rejects": len(rejects),
         "rejects_by_stage": dg.MetadataValue.json(dict(Counter(r.stage for r in rejects))),
     })

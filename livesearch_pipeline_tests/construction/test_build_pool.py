@@ -1,0 +1,131 @@
+"""build_pool end to end against the embedded service in-process, with a fixed clock.
+
+Restricted to a few data tools and three entities per class (the lowest, a middle and the
+highest visibility level; the scorer's listing is trimmed by a thin client wrapper) so that two
+full builds stay within seconds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from livesearch_pipeline.construction.pipeline import TABLES, BuildConfig, build_pool, read_table
+from livesearch_pipeline.construction.pool import POOL_FILE
+from livesearch_pipeline.construction.models import ProbeRow
+from livesearch_pipeline.construction.sampling import VISIBILITY_TOOL
+from livesearch_pipeline.core.catalog import Catalog
+from livesearch_pipeline.core.client import ToolClient
+from livesearch_pipeline.core.dategate import check_text
+from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.core.qid import compute_qid
+from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
+from livesearch_pipeline.dataservice.client import McpToolClient
+from livesearch_pipeline.dataservice.server import DataService
+
+pytestmark = pytest.mark.slow
+
+CLOCK = dt.date(2026, 11, 27)
+DATA_TOOLS = {"daily", "hk_daily", "us_daily", "cn_cpi", "shibor"}
+
+
+class ThreeLevelsPerClass(ToolClient):
+    """Delegates every call; trims the scorer's listing to one entity at each of three levels."""
+
+    def __init__(self, inner: ToolClient) -> None:
+        self._inner = inner
+
+    @property
+    def identity(self) -> str:
+        return self._inner.identity
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        response = await self._inner.call_tool(name, arguments)
+        if name != VISIBILITY_TOOL:
+            return response
+        first_per_level: dict[int, dict[str, Any]] = {}
+        for item in sorted(response["items"], key=lambda item: item["ts_code"]):
+            first_per_level.setdefault(int(item["visibility"]), item)
+        levels = sorted(first_per_level)
+        kept = sorted({levels[0], levels[len(levels) // 2], levels[-1]})
+        return {**response, "items": [first_per_level[level] for level in kept]}
+
+
+def _restricted(catalog: Catalog) -> Catalog:
+    tools = [t for t in catalog.tools if t.name in DATA_TOOLS or not t.defines_gold]
+    assert {t.name for t in tools if t.defines_gold} == DATA_TOOLS
+    return catalog.model_copy(update={"tools": tools})
+
+
+async def _build(root: Path):
+    service = DataService(specs=collect_tool_specs(["quotes_cn", "hk_us", "macro", "utility"]),
+                          config=ServiceConfig(clock=CLOCK))
+    async with McpToolClient.in_process(service) as client:
+        catalog = _restricted(await client.list_tools())
+        report = await build_pool(ThreeLevelsPerClass(client), catalog, root / "construction", root / "pool",
+                                  BuildConfig(as_of=CLOCK))
+    return catalog, report
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    first_root, second_root = tmp_path_factory.mktemp("first"), tmp_path_factory.mktemp("second")
+    first = anyio.run(_build, first_root)
+    second = anyio.run(_build, second_root)
+    return first_root, first, second_root, second
+
+
+def _pool(root: Path) -> list[Question]:
+    return read_table(root / "pool" / POOL_FILE, Question)
+
+
+def test_pool_questions_pass_the_date_gate_and_use_data_tools_only(builds):
+    root, (catalog, report), _, _ = builds
+    questions = _pool(root)
+    assert len(questions) == report.pool_size == report.manifest.questions > 0
+    data_tools = {t.name for t in catalog.data_tools()}
+    for q in questions:
+        for text in (q.question, q.question_zh):
+            if text is not None:
+                assert check_text(text).passed, (q.qid, text)
+        assert {c.tool for c in q.program.calls} <= data_tools, q.qid
+
+
+def test_pool_qids_are_unique_and_are_the_content_hash(builds):
+    root, _, _, _ = builds
+    questions = _pool(root)
+    assert len({q.qid for q in questions}) == len(questions)
+    assert all(q.qid == compute_qid(q.program, q.entity) for q in questions)
+
+
+def test_pool_has_all_three_tiers_and_respects_the_caps(builds):
+    root, (_, report), _, _ = builds
+    questions = _pool(root)
+    assert {q.tier for q in questions} == {"T1", "T2", "T3"}
+    policy = BuildConfig(as_of=CLOCK).policy
+    assert max(Counter(q.signature for q in questions).values()) <= policy.max_per_signature
+    assert max(Counter(q.program.calls[0].tool for q in questions).values()) <= policy.max_per_tool
+    assert {q.provenance.verbalizer for q in questions} == {"template"}
+    assert {q.provenance.pool_version for q in questions} == {report.manifest.version}
+
+
+def test_probe_table_records_the_restricted_tools(builds):
+    root, (_, report), _, _ = builds
+    probe = read_table(root / "construction" / TABLES["probe"], ProbeRow)
+    assert probe == report.probe
+    assert {row.tool for row in probe} == DATA_TOOLS
+    assert all(row.usable for row in probe if row.tool in {"daily", "hk_daily", "us_daily"})
+
+
+def test_second_build_into_a_fresh_directory_is_byte_identical(builds):
+    first_root, (_, first), second_root, (_, second) = builds
+    assert (first_root / "pool" / POOL_FILE).read_bytes() == (second_root / "pool" / POOL_FILE).read_bytes()
+    assert first.manifest.version == second.manifest.version
+    for table in ("candidates", "verbalized", "coverage"):
+        assert (first_root / "construction" / TABLES[table]).read_bytes() == \
+            (second_root / "construction" / TABLES[table]).read_bytes(), table

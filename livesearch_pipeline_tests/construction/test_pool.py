@@ -1,0 +1,128 @@
+"""Stage 6: the pool filter's caps, solved-signature drop and re-instantiation; pool files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from livesearch_pipeline.construction.pool import (
+    MANIFEST_FILE,
+    POOL_FILE,
+    PoolPolicy,
+    SignatureHistory,
+    read_manifest,
+    select_pool,
+    visibility_band,
+    write_pool,
+)
+from livesearch_pipeline.core.models import Question
+from livesearch_pipeline_tests.construction.builders import question
+
+CREATED = dt.datetime(2026, 11, 27, 8, 0, tzinfo=dt.timezone.utc)
+
+
+def _group(signature: str, levels, *, tool: str = "bars", tier: str = "T1", prefix: str = "6") -> list[Question]:
+    return [question(f"{prefix}{i:05d}.SH", signature=signature, visibility=v, tool=tool, tier=tier)
+            for i, v in enumerate(levels)]
+
+
+def test_cap_per_signature_spreads_over_visibility():
+    group = _group("sig-a", [0, 0, 5, 5, 10, 10])
+    selection = select_pool(group, {}, PoolPolicy(max_per_signature=3, max_per_tool=50))
+    assert len(selection.questions) == 3 and selection.capped_by_signature == 3
+    assert sorted(q.visibility for q in selection.questions) == [0, 5, 10]
+    assert [q.qid for q in selection.questions] == sorted(q.qid for q in selection.questions)
+
+
+def test_cap_per_tool_keeps_every_signature_of_the_tool():
+    questions = [*_group("sig-a", [1, 2, 3], prefix="6"), *_group("sig-b", [1, 2, 3], prefix="0", tier="T3"),
+                 *_group("sig-c", [1, 2], tool="other", prefix="3")]
+    selection = select_pool(questions, {}, PoolPolicy(max_per_signature=3, max_per_tool=4))
+    by_tool = {}
+    for q in selection.questions:
+        by_tool.setdefault(q.program.calls[0].tool, []).append(q.signature)
+    assert len(by_tool["bars"]) == 4 and set(by_tool["bars"]) == {"sig-a", "sig-b"}
+    assert len(by_tool["other"]) == 2
+    assert selection.capped_by_tool == 2 and selection.capped_by_signature == 0
+
+
+def test_signatures_every_evaluated_agent_solved_are_dropped():
+    questions = [*_group("sig-solved", [1, 5]), *_group("sig-open", [1, 5], prefix="0"),
+                 *_group("sig-unseen", [2], prefix="3")]
+    history = {
+        "sig-solved": SignatureHistory(agents_evaluated=3, agents_solved=3, served_qids=frozenset()),
+        "sig-open": SignatureHistory(agents_evaluated=3, agents_solved=2, served_qids=frozenset()),
+        "sig-never-built": SignatureHistory(agents_evaluated=1, agents_solved=1, served_qids=frozenset()),
+    }
+    selection = select_pool(questions, history)
+    assert selection.dropped_solved_signatures == ["sig-solved"]
+    assert {q.signature for q in selection.questions} == {"sig-open", "sig-unseen"}
+
+
+def test_no_agent_evaluated_drops_nothing():
+    questions = _group("sig-a", [1])
+    history = {"sig-a": SignatureHistory(agents_evaluated=0, agents_solved=0, served_qids=frozenset())}
+    assert [q.qid for q in select_pool(questions, history).questions] == [questions[0].qid]
+
+
+def test_reinstantiation_uses_fresh_entities_of_the_served_band():
+    group = _group("sig-a", [1, 2, 3, 0, 5, 9, 10])
+    served = group[0]
+    history = {"sig-a": SignatureHistory(agents_evaluated=2, agents_solved=1, served_qids=frozenset({served.qid}))}
+    selection = select_pool(group, history, PoolPolicy(max_per_signature=2))
+    assert len(selection.questions) == 2 and selection.reinstantiated == 2
+    assert served.qid not in {q.qid for q in selection.questions}
+    assert all(visibility_band(q.visibility) == visibility_band(served.visibility) for q in selection.questions)
+    assert {q.entity for q in selection.questions} <= {q.entity for q in group[1:4]}
+
+
+def test_reinstantiated_questions_record_what_they_derive_from():
+    group = _group("sig-a", [1, 2, 3])
+    history = {"sig-a": SignatureHistory(agents_evaluated=1, agents_solved=0, served_qids=frozenset({group[0].qid}))}
+    selection = select_pool(group, history)
+    assert selection.questions
+    assert all(q.provenance.derived_from == group[0].qid for q in selection.questions)
+
+
+def test_selection_is_reproducible_and_order_independent():
+    questions = [*_group("sig-a", list(range(11))), *_group("sig-b", list(range(11)), prefix="0")]
+    first = select_pool(questions, {})
+    again = select_pool(list(reversed(questions)), {})
+    assert [q.qid for q in first.questions] == [q.qid for q in again.questions]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_write_pool_twice_is_byte_identical(tmp_path):
+    questions = [*_group("sig-a", [1, 5]), *_group("sig-b", [3], prefix="0")]
+    first = write_pool(tmp_path, questions, data_service="fake-service")
+    files = {name: (tmp_path / name).read_bytes() for name in (POOL_FILE, MANIFEST_FILE)}
+    second = write_pool(tmp_path, list(reversed(questions)), data_service="fake-service")
+    assert second == first
+    assert {name: (tmp_path / name).read_bytes() for name in files} == files
+    assert read_manifest(tmp_path) == first
+
+
+def test_write_pool_stamps_version_and_hash(tmp_path):
+    import hashlib
+
+    questions = _group("sig-a", [1, 5])
+    manifest = write_pool(tmp_path, questions, data_service="fake-service", created_at=CREATED)
+    data = (tmp_path / POOL_FILE).read_bytes()
+    assert manifest.sha256 == hashlib.sha256(data).hexdigest() and manifest.questions == 2
+    lines = [Question.model_validate_json(line) for line in data.decode().splitlines()]
+    assert [q.qid for q in lines] == sorted(q.qid for q in questions)
+    assert {q.provenance.pool_version for q in lines} == {manifest.version}
+    assert json.loads((tmp_path / MANIFEST_FILE).read_text())["created_at"].startswith("2026-11-27T08:00")
+    other = tmp_path / "other"
+    write_pool(other, questions, data_service="fake-service", created_at=CREATED)
+    assert (other / POOL_FILE).read_bytes() == data
+    assert (other / MANIFEST_FILE).read_bytes() == (tmp_path / MANIFEST_FILE).read_bytes()
+
+
+def test_read_manifest_of_an_empty_directory_says_what_to_do(tmp_path):
+    with pytest.raises(FileNotFoundError, match="build-pool"):
+        read_manifest(tmp_path)

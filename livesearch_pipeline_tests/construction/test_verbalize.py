@@ -1,0 +1,158 @@
+"""Stage 5: formats and proposed rules, template texts, the clamp and the date gate."""
+
+from __future__ import annotations
+
+import pytest
+
+from livesearch_pipeline.construction.enumerate import proposed_rule, value_format
+from livesearch_pipeline.construction.verbalize import (
+    TEMPLATE,
+    Verbalized,
+    finalize,
+    template_question_en,
+    template_question_zh,
+    template_verbalize,
+)
+from livesearch_pipeline.core.catalog import FieldMeta
+from livesearch_pipeline.core.dategate import check_text
+from livesearch_pipeline.core.models import Format, MatchRule
+from livesearch_pipeline_tests.construction.builders import candidate
+
+PRICE = FieldMeta(name="close", type="number", unit="CNY", description="closing price")
+PCT = FieldMeta(name="pct_chg", type="number", unit="%", description="daily change")
+VOLUME = FieldMeta(name="vol", type="integer", unit="lots", description="volume")
+NAME = FieldMeta(name="industry", type="text", description="industry")
+LISTED = FieldMeta(name="list_date", type="date", description="listing date")
+
+
+# --------------------------------------------------------------------------- formats and rules
+
+
+@pytest.mark.parametrize(
+    ("field", "aggregate", "sample", "expected"),
+    [
+        (PRICE, None, 1688.5, Format(kind="number", decimals=2, unit="CNY")),
+        (PRICE, None, 0.35, Format(kind="number", decimals=4, unit="CNY")),
+        (PRICE, "std", 1688.5, Format(kind="number", decimals=4, unit="CNY")),
+        (PRICE, "pct_change", 1688.5, Format(kind="percent", decimals=2, unit="%")),
+        (PRICE, "argmax", 1688.5, Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")),
+        (PRICE, "count", 1688.5, Format(kind="integer")),
+        (PCT, None, 1.25, Format(kind="percent", decimals=2, unit="%")),
+        (PCT, None, 0.05, Format(kind="percent", decimals=4, unit="%")),
+        (VOLUME, "sum", 120, Format(kind="integer", unit="lots")),
+        (VOLUME, "mean", 120, Format(kind="number", decimals=2, unit="lots")),
+        (NAME, None, "Liquor", Format(kind="text")),
+        (LISTED, None, "20010827", Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")),
+    ],
+)
+def test_value_format(field, aggregate, sample, expected):
+    assert value_format(field, aggregate, sample, "%Y%m%d") == expected
+
+
+def test_proposed_rule_by_format_kind():
+    assert proposed_rule(Format(kind="text")) == MatchRule(rule="semantic")
+    assert proposed_rule(Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")) == MatchRule(rule="exact")
+    assert proposed_rule(Format(kind="integer", unit="lots")) == MatchRule(rule="exact", unit="lots")
+    assert proposed_rule(Format(kind="number", decimals=2, unit="CNY")) == MatchRule(
+        rule="approx", unit="CNY", decimals=2)
+    assert proposed_rule(Format(kind="percent", decimals=4, unit="%")) == MatchRule(
+        rule="approx", unit="%", decimals=4)
+
+
+# --------------------------------------------------------------------------- template texts
+
+ANCHORS = [
+    ("latest", None, None, "T1"),
+    ("snapshot:5", None, None, "T2"),
+    ("window:20", "mean", Format(kind="number", decimals=2, unit="CNY"), "T3"),
+    ("window:60", "pct_change", Format(kind="percent", decimals=2, unit="%"), "T3"),
+    ("window:5", "argmax", Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d"), "T3"),
+]
+
+
+@pytest.mark.parametrize(("anchor", "aggregate", "fmt", "tier"), ANCHORS)
+def test_template_texts_pass_the_date_gate_and_state_unit_and_precision(anchor, aggregate, fmt, tier):
+    c = candidate(anchor=anchor, aggregate=aggregate, fmt=fmt, tier=tier)
+    en, zh = template_question_en(c), template_question_zh(c)
+    assert zh is not None, "a Chinese-market entity with a Chinese field description gets a Chinese text"
+    for text in (en, zh):
+        assert check_text(text).passed, check_text(text).hits
+        assert "600519.SH" in text
+    final = c.program.extract.format
+    if final.kind == "number":
+        assert "in CNY" in en and "rounded to 2 decimal places" in en
+        assert "以CNY为单位" in zh and "保留2位小数" in zh
+    elif final.kind == "percent":
+        assert "percentage" in en and "2 decimal places" in en
+        assert "百分比" in zh and "保留2位小数" in zh
+    else:
+        assert "YYYY-MM-DD" in en and "YYYY-MM-DD" in zh
+    if anchor.startswith("window:"):
+        n = anchor.split(":")[1]
+        assert f"last {n} " in en and f"最近{n}个" in zh
+
+
+def test_no_chinese_text_outside_chinese_markets():
+    c = candidate("AAPL.O", asset_class="us_equity")
+    assert template_question_zh(c) is None
+    assert check_text(template_question_en(c)).passed
+
+
+def test_template_verbalize_labels_itself():
+    (v,) = template_verbalize([candidate()])
+    assert v.verbalizer == TEMPLATE
+    assert v.proposed == MatchRule(rule="approx", unit="CNY", decimals=2)
+
+
+def test_unknown_anchor_is_an_error_naming_the_candidate():
+    c = candidate(anchor="sideways")
+    with pytest.raises(ValueError, match=c.qid):
+        template_question_en(c)
+
+
+# --------------------------------------------------------------------------- finalize
+
+
+def test_finalize_rejects_an_absolute_date_into_the_date_gate():
+    c = candidate()
+    items = [Verbalized(c, "What was the closing price of 600519.SH on 2026-10-27?", None,
+                        MatchRule(rule="approx", decimals=2), "litellm:m")]
+    questions, rejects = finalize(items)
+    assert questions == []
+    (reject,) = rejects
+    assert (reject.qid, reject.stage) == (c.qid, "date_gate")
+    assert "2026-10-27" in reject.reason
+    assert reject.question == items[0].question and reject.proposed_match == items[0].proposed
+
+
+def test_finalize_gates_the_chinese_text_too():
+    c = candidate()
+    items = [Verbalized(c, template_question_en(c), "2026年10月27日贵州茅台的收盘价是多少？", MatchRule(rule="approx"), "t")]
+    questions, rejects = finalize(items)
+    assert questions == [] and [r.stage for r in rejects] == ["date_gate"]
+
+
+def test_finalize_never_keeps_exact_on_an_aggregate():
+    c = candidate(anchor="window:20", aggregate="mean", tier="T3", observed_value=1700.123)
+    (q,), rejects = finalize([Verbalized(c, template_question_en(c), template_question_zh(c),
+                                         MatchRule(rule="exact", rel_tol=0.5), "litellm:m")])
+    assert rejects == []
+    assert q.match.rule == "approx"
+    assert q.match.unit == "CNY" and q.match.decimals == 2
+    assert q.match.rel_tol is None or q.match.rel_tol <= 0.01
+    assert any(d.field == "rule" and d.applied == "approx" for d in q.provenance.clamp)
+    assert q.provenance.proposed_match == MatchRule(rule="exact", rel_tol=0.5)
+    assert (q.qid, q.tier, q.signature, q.entity) == (c.qid, "T3", c.signature, c.entity)
+
+
+def test_finalize_turns_a_semantic_rule_on_a_number_into_approx():
+    c = candidate()
+    (q,), _ = finalize([Verbalized(c, template_question_en(c), None, MatchRule(rule="semantic"), "t")])
+    assert q.match.rule == "approx"
+
+
+def test_finalize_keeps_a_template_pool_as_proposed_when_within_bounds():
+    cs = [candidate(), candidate("000001.SZ", visibility=4)]
+    questions, rejects = finalize(template_verbalize(cs))
+    assert rejects == [] and sorted(q.qid for q in questions) == sorted(c.qid for c in cs)
+    assert all(q.provenance.verbalizer == TEMPLATE for q in questions)
