@@ -17,7 +17,8 @@ from typing import Sequence
 
 from pydantic import ValidationError
 
-from livesearch_pipeline.construction.models import Candidate, CandidateFacts, RejectRow
+from livesearch_pipeline.construction.enumerate import proposed_rule
+from livesearch_pipeline.construction.models import Candidate, RejectRow
 from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM, verbalizer_user_message
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.matching import clamp_rule
@@ -191,12 +192,7 @@ def template_question_zh(c: Candidate) -> str | None:
 
 
 def template_rule(c: Candidate) -> MatchRule:
-    fmt = c.program.extract.format
-    if fmt.kind == "text":
-        return MatchRule(rule="semantic")
-    if fmt.kind in ("date", "integer"):
-        return MatchRule(rule="exact", unit=fmt.unit)
-    return MatchRule(rule="approx", unit=fmt.unit, decimals=fmt.decimals)
+    return proposed_rule(c.program.extract.format)
 
 
 def template_verbalize(candidates: Sequence[Candidate]) -> list[Verbalized]:
@@ -260,10 +256,6 @@ def _strip_fences(text: str) -> str:
 # --------------------------------------------------------------------------- clamp and gate
 
 
-def _value_kind(fmt: Format) -> str:
-    return fmt.kind
-
-
 def finalize(items: Sequence[Verbalized]) -> tuple[list[Question], list[RejectRow]]:
     """Clamp each proposed rule and gate each text; build the question records."""
     questions: list[Question] = []
@@ -284,7 +276,7 @@ def finalize(items: Sequence[Verbalized]) -> tuple[list[Question], list[RejectRo
             value = c.facts.observed_value
             try:
                 rule, decisions = clamp_rule(v.proposed, fmt, aggregate=c.program.extract.aggregate,
-                                             value_kind=_value_kind(fmt),
+                                             value_kind=fmt.kind,
                                              value=float(value) if isinstance(value, (int, float)) else None)
             except ValueError as exc:
                 rejects.append(RejectRow(qid=c.qid, stage="clamp", reason=str(exc), question=v.question,
