@@ -46,6 +46,8 @@ def sample_arguments(meta: ToolMeta, service: DataService) -> dict[str, Any] | N
         if param.name in date_params and (param.required or uses_window and date_params[param.name].role != "point"):
             date_param = date_params[param.name]
             args[param.name] = _sample_date(date_param.fmt, date_param.role)
+            if "%H" in (meta.time_key_fmt or "") and date_param.role == "start":  # minute bars: a few sessions
+                args[param.name] = sessions_back(meta.calendar or "XSHG", CLOCK, 3).strftime(date_param.fmt)
         elif param.required and param.enum:
             args[param.name] = param.enum[0]
         elif param.required:

@@ -112,6 +112,12 @@ class Fundamentals:
     def __init__(self, market: Any) -> None:
         self.market = market
         self._cache: dict[str, tuple[Report, ...]] = {}
+        # What is known on a date changes only on announcement dates: point-in-time lookups are
+        # memoised per (code, epoch), the number of distinct announcement dates passed, so that
+        # valuation tools asking about every session of a decade stay fast.
+        self._ann_dates: dict[str, list[dt.date]] = {}
+        self._known: dict[tuple[str, int], tuple[Report, ...]] = {}
+        self._ttm_known: dict[tuple[str, str, int], float | None] = {}
 
     # ------------------------------------------------------------------ public API
 
@@ -126,7 +132,22 @@ class Fundamentals:
 
     def announced(self, code: str, as_of: dt.date) -> list[Report]:
         """Reports announced on or before `as_of`, oldest first (by period end)."""
-        return [r for r in self.reports(code) if r.ann_date <= as_of]
+        return list(self._announced_in_epoch(code, self._epoch(code, as_of)))
+
+    def _epoch(self, code: str, as_of: dt.date) -> int:
+        dates = self._ann_dates.get(code)
+        if dates is None:
+            dates = sorted({r.ann_date for r in self.reports(code)})
+            self._ann_dates[code] = dates
+        return bisect.bisect_right(dates, as_of)
+
+    def _announced_in_epoch(self, code: str, epoch: int) -> tuple[Report, ...]:
+        known = self._known.get((code, epoch))
+        if known is None:
+            last_date = self._ann_dates[code][epoch - 1] if epoch else dt.date.min
+            known = tuple(r for r in self.reports(code) if r.ann_date <= last_date)
+            self._known[(code, epoch)] = known
+        return known
 
     def report(self, code: str, end_date: dt.date) -> Report | None:
         return next((r for r in self.reports(code) if r.end_date == end_date), None)
@@ -142,7 +163,7 @@ class Fundamentals:
 
     def book_equity(self, code: str, date: dt.date) -> float | None:
         """Equity attributable to the parent from the latest balance sheet announced by `date`."""
-        known = self.announced(code, date)
+        known = self._announced_in_epoch(code, self._epoch(code, date))
         return known[-1].values["total_hldr_eqy_exc_min_int"] if known else None
 
     @cached_property
@@ -156,7 +177,14 @@ class Fundamentals:
     # ------------------------------------------------------------------ TTM
 
     def _ttm(self, code: str, date: dt.date, line: str) -> float | None:
-        known = self.announced(code, date)
+        epoch = self._epoch(code, date)
+        key = (code, line, epoch)
+        if key not in self._ttm_known:
+            self._ttm_known[key] = self._ttm_of(self._announced_in_epoch(code, epoch), line)
+        return self._ttm_known[key]
+
+    @staticmethod
+    def _ttm_of(known: tuple[Report, ...], line: str) -> float | None:
         if not known:
             return None
         latest = known[-1]

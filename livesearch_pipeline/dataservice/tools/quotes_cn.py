@@ -144,7 +144,9 @@ def entities_or_one(ctx: ToolContext, entity: Entity | None, asset_class: str, p
 
 
 def bar_record(bars: Bars, k: int, decimals: int, pct_name: str = "pct_chg") -> Record:
-    close, pre = float(bars.close[k]), float(bars.pre_close[k])
+    # change and pct_chg follow from the prices as served (rounded to `decimals`), so that a
+    # reader recomputing close - pre_close from the record gets the published change exactly.
+    close, pre = round(float(bars.close[k]), decimals), round(float(bars.pre_close[k]), decimals)
     change = round(close - pre, decimals)
     return {
         "ts_code": bars.code,
@@ -375,6 +377,10 @@ SESSION_MINUTES = {
     "XNYS": ((9 * 60 + 30, 16 * 60),),
 }
 FREQS = {"1min": 1, "5min": 5, "15min": 15, "30min": 30, "60min": 60}
+# A window of years would build millions of bars before paging and hold the server for minutes
+# (Tushare caps stk_mins per call for the same reason). 100 sessions leaves room above the widest
+# window the construction stage explores (60 sessions).
+MAX_MINUTE_SESSIONS = 100
 
 
 @dataclass(frozen=True)
@@ -447,6 +453,11 @@ def minute_records(ctx: ToolContext, args: dict[str, Any], tool: str, classes: t
         start = end
     bars = ctx.market.prices.daily(entity.code)
     rows = list(rows_of(bars, start, end))
+    if len(rows) > MAX_MINUTE_SESSIONS:
+        raise ToolInputError(
+            f"{tool}: {ymd(start)}..{ymd(end)} spans {len(rows)} sessions; minute bars are served for at most "
+            f"{MAX_MINUTE_SESSIONS} sessions per call (up to 390 one-minute bars each): narrow start_date/end_date"
+        )
     step = FREQS[freq]
     records: list[Record] = []
     for k in rows:
@@ -491,7 +502,7 @@ def minute_fields(currency: str, code_desc: str) -> list[F]:
 MINUTE_PARAMS = (
     ParamSpec("freq", "str", "bar length", enum=tuple(FREQS)),
     ParamSpec("trade_date", "date", "session (YYYYMMDD)", fmt=YMD),
-    ParamSpec("start_date", "date", "first session (YYYYMMDD); keep windows short, a session has 240-390 one-minute bars", fmt=YMD),
+    ParamSpec("start_date", "date", f"first session (YYYYMMDD); at most {MAX_MINUTE_SESSIONS} sessions per call, a session has 240-390 one-minute bars", fmt=YMD),
     ParamSpec("end_date", "date", "last session (YYYYMMDD)", fmt=YMD),
 )
 
