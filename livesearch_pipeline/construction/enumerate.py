@@ -15,7 +15,7 @@ import datetime as dt
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
 from livesearch_pipeline.construction.sampling import (
@@ -209,6 +209,16 @@ def _is_session_windowed(tool: ToolMeta) -> bool:
     return any(spec.sessions_back is not None and spec.sessions_back > 0 for spec in dates.values())
 
 
+def period_anchor(dates: Mapping[str, DateSpec]) -> str | None:
+    """`period:<name>:<periods_back>` when the call is pinned to one completed period.
+
+    Such a call returns that period only, so the question must name the same relative period
+    the program asks for (not "the most recent one published").
+    """
+    spec = next((s for s in dates.values() if s.period is not None), None)
+    return None if spec is None else f"period:{spec.period}:{spec.periods_back}"
+
+
 def drafts_for(tool: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str, Any]], counts: _Counts) -> list[_Draft]:
     """Every extractor shape that makes sense for this tool's time key, on observed records."""
     cal = _calendar(tool, entity)
@@ -253,10 +263,13 @@ def drafts_for(tool: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str
         return drafts
 
     latest_dates = window_dates(tool, cal, sessions=LATEST_WINDOW)
+    latest_anchor = period_anchor(latest_dates) or "latest"
+    # A call pinned to a past completed period asks a simple historical question, not a live one.
+    latest_tier = "T1" if latest_anchor == "latest" else "T2"
     for f in numeric:
         fmt = value_format(f, None, sample(f), key_fmt)
         select = Selection(mode="latest", key=key, key_fmt=key_fmt, where=where)
-        drafts.append(_Draft(program(latest_dates, select, f, None, fmt), entity, tool, f, "latest", "T1", refresh))
+        drafts.append(_Draft(program(latest_dates, select, f, None, fmt), entity, tool, f, latest_anchor, latest_tier, refresh))
         if windowed:
             snap = Selection(mode="snapshot", key=key, key_fmt=key_fmt, where=where,
                              anchor=DateSpec(sessions_back=SNAPSHOT_BACK, calendar=cal, fmt=key_fmt))

@@ -35,6 +35,7 @@ class ProbeRow(StrictModel):
     errors: int
     usable: bool
     sample: list[str]
+    note: str | None = None  # why the tool was not sampled at all
 
 
 class CoverageRow(StrictModel):

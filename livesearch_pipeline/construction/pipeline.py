@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from livesearch_pipeline.construction.enumerate import EnumerationResult, enumerate_candidates
 from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, FilterCount, ProbeRow, RejectRow
 from livesearch_pipeline.construction.pool import PoolPolicy, SignatureHistory, preselect, select_pool, write_pool
-from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools
+from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools, restrict_catalog
 from livesearch_pipeline.construction.verbalize import (
     LLMVerbalizerConfig,
     finalize,
@@ -92,6 +92,8 @@ class BuildConfig:
     coverage_seed: int = 11
     policy: PoolPolicy = PoolPolicy()
     llm: LLMVerbalizerConfig | None = None
+    # Data tools to build from (names from the catalog); empty = every data tool.
+    tools: tuple[str, ...] = ()
 
 
 @dataclass
@@ -104,6 +106,12 @@ class BuildReport:
     rejects: list[RejectRow]
     pool_size: int
     stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def reserve_for_verbalizing(candidates: Sequence[Candidate], policy: PoolPolicy) -> list[Candidate]:
+    """The candidates worth a text: RESERVE_FACTOR times what the pool's caps can take."""
+    return preselect(candidates, policy.max_per_signature * RESERVE_FACTOR, policy.seed,
+                     signatures_per_tool=policy.max_per_tool * RESERVE_FACTOR)
 
 
 async def verbalize_candidates(candidates: Sequence[Candidate], llm: LLMVerbalizerConfig | None) -> tuple[list[Question], list[RejectRow]]:
@@ -124,29 +132,38 @@ async def build_pool(
     history: dict[str, SignatureHistory] | None = None,
 ) -> BuildReport:
     """Run stages 2–6 against `client` and write every table plus the pool."""
+    restricted = restrict_catalog(catalog, config.tools)
     seconds: dict[str, float] = {}
-    started = time.perf_counter()
+    started = mark = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        seconds[stage] = now - mark
+        mark = now
+
     write_catalog(construction_dir / TABLES["catalog"], catalog)
     entities = await load_entities(client, catalog)
     write_table(construction_dir / TABLES["entities"], [e for group in entities.values() for e in group])
-    probe = await probe_tools(client, catalog, entities, config.as_of, sample_size=config.sample_size, seed=config.probe_seed)
+    probe = await probe_tools(client, restricted, entities, config.as_of,
+                              sample_size=config.sample_size, seed=config.probe_seed)
     write_table(construction_dir / TABLES["probe"], probe)
-    seconds["probe"] = time.perf_counter() - started
+    lap("probe")
     coverage = plan_coverage(probe, catalog, entities, seed=config.coverage_seed)
     write_table(construction_dir / TABLES["coverage"], coverage)
-    mark = time.perf_counter()
+    lap("coverage")
     enumeration = await enumerate_candidates(client, catalog, coverage, entities, config.as_of)
     write_table(construction_dir / TABLES["candidates"], enumeration.candidates)
     write_table(construction_dir / TABLES["filters"], enumeration.filters)
-    seconds["enumerate"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    reserve = preselect(enumeration.candidates, config.policy.max_per_signature * RESERVE_FACTOR, config.policy.seed)
+    lap("enumerate")
+    reserve = reserve_for_verbalizing(enumeration.candidates, config.policy)
     questions, rejects = await verbalize_candidates(reserve, config.llm)
     write_table(construction_dir / TABLES["verbalized"], questions)
     write_table(construction_dir / TABLES["rejects"], rejects)
-    seconds["verbalize"] = time.perf_counter() - mark
+    lap("verbalize")
     selection = select_pool(questions, history or {}, config.policy)
     manifest = write_pool(pool_dir, selection.questions, data_service=client.identity)
+    lap("pool")
     seconds["total"] = time.perf_counter() - started
     return BuildReport(manifest=manifest, probe=probe, coverage=coverage, enumeration=enumeration,
                        verbalized=len(questions), rejects=rejects, pool_size=len(selection.questions),

@@ -114,12 +114,24 @@ def _spread(pool: Sequence[Question], n: int, rng: random.Random) -> list[Questi
     return (chosen + rest)[:n]
 
 
-def preselect(candidates: Sequence, per_signature: int, seed: int = 17) -> list:
+def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatures_per_tool: int | None = None) -> list:
     """Before verbalizing (an LLM costs money): keep a reserve of `per_signature` candidates per
-    signature, spread over visibility levels; stage 6 picks the pool from these."""
+    signature, spread over visibility levels; stage 6 picks the pool from these.
+
+    With `signatures_per_tool`, only each tool's first signatures in the order the pool's
+    per-tool cap visits them (tier, then signature) are kept: the cap's round-robin never
+    reaches the others unless evaluation history drops many before them.
+    """
     by_signature: dict[str, list] = defaultdict(list)
     for c in sorted(candidates, key=lambda c: c.qid):
         by_signature[c.signature].append(c)
+    if signatures_per_tool is not None:
+        by_tool: dict[str, list[str]] = defaultdict(list)
+        for signature, group in by_signature.items():
+            by_tool[group[0].program.calls[0].tool].append(signature)
+        reachable = {s for sigs in by_tool.values()
+                     for s in sorted(sigs, key=lambda s: (by_signature[s][0].tier, s))[:signatures_per_tool]}
+        by_signature = {s: g for s, g in by_signature.items() if s in reachable}
     kept = []
     for signature in sorted(by_signature):
         rng = random.Random(f"{seed}:{signature}")

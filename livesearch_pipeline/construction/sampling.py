@@ -66,6 +66,26 @@ async def load_entities(client: ToolClient, catalog: Catalog) -> dict[str, list[
     return by_class
 
 
+def restrict_catalog(catalog: Catalog, tools: Sequence[str]) -> Catalog:
+    """The catalog with only the named data tools; every data tool when `tools` is empty.
+
+    Tools of other roles stay: the visibility scorer is a utility tool, and the exclusion of
+    search/intraday/utility tools from gold programs is decided by role, not by this list.
+    """
+    if not tools:
+        return catalog
+    wanted = set(tools)
+    known = {t.name: t for t in catalog.tools}
+    unknown = sorted(wanted - known.keys())
+    if unknown:
+        raise ConstructionError(f"tool restriction names tools the data service {catalog.service!r} does not have: {unknown}")
+    not_data = sorted(name for name in wanted if not known[name].defines_gold)
+    if not_data:
+        roles = {name: known[name].role for name in not_data}
+        raise ConstructionError(f"tool restriction names tools that can never define a gold program: {roles}")
+    return catalog.model_copy(update={"tools": [t for t in catalog.tools if t.name in wanted or not t.defines_gold]})
+
+
 def tool_classes(tool: ToolMeta) -> list[str]:
     """The asset classes a tool is probed for: instrument classes need an entity parameter."""
     if tool.entity_param:
@@ -130,6 +150,22 @@ def window_dates(tool: ToolMeta, calendar: str, *, sessions: int | None) -> dict
     return {}
 
 
+def stamped_on_single_days(tool: ToolMeta) -> bool:
+    """A tool dated only by one day whose records are not daily (weekly statistics, events).
+
+    Asked for the most recent session it returns records only on the days they are stamped,
+    so no relative date makes a "most recent" question answerable on every day.
+    """
+    if _date_param(tool, "start") or _date_param(tool, "period"):
+        return False
+    point = _date_param(tool, "point")
+    return point is not None and "%d" in point.fmt and tool.refresh_class != "daily"
+
+
+UNDATABLE_NOTE = ("dated only by a single day but not refreshed daily: no relative date finds its "
+                  "most recent record on every day")
+
+
 def probe_call(tool: ToolMeta, entity: EntityInfo | None) -> Call:
     args = {tool.entity_param: entity.code} if (entity is not None and tool.entity_param) else {}
     return Call(id="c1", tool=tool.name, args=args, dates=window_dates(tool, _calendar_for(tool, entity), sessions=20))
@@ -170,7 +206,9 @@ async def probe_tools(
     plans: list[tuple[ToolMeta, str, list[EntityInfo | None]]] = []
     for tool in sorted(catalog.data_tools(), key=lambda t: t.name):
         for asset_class in tool_classes(tool):
-            if is_series_tool(tool):
+            if stamped_on_single_days(tool):
+                sample = []
+            elif is_series_tool(tool):
                 sample: list[EntityInfo | None] = [None]
             else:
                 pool = list(entities.get(asset_class, ()))
@@ -187,6 +225,7 @@ async def probe_tools(
                 errors=sum(1 for _, err in outcomes if err),
                 usable=len(sample) > 0 and returned * 2 > len(sample),
                 sample=[e.code if e else tool.name for e in sample],
+                note=UNDATABLE_NOTE if stamped_on_single_days(tool) else None,
             )
         )
     return rows

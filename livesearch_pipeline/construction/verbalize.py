@@ -108,6 +108,45 @@ def _precision_zh(fmt: Format) -> str:
     return "请给出数据源记载的原文。"
 
 
+PERIOD_EN = {"month": "calendar month", "quarter": "calendar quarter", "half": "half-year", "year": "calendar year"}
+PERIOD_ZH = {"month": "月份", "quarter": "季度", "half": "半年度", "year": "年度"}
+
+
+def _period_parts(rest: str) -> tuple[str, int]:
+    name, _, back = rest.partition(":")
+    if name not in PERIOD_EN or not back.isdigit():
+        raise ValueError(f"malformed period anchor {rest!r}; expected <month|quarter|half|year>:<periods_back>")
+    return name, int(back)
+
+
+def period_phrase_en(rest: str) -> str:
+    """The completed period a `period:<name>:<n>` anchor pins (n=0: the most recent one)."""
+    name, back = _period_parts(rest)
+    unit = PERIOD_EN[name]
+    if back == 0:
+        return f"the most recently completed {unit}"
+    if back == 1:
+        return f"the {unit} before the most recently completed one"
+    return f"the {unit} {back} {unit}s before the most recently completed one"
+
+
+def period_phrase_zh(rest: str) -> str:
+    name, back = _period_parts(rest)
+    unit = PERIOD_ZH[name]
+    if back == 0:
+        return f"最近一个已结束的{unit}"
+    if back == 1:
+        return f"最近一个已结束{unit}的上一个{unit}"
+    return f"最近一个已结束{unit}之前的第{back}个{unit}"
+
+
+def pinned_period(c: Candidate) -> str | None:
+    """`<name>:<periods_back>` when the extracted call is pinned to one completed period."""
+    call = next(call for call in c.program.calls if call.id == c.program.extract.call)
+    spec = next((s for s in call.dates.values() if s.period is not None), None)
+    return None if spec is None else f"{spec.period}:{spec.periods_back}"
+
+
 def _subject(code: str, name: str, tool: str) -> str | None:
     return None if code == tool else f"{name} ({code})"
 
@@ -136,6 +175,8 @@ def template_question_en(c: Candidate) -> str:
                 else "the most recent period published so far")
         series = "" if subject else f" ({f.tool_description.rstrip('.')})"
         text = f"For {when}, what was the {what}{of}{series}?"
+    elif kind == "period":
+        text = f"For {period_phrase_en(rest)}, what was the {what}{of}?"
     elif kind == "snapshot":
         text = (f"On the {market} trading session {rest} sessions before the most recent one, "
                 f"what was the {what}{of}?")
@@ -149,7 +190,9 @@ def template_question_en(c: Candidate) -> str:
                 f"before the most recent one, what was the {what}{of}?")
     elif kind == "match":
         cat, _, value = rest.partition("=")
-        text = (f"In the most recent data{of} ({f.tool_description.rstrip('.')}), what was the {what} "
+        pinned = pinned_period(c)
+        when = f"For {period_phrase_en(pinned)}, in the data" if pinned else "In the most recent data"
+        text = (f"{when}{of} ({f.tool_description.rstrip('.')}), what was the {what} "
                 f"of the entry whose {cat} is \"{value}\"?")
     else:
         raise ValueError(f"{c.qid}: unknown anchor {f.anchor!r}")
@@ -175,6 +218,8 @@ def template_question_zh(c: Candidate) -> str | None:
     elif kind == "latest":
         when = f"最近一个{market}交易日" if c.refresh_class == "daily" else "截至目前已发布的最近一期"
         text = f"{when}，{subject}的{what}是多少？"
+    elif kind == "period":
+        text = f"{period_phrase_zh(rest)}，{subject}的{what}是多少？"
     elif kind == "snapshot":
         text = f"最近一个{market}交易日之前的第{rest}个交易日，{subject}的{what}是多少？"
     elif kind == "window":
@@ -185,7 +230,9 @@ def template_question_zh(c: Candidate) -> str | None:
         text = f"最近一个{market}交易日的前一个交易日，{subject}在{at}（交易所时间）的一分钟K线中{what}是多少？"
     elif kind == "match":
         cat, _, value = rest.partition("=")
-        text = f"在{subject}的最近一期数据中，{cat}为“{value}”的条目的{what}是多少？"
+        pinned = pinned_period(c)
+        when = f"{period_phrase_zh(pinned)}{subject}的数据中" if pinned else f"在{subject}的最近一期数据中"
+        text = f"{when}，{cat}为“{value}”的条目的{what}是多少？"
     else:
         raise ValueError(f"{c.qid}: unknown anchor {f.anchor!r}")
     return f"{text}{_precision_zh(fmt)}"

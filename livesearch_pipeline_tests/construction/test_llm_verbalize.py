@@ -11,6 +11,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import anyio
 
+from livesearch_pipeline.construction.pipeline import verbalize_candidates
 from livesearch_pipeline.construction.verbalize import LLMVerbalizerConfig, finalize, llm_verbalize
 from livesearch_pipeline_tests.construction.builders import candidate
 from livesearch_pipeline_tests.evaluation.llm_fakes import scripted_chat_server
@@ -119,3 +120,28 @@ def test_server_rate_limit_then_success_is_kept():
 def test_server_persistent_error_is_an_llm_error_reject():
     kept, rejects, _ = _served(400)
     assert kept == [] and [r.stage for r in rejects] == ["llm_error"]
+
+
+def test_rerun_with_a_disk_cache_costs_no_llm_calls(tmp_path):
+    candidates = [candidate(f"60000{i}.SH") for i in range(3)]
+    replies = [json.dumps({**GOOD, "question": GOOD["question"].replace("600519.SH", c.entity)}) for c in candidates]
+    with scripted_chat_server(*replies) as server:
+        config = LLMVerbalizerConfig(model=MODEL, api_base=server.api_base, api_key="sk-test",
+                                     cache_dir=tmp_path / "llm", concurrency=1)
+        first = anyio.run(llm_verbalize, candidates, config)
+        assert len(server.requests) == 3
+        second = anyio.run(llm_verbalize, candidates, config)
+        assert len(server.requests) == 3, "a rerun must be served from the disk cache"
+    assert [v.question for v in first[0]] == [v.question for v in second[0]]
+    assert first[1] == second[1] == []
+
+
+def test_dated_text_from_the_server_lands_in_the_rejects_table_with_its_span():
+    dated = {**GOOD, "question_zh": "2026年10月27日，贵州茅台（600519.SH）的收盘价是多少？"}
+    with scripted_chat_server(json.dumps(dated)) as server:
+        config = LLMVerbalizerConfig(model=MODEL, api_base=server.api_base, api_key="sk-test", concurrency=1)
+        questions, rejects = anyio.run(verbalize_candidates, [candidate()], config)
+    assert questions == []
+    (row,) = rejects
+    assert row.stage == "date_gate" and "2026" in row.reason
+    assert row.question_zh == dated["question_zh"] and row.proposed_match is not None

@@ -126,3 +126,19 @@ def test_write_pool_stamps_version_and_hash(tmp_path):
 def test_read_manifest_of_an_empty_directory_says_what_to_do(tmp_path):
     with pytest.raises(FileNotFoundError, match="build-pool"):
         read_manifest(tmp_path)
+
+
+def test_preselect_keeps_only_the_signatures_the_per_tool_cap_can_reach():
+    from livesearch_pipeline.construction.pool import preselect
+    from livesearch_pipeline_tests.construction.builders import candidate
+
+    rows = [candidate(f"60000{i}.SH", anchor=anchor, aggregate=agg, tier=tier, visibility=i)
+            for i in range(3)
+            for anchor, agg, tier in (("latest", None, "T1"), ("window:5", "mean", "T3"), ("window:20", "max", "T3"))]
+    all_kept = preselect(rows, per_signature=2)
+    assert len(all_kept) == 6 and len({c.signature for c in all_kept}) == 3
+    capped = preselect(rows, per_signature=2, signatures_per_tool=2)
+    # Visiting order is (tier, signature): the T1 signature first, then the smaller T3 signature.
+    t3 = sorted({c.signature for c in rows if c.tier == "T3"})
+    assert {c.signature for c in capped} == {"sig-latest-None", t3[0]}
+    assert len(capped) == 4

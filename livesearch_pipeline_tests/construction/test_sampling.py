@@ -149,3 +149,39 @@ def test_coverage_skips_unusable_tools_and_gives_series_tools_one_row():
 def test_coverage_rejects_a_probe_row_for_an_unknown_tool():
     with pytest.raises(Exception, match="not in the catalog"):
         plan_coverage([_usable("ghost", "cn_equity")], catalog_of(bar_tool()), ENTITIES)
+
+
+# --------------------------------------------------------------------------- tool restriction, undatable tools
+
+
+def test_restrict_catalog_keeps_named_data_tools_and_every_non_data_tool():
+    from livesearch_pipeline.construction.sampling import restrict_catalog
+
+    catalog = catalog_of(bar_tool("bars"), bar_tool("other"), series_tool("cpi"), utility_tool())
+    restricted = restrict_catalog(catalog, ["cpi"])
+    assert [t.name for t in restricted.data_tools()] == ["cpi"]
+    assert restricted.get("entity_visibility") is not None
+    assert restrict_catalog(catalog, []) is catalog
+
+
+def test_restrict_catalog_rejects_unknown_and_non_data_names():
+    from livesearch_pipeline.construction.sampling import ConstructionError, restrict_catalog
+
+    catalog = catalog_of(bar_tool("bars"), utility_tool())
+    with pytest.raises(ConstructionError, match=r"does not have: \['nope'\]"):
+        restrict_catalog(catalog, ["bars", "nope"])
+    with pytest.raises(ConstructionError, match="never define a gold program.*entity_visibility.*utility"):
+        restrict_catalog(catalog, ["entity_visibility"])
+
+
+def test_weekly_tool_dated_by_a_single_day_is_recorded_unusable_without_calls():
+    from livesearch_pipeline.construction.sampling import UNDATABLE_NOTE, stamped_on_single_days
+
+    weekly = _tool("weekly", DateParamMeta(name="end_date", fmt=YMD, role="point"))
+    daily_events = _tool("daily", DateParamMeta(name="ann_date", fmt=YMD, role="point"))
+    assert stamped_on_single_days(weekly) and not stamped_on_single_days(daily_events)
+    client = FakeToolClient({})
+    rows = anyio.run(lambda: probe_tools(client, catalog_of(weekly), {"cn_equity": [entity("600000.SH", 3)]}, AS_OF))
+    (row,) = rows
+    assert (row.sampled, row.usable, row.note) == (0, False, UNDATABLE_NOTE)
+    assert client.calls == []

@@ -156,3 +156,25 @@ def test_finalize_keeps_a_template_pool_as_proposed_when_within_bounds():
     questions, rejects = finalize(template_verbalize(cs))
     assert rejects == [] and sorted(q.qid for q in questions) == sorted(c.qid for c in cs)
     assert all(q.provenance.verbalizer == TEMPLATE for q in questions)
+
+
+# --------------------------------------------------------------------------- period-pinned anchors
+
+
+def test_period_anchor_names_the_completed_period_the_program_asks_for():
+    from livesearch_pipeline.construction.verbalize import period_phrase_en, period_phrase_zh
+
+    c = candidate(anchor="period:year:1", tier="T1")
+    en, zh = template_question_en(c), template_question_zh(c)
+    assert en.startswith("For the calendar year before the most recently completed one, what was the closing price")
+    assert "most recent period published" not in en
+    assert zh.startswith("最近一个已结束年度的上一个年度，")
+    assert check_text(en).passed and check_text(zh).passed
+    assert period_phrase_en("quarter:0") == "the most recently completed calendar quarter"
+    assert period_phrase_en("month:3") == "the calendar month 3 calendar months before the most recently completed one"
+    assert period_phrase_zh("quarter:2") == "最近一个已结束季度之前的第2个季度"
+
+
+def test_malformed_period_anchor_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="malformed period anchor 'week:1'"):
+        template_question_en(candidate(anchor="period:week:1"))

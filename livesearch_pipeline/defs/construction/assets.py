@@ -8,21 +8,22 @@ from collections import Counter
 from typing import Optional
 
 import dagster as dg
+from pydantic import Field
 
 from livesearch_pipeline.construction.enumerate import enumerate_candidates
-from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, FilterCount, ProbeRow
+from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, ProbeRow
 from livesearch_pipeline.construction.pipeline import (
-    RESERVE_FACTOR,
     TABLES,
     group_entities,
     read_catalog,
     read_table,
+    reserve_for_verbalizing,
     verbalize_candidates,
     write_catalog,
     write_table,
 )
-from livesearch_pipeline.construction.pool import PoolPolicy, preselect, select_pool, write_pool
-from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools
+from livesearch_pipeline.construction.pool import PoolPolicy, select_pool, write_pool
+from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools, restrict_catalog
 from livesearch_pipeline.construction.verbalize import LLMVerbalizerConfig
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
@@ -34,6 +35,11 @@ class ConstructionConfig(dg.Config):
     as_of: Optional[str] = None  # YYYY-MM-DD; default: the data service clock, else today
     sample_size: int = 7
     seed: int = 7
+    tools: list[str] = Field(
+        default_factory=list,
+        description="Data tools to build the pool from (catalog names); empty = every data tool. "
+        "Applied by tool_probe; candidates enumerates only the listed tools too.",
+    )
 
 
 def _as_of(config: ConstructionConfig, data_service: DataServiceResource) -> dt.date:
@@ -71,11 +77,14 @@ def tool_probe(config: ConstructionConfig, data_service: DataServiceResource, st
     """Per data tool × asset class: sampled entities, non-empty answers, errors, usable (strict majority)."""
     paths = storage.paths()
     catalog = read_catalog(paths.construction / TABLES["catalog"])
+    # Checked before the client opens, so a bad name fails with its own message rather than
+    # inside the client's task group.
+    restricted = restrict_catalog(catalog, config.tools)
 
     async def run():
         async with data_service.open() as client:
             entities = await load_entities(client, catalog)
-            rows = await probe_tools(client, catalog, entities, _as_of(config, data_service),
+            rows = await probe_tools(client, restricted, entities, _as_of(config, data_service),
                                      sample_size=config.sample_size, seed=config.seed)
             return entities, rows
 
@@ -108,9 +117,10 @@ def coverage(storage: StorageResource) -> dg.MaterializeResult:
 def candidates(config: ConstructionConfig, data_service: DataServiceResource, storage: StorageResource) -> dg.MaterializeResult:
     """Every extractor with a stable non-null answer on the covered (tool, entity) pairs, filtered."""
     paths = storage.paths()
-    catalog = read_catalog(paths.construction / TABLES["catalog"])
+    catalog = restrict_catalog(read_catalog(paths.construction / TABLES["catalog"]), config.tools)
     entities = group_entities(read_table(paths.construction / TABLES["entities"], EntityInfo))
-    rows = read_table(paths.construction / TABLES["coverage"], CoverageRow)
+    allowed = {t.name for t in catalog.data_tools()}
+    rows = [r for r in read_table(paths.construction / TABLES["coverage"], CoverageRow) if r.tool in allowed]
 
     async def run():
         async with data_service.open() as client:
@@ -140,8 +150,7 @@ def verbalized_questions(storage: StorageResource) -> dg.MaterializeResult:
     """Question texts (LLM when LIVESEARCH_LLM_MODEL is set, else the template), clamped and date-gated."""
     paths = storage.paths()
     rows = read_table(paths.construction / TABLES["candidates"], Candidate)
-    policy = PoolPolicy()
-    reserve = preselect(rows, policy.max_per_signature * RESERVE_FACTOR, policy.seed)
+    reserve = reserve_for_verbalizing(rows, PoolPolicy())
     llm = llm_config_from_env(paths.cache / "llm")
     questions, rejects = asyncio.run(verbalize_candidates(reserve, llm))
     write_table(paths.construction / TABLES["verbalized"], questions)
