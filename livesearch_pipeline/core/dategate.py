@@ -51,6 +51,8 @@ _FOLD.update({0x3000: 0x20, 0x2212: 0x2D, 0xFFE5: 0xA5, 0x2018: 0x27, 0x2019: 0x
 
 def fold_width(text: str) -> str:
     """Full-width ASCII, ideographic space, unicode minus and curly quotes to ASCII (1:1)."""
+    if text.isascii():  # nothing to fold, and translate looks up every character
+        return text
     return text.translate(_FOLD)
 
 
@@ -65,48 +67,67 @@ _CN_NUM = "一二三四五六七八九十"
 # Characters before "N月"/"N季度" that make it a window or a relative reference.
 _CN_RELATIVE_BEFORE = "近去前后上下本每个第最" + _CN_NUM + "〇零"
 
-# (reason, pattern, is_bare_year). Order matters only for equal spans: the first reason wins.
-_PATTERNS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
-    (reason, re.compile(pattern), bare)
-    for reason, pattern, bare in (
+# Cheap necessary conditions, each shared by a family of patterns: when a text fails one, no
+# pattern of that family can match it, so it is not scanned (most answers are plain amounts
+# such as "1,234.56 CNY", which fail all of them). Each must accept a superset of what its
+# patterns match, on the folded text and with the same case-insensitivity.
+_GATES: dict[str, re.Pattern[str]] = {
+    # Every numeric date form with a separator: "2026-10-27", "2026/10", "27.10.2026", "10/27".
+    "separated digits": re.compile(r"\d[-/]\d|\d\.\d{1,2}\.\d"),
+    "eight digits": re.compile(rf"{_YEAR4}\d{{4}}"),
+    "year digits": re.compile(_YEAR4),
+    # Every full or abbreviated month name, "May" included, starts a word with one of these;
+    # the lookahead on first letters lets the scan skip most positions quickly.
+    "month word": re.compile(r"(?i:\b(?=[jfmasond])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))"),
+    "quarter or half code": re.compile(r"[1-4](?i:[qh])|(?i:[qh])[1-4]|(?i:fy)"),
+    "quarter or half word": re.compile(r"(?i:[qh][ua][al])"),
+    "年": re.compile("年"),
+    "月": re.compile("月"),
+    "季": re.compile("季"),
+}
+
+# (reason, pattern, is_bare_year, gate). Order matters only for equal spans: the first reason wins.
+_PATTERNS: tuple[tuple[str, re.Pattern[str], bool, str], ...] = tuple(
+    (reason, re.compile(pattern), bare, gate)
+    for reason, pattern, bare, gate in (
         ("ISO date",
-         rf"(?<![\d.]){_YEAR4}([-/.])(?:1[0-2]|0?[1-9])\1(?:[12]\d|3[01]|0?[1-9])(?!\d)", False),
-        ("year-month", rf"(?<![\d.]){_YEAR4}[-/](?:1[0-2]|0[1-9])(?![\d.])", False),
+         rf"(?<![\d.]){_YEAR4}([-/.])(?:1[0-2]|0?[1-9])\1(?:[12]\d|3[01]|0?[1-9])(?!\d)", False, "separated digits"),
+        ("year-month", rf"(?<![\d.]){_YEAR4}[-/](?:1[0-2]|0[1-9])(?![\d.])", False, "separated digits"),
         ("day-month-year or month-day-year",
          rf"(?<![\d.])(?:[12]\d|3[01]|0?[1-9])([-/.])(?:[12]\d|3[01]|0?[1-9])\1(?:{_YEAR4}|\d{{2}})(?!\d)",
-         False),
+         False, "separated digits"),
         ("compact date (YYYYMMDD)",
-         rf"(?<![\d.,]){_YEAR4}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?![\d]|[.,]\d)", False),
+         rf"(?<![\d.,]){_YEAR4}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?![\d]|[.,]\d)", False, "eight digits"),
         ("month/day",
          r"(?<![\d./])(?:(?:0[1-9]|1[0-2])/(?:[12]\d|3[01]|0?[1-9])|[1-9]/(?:0[1-9]|[12]\d|3[01]))"
-         r"(?![\d/]|\.\d)", False),
-        ("month name with a day", rf"{_MONTH}\s*{_DAY}\b(?:\s*,?\s*{_YEAR4}\b)?", False),
-        ("day with a month name", rf"\b{_DAY}\s*(?:of\s+)?{_MONTH}(?:\s*,?\s*{_YEAR4}\b)?", False),
-        ("month name with a year", rf"{_MONTH}\s*,?\s*(?:of\s+)?{_YEAR}\b", False),
-        ("month name", rf"\b(?i:{_MONTH_FULL})\b", False),
+         r"(?![\d/]|\.\d)", False, "separated digits"),
+        ("month name with a day", rf"{_MONTH}\s*{_DAY}\b(?:\s*,?\s*{_YEAR4}\b)?", False, "month word"),
+        ("day with a month name", rf"\b{_DAY}\s*(?:of\s+)?{_MONTH}(?:\s*,?\s*{_YEAR4}\b)?", False, "month word"),
+        ("month name with a year", rf"{_MONTH}\s*,?\s*(?:of\s+)?{_YEAR}\b", False, "month word"),
+        ("month name", rf"\b(?i:{_MONTH_FULL})\b", False, "month word"),
         ("quarter with a year",
          rf"(?i:\bQ[1-4]\s*(?:FY\s*)?{_YEAR}\b|\b{_YEAR4}\s*-?\s*Q[1-4]\b|\b[1-4]Q\s*'?(?:\d{{4}}|\d{{2}})\b)",
-         False),
+         False, "quarter or half code"),
         ("half-year with a year",
          rf"(?i:\bH[12]\s*(?:FY\s*)?{_YEAR}\b|\b{_YEAR4}\s*-?\s*H[12]\b|\b[12]H\s*'?(?:\d{{4}}|\d{{2}})\b)",
-         False),
-        ("fiscal year", r"(?i:\bFY\s*'?(?:\d{4}|\d{2})\b)", False),
-        ("named quarter", r"(?i:\bQ[1-4]\b)", False),
-        ("named half-year", r"(?i:\bH[12]\b)", False),
+         False, "quarter or half code"),
+        ("fiscal year", r"(?i:\bFY\s*'?(?:\d{4}|\d{2})\b)", False, "quarter or half code"),
+        ("named quarter", r"(?i:\bQ[1-4]\b)", False, "quarter or half code"),
+        ("named half-year", r"(?i:\bH[12]\b)", False, "quarter or half code"),
         ("ordinal quarter",
-         r"(?i:\b(?:first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+)?quarter\b)", False),
+         r"(?i:\b(?:first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+)?quarter\b)", False, "quarter or half word"),
         ("ordinal half-year",
-         r"(?i:\b(?:first|second|1st|2nd)[\s-]+half\b(?!\s*(?:an?\s+)?hour|-hour))", False),
-        ("year (年)", rf"(?<!\d){_YEAR4}\s*年", False),
-        ("year in Chinese numerals (年)", rf"[{_CN_DIGIT}]{{4}}\s*年", False),
+         r"(?i:\b(?:first|second|1st|2nd)[\s-]+half\b(?!\s*(?:an?\s+)?hour|-hour))", False, "quarter or half word"),
+        ("year (年)", rf"(?<!\d){_YEAR4}\s*年", False, "年"),
+        ("year in Chinese numerals (年)", rf"[{_CN_DIGIT}]{{4}}\s*年", False, "年"),
         ("month and day (月日)",
-         rf"(?:\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s*月\s*(?:\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s*[日号]", False),
+         rf"(?:\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s*月\s*(?:\d{{1,2}}|[{_CN_NUM}]{{1,3}})\s*[日号]", False, "月"),
         ("month (月)",
          rf"(?<![\d{_CN_RELATIVE_BEFORE}])(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月(?!期)",
-         False),
+         False, "月"),
         ("quarter (季度)",
-         rf"(?<![{_CN_RELATIVE_BEFORE}\d])第?\s*(?:[一二三四]|[1-4])\s*季(?:度|报)", False),
-        ("bare year", rf"(?<![\d.,$¥+\-]){_YEAR4}(?![\d]|[.,]\d)", True),
+         rf"(?<![{_CN_RELATIVE_BEFORE}\d])第?\s*(?:[一二三四]|[1-4])\s*季(?:度|报)", False, "季"),
+        ("bare year", rf"(?<![\d.,$¥+\-]){_YEAR4}(?![\d]|[.,]\d)", True, "year digits"),
     )
 )
 
@@ -131,9 +152,14 @@ def find_date_spans(text: str, *, include_bare_years: bool = True) -> tuple[Gate
     skip "2026-10-27" without dropping a value such as "closed at 2050".
     """
     folded = fold_width(text)
+    open_gates: dict[str, bool] = {}
     found: list[GateHit] = []
-    for reason, pattern, is_bare_year in _PATTERNS:
+    for reason, pattern, is_bare_year, gate in _PATTERNS:
         if is_bare_year and not include_bare_years:
+            continue
+        if gate not in open_gates:
+            open_gates[gate] = _GATES[gate].search(folded) is not None
+        if not open_gates[gate]:
             continue
         for m in pattern.finditer(folded):
             if is_bare_year and _is_amount(folded, m.start(), m.end()):

@@ -15,6 +15,7 @@ relative epsilon of 1e-9, far below any tolerance the clamp allows.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 import unicodedata
@@ -70,17 +71,28 @@ _DATE_FORMATS = (
     "%B %d %Y", "%B %d, %Y", "%b %d %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y",
     "%m/%d/%Y",
 )
+_ORDINAL_SUFFIX = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b")
+_ABBREVIATION_DOT = re.compile(r"(?<=[A-Za-z])\.")
+_SPACES = re.compile(r"\s+")
+_SPACED_CN_DATE_CHAR = re.compile(r"\s*([年月日])\s*")
+_EIGHT_DIGITS = re.compile(r"\d{8}")
+# strptime reads %d, %m and %Y with the regex class \d: a text without one cannot be a date.
+_ANY_DIGIT = re.compile(r"\d")
 
 
+# Gold texts repeat on every answer scored against them, and strptime is slow.
+@functools.lru_cache(maxsize=4096)
 def parse_date(text: str) -> dt.date | None:
     """A calendar date written in one of the common forms, else None."""
     cleaned = fold_width(text).strip()
-    cleaned = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", cleaned)
-    cleaned = re.sub(r"(?<=[A-Za-z])\.", "", cleaned)
-    cleaned = re.sub(r"\s+", " ", cleaned).replace(" ,", ",")
-    cleaned = re.sub(r"\s*([年月日])\s*", r"\1", cleaned)
+    if not _ANY_DIGIT.search(cleaned):
+        return None
+    cleaned = _ORDINAL_SUFFIX.sub("", cleaned)
+    cleaned = _ABBREVIATION_DOT.sub("", cleaned)
+    cleaned = _SPACES.sub(" ", cleaned).replace(" ,", ",")
+    cleaned = _SPACED_CN_DATE_CHAR.sub(r"\1", cleaned)
     for fmt in _DATE_FORMATS:
-        if fmt == "%Y%m%d" and not re.fullmatch(r"\d{8}", cleaned):
+        if fmt == "%Y%m%d" and not _EIGHT_DIGITS.fullmatch(cleaned):
             continue  # strptime would read a code such as "600519" as 6005-01-09
         try:
             parsed = dt.datetime.strptime(cleaned, fmt).date()

@@ -12,6 +12,7 @@ as the final answer, or reports that the choice is ambiguous.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -98,6 +99,8 @@ def _scale_of_part(part: str, original: str) -> tuple[str | None, float]:
     return base, factor
 
 
+# Units come from a handful of rule and gold strings, repeated on every answer scored.
+@functools.lru_cache(maxsize=4096)
 def unit_scale(unit: str | None) -> tuple[str | None, float]:
     """(base unit, factor) of a unit string; value_in_base = value_in_unit * factor.
 
@@ -170,8 +173,15 @@ _UNIT_WORD_BASE = {
 }
 _LISTING_SUFFIX = re.compile(r"\.(?:SH|SZ|HK|BJ|SS|US)\b")
 _ENUMERATOR_LINE = re.compile(r"(?m)^[ \t]*(?:[-*][ \t]+)?(\d{1,2})[.)][ \t]")
+# A list label needs a digit, then "." or ")", then a blank: a fast scan rules most texts out
+# before the slower line-anchored pattern runs.
+_ENUMERATOR_HINT = re.compile(r"\d[.)][ \t]")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+_WORD_OR_DOT = re.compile(r"[\w.]")
+_LIST_LABEL = re.compile(r"\d{1,2}")
 
 
+@functools.lru_cache(maxsize=1024)
 def _unit_of_word(word: str) -> tuple[str, float]:
     key = re.sub(r"\s+", " ", word.strip().casefold())
     if key in _UNIT_WORD_BASE:
@@ -194,12 +204,14 @@ def _sign_marker(folded: str, left: re.Match[str]) -> str | None:
         return None
     token = left.group(group).strip()
     sign_start = left.start(group)
-    if token == "-" and sign_start and re.match(r"[\w.]", folded[sign_start - 1]):
+    if token == "-" and sign_start and _WORD_OR_DOT.match(folded[sign_start - 1]):
         return None  # a hyphen or range dash ("2024-25", "T-1"), not a sign
     return "minus" if token.casefold() == "minus" else token
 
 
 def _enumerator_starts(folded: str) -> set[int]:
+    if not _ENUMERATOR_HINT.search(folded):
+        return set()
     return {m.start(1) for m in _ENUMERATOR_LINE.finditer(folded)}
 
 
@@ -236,14 +248,14 @@ def _read_number(text: str, folded: str, m: re.Match[str], previous_end: int | N
     assert left is not None and right is not None  # all groups optional: empty matches exist
     prefix_groups = [g for g in ("open", "neg", "cur", "neg2", "pct") if left.group(g)]
     prefix_start = left.start(prefix_groups[0]) if prefix_groups else n_start
-    if prefix_start and re.match(r"[A-Za-z]", folded[prefix_start - 1]):
+    if prefix_start and _ASCII_LETTER.match(folded[prefix_start - 1]):
         return None  # "Q3", "A1", "T-1": part of an identifier
-    if not right.group(0) and re.match(r"[A-Za-z]", folded[n_end:n_end + 1]):
+    if not right.group(0) and _ASCII_LETTER.match(folded[n_end:n_end + 1]):
         return None  # "5G", "3Q26"
     numeral = m.group(0)
     parenthesised = bool(left.group("open") and right.group("close"))
     stated_suffix = right.group(0).replace(")", "").strip()
-    if parenthesised and re.fullmatch(r"\d{1,2}", numeral) and not (left.group("cur") or stated_suffix):
+    if parenthesised and _LIST_LABEL.fullmatch(numeral) and not (left.group("cur") or stated_suffix):
         return None  # "(2)" labels a list item
     negative_by = _sign_marker(folded, left)
     is_percent_number = bool(right.group("pct") or left.group("pct") or right.group("bps"))
@@ -305,6 +317,8 @@ _REFERENCE_BEFORE = re.compile(
     r"(?:(?!\bto\b)[^.,;:\d]){0,30}"
     r"|(?:比|较|相比|对比|从|由|高于|低于)(?:(?!到|至)[^，。,;；：\d]){0,8})\Z"
 )
+# Every answer marker holds one of these words: a text without any has no marker to find.
+_ANSWER_HINT = re.compile(r"(?i:\b(?=[ar])(?:answer|result))|答案|结果")
 _EQUALS_BEFORE = re.compile(r"[=≈]\s*\Z")
 _BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__", re.S)
 
@@ -371,7 +385,11 @@ def final_number(
     if not candidates:
         return None, []
 
-    markers = list(_ANSWER_MARKER.finditer(text))
+    if len(candidates) == 1:
+        # Every rule below picks the only candidate (step 4 falls back to all candidates).
+        return candidates[0], candidates
+
+    markers = list(_ANSWER_MARKER.finditer(text)) if _ANSWER_HINT.search(text) else []
     if markers:
         after = [c for c in candidates if c.start >= markers[-1].end() and not _is_reference(text, c)]
         if after:

@@ -417,18 +417,22 @@ class EvaluationSummary(BaseModel):
     by_tier_and_visibility: dict[str, dict[str, Bucket]]
 
 
-def _bucket(verdicts: Sequence[Verdict]) -> Bucket:
-    n = len(verdicts)
-    correct = sum(1 for v in verdicts if v.correct is True)
-    errors = sum(1 for v in verdicts if v.correct is None)
-    return Bucket(n=n, correct=correct, judge_errors=errors, accuracy=correct / n if n else 0.0)
-
-
 def _group(pairs: Iterable[tuple[str, Verdict]]) -> dict[str, Bucket]:
-    groups: dict[str, list[Verdict]] = {}
+    # One pass of counters [n, correct, judge errors] per key: summaries run over every verdict.
+    counts: dict[str, list[int]] = {}
     for key, verdict in pairs:
-        groups.setdefault(key, []).append(verdict)
-    return {key: _bucket(groups[key]) for key in sorted(groups)}
+        tally = counts.get(key)
+        if tally is None:
+            tally = counts[key] = [0, 0, 0]
+        tally[0] += 1
+        if verdict.correct is True:
+            tally[1] += 1
+        elif verdict.correct is None:
+            tally[2] += 1
+    return {
+        key: Bucket(n=n, correct=correct, judge_errors=errors, accuracy=correct / n)
+        for key, (n, correct, errors) in sorted(counts.items())
+    }
 
 
 def language_of(question: ServedQuestion) -> str:

@@ -96,6 +96,15 @@ class RetryPolicy:
     base_delay_s: float = 1.0
     max_delay_s: float = 30.0
 
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError(f"RetryPolicy.attempts must be at least 1, got {self.attempts}")
+        if self.base_delay_s < 0 or self.max_delay_s < 0:
+            raise ValueError(
+                f"RetryPolicy delays must not be negative, got base_delay_s={self.base_delay_s}, "
+                f"max_delay_s={self.max_delay_s}"
+            )
+
     def delay(self, failed_attempts: int) -> float:
         return min(self.max_delay_s, self.base_delay_s * (2 ** (failed_attempts - 1)))
 
@@ -303,29 +312,54 @@ def _describe(exc: BaseException) -> str:
 
 
 @dataclass(frozen=True)
-class _Prepared:
+class _Call:
+    """One prepared request: all that `complete` and `acomplete` share around the transport call."""
+
     request: dict[str, Any]
     key: str
     cache: ResponseCache | None
+    litellm_kwargs: dict[str, Any]
+
+    def cached_response(self) -> LLMResponse | None:
+        hit = self.cache.get(self.key) if self.cache is not None else None
+        return LLMResponse.from_payload(hit, cached=True, cache_key=self.key) if hit is not None else None
+
+    def retry_delay(self, exc: Exception, attempt: int, retry: RetryPolicy) -> float:
+        """Seconds to wait before attempt `attempt + 1`; LLMError when `exc` must not be retried."""
+        if not is_retryable(exc) or attempt >= retry.attempts:
+            raise LLMError(
+                f"{self.request['model']}: LLM call failed after {attempt} attempt(s): {_describe(exc)}"
+            ) from exc
+        return _delay_for(exc, attempt, retry)
+
+    def finish(self, raw: Any) -> LLMResponse:
+        payload = _response_payload(raw)
+        if self.cache is not None:
+            self.cache.put(self.key, self.request, payload)
+        return LLMResponse.from_payload(payload, cached=False, cache_key=self.key)
 
 
 def _prepare(
     messages: Sequence[Mapping[str, Any]],
+    *,
     model: str,
     tools: Sequence[Mapping[str, Any]] | None,
     response_format: Mapping[str, Any] | None,
     cache_dir: Path | str | None,
     mock_response: Any,
     api_base: str | None,
+    api_key: str | None,
     max_tokens: int | None,
-) -> _Prepared:
+    timeout_s: float,
+) -> _Call:
     request = build_request(
         messages, model=model, tools=tools, response_format=response_format,
         api_base=api_base, max_tokens=max_tokens,
     )
     # A mocked reply is a test/offline device: it must never be served to a real request later.
     cache = ResponseCache(Path(cache_dir)) if cache_dir is not None and mock_response is None else None
-    return _Prepared(request=request, key=request_key(request), cache=cache)
+    kwargs = _litellm_kwargs(request, api_key=api_key, timeout_s=timeout_s, mock_response=mock_response)
+    return _Call(request=request, key=request_key(request), cache=cache, litellm_kwargs=kwargs)
 
 
 def complete(
@@ -347,25 +381,22 @@ def complete(
     `mock_response` is passed to litellm (a canned reply, for tests and offline runs) and
     bypasses the cache. Raises `LLMError` when the call fails for good.
     """
-    prepared = _prepare(messages, model, tools, response_format, cache_dir, mock_response, api_base, max_tokens)
-    if prepared.cache is not None:
-        hit = prepared.cache.get(prepared.key)
-        if hit is not None:
-            return LLMResponse.from_payload(hit, cached=True, cache_key=prepared.key)
-    litellm = litellm_module()
-    kwargs = _litellm_kwargs(prepared.request, api_key=api_key, timeout_s=timeout_s, mock_response=mock_response)
-    for attempt in range(1, retry.attempts + 1):
+    call = _prepare(
+        messages, model=model, tools=tools, response_format=response_format, cache_dir=cache_dir,
+        mock_response=mock_response, api_base=api_base, api_key=api_key, max_tokens=max_tokens,
+        timeout_s=timeout_s,
+    )
+    return call.cached_response() or call.finish(_send(call, retry))
+
+
+def _send(call: _Call, retry: RetryPolicy) -> Any:
+    completion, attempt = litellm_module().completion, 1
+    while True:
         try:
-            raw = litellm.completion(**kwargs)
-            break
-        except Exception as exc:  # classified below: retry transient failures, raise the rest
-            if not is_retryable(exc) or attempt == retry.attempts:
-                raise LLMError(f"{model}: LLM call failed after {attempt} attempt(s): {_describe(exc)}") from exc
-            time.sleep(_delay_for(exc, attempt, retry))
-    payload = _response_payload(raw)
-    if prepared.cache is not None:
-        prepared.cache.put(prepared.key, prepared.request, payload)
-    return LLMResponse.from_payload(payload, cached=False, cache_key=prepared.key)
+            return completion(**call.litellm_kwargs)
+        except Exception as exc:  # call.retry_delay raises on failures that must not be retried
+            time.sleep(call.retry_delay(exc, attempt, retry))
+            attempt += 1
 
 
 async def acomplete(
@@ -383,22 +414,19 @@ async def acomplete(
     retry: RetryPolicy = RetryPolicy(),
 ) -> LLMResponse:
     """The asyncio twin of `complete` (same cache, same retries), for concurrent agents."""
-    prepared = _prepare(messages, model, tools, response_format, cache_dir, mock_response, api_base, max_tokens)
-    if prepared.cache is not None:
-        hit = prepared.cache.get(prepared.key)
-        if hit is not None:
-            return LLMResponse.from_payload(hit, cached=True, cache_key=prepared.key)
-    litellm = litellm_module()
-    kwargs = _litellm_kwargs(prepared.request, api_key=api_key, timeout_s=timeout_s, mock_response=mock_response)
-    for attempt in range(1, retry.attempts + 1):
+    call = _prepare(
+        messages, model=model, tools=tools, response_format=response_format, cache_dir=cache_dir,
+        mock_response=mock_response, api_base=api_base, api_key=api_key, max_tokens=max_tokens,
+        timeout_s=timeout_s,
+    )
+    return call.cached_response() or call.finish(await _asend(call, retry))
+
+
+async def _asend(call: _Call, retry: RetryPolicy) -> Any:
+    acompletion, attempt = litellm_module().acompletion, 1
+    while True:
         try:
-            raw = await litellm.acompletion(**kwargs)
-            break
-        except Exception as exc:  # classified below: retry transient failures, raise the rest
-            if not is_retryable(exc) or attempt == retry.attempts:
-                raise LLMError(f"{model}: LLM call failed after {attempt} attempt(s): {_describe(exc)}") from exc
-            await asyncio.sleep(_delay_for(exc, attempt, retry))
-    payload = _response_payload(raw)
-    if prepared.cache is not None:
-        prepared.cache.put(prepared.key, prepared.request, payload)
-    return LLMResponse.from_payload(payload, cached=False, cache_key=prepared.key)
+            return await acompletion(**call.litellm_kwargs)
+        except Exception as exc:  # call.retry_delay raises on failures that must not be retried
+            await asyncio.sleep(call.retry_delay(exc, attempt, retry))
+            attempt += 1
