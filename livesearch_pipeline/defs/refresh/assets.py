@@ -1,14 +1,30 @@
-"""Stage 7, the daily refresh: served questions of D and the immutable gold snapshot of D."""
+"""Stage 7, the daily refresh: served questions of D and the immutable gold snapshot of D.
+
+`gold_answers` is a graph-backed asset so that one day's refresh can fan out over the
+executor: `plan_gold_shards` splits the served programs (ordered by entity, then qid) into contiguous shards,
+`execute_gold_shard` runs once per shard (one process each under the multiprocess executor),
+and `freeze_gold_snapshot` assembles every shard's answers and writes the snapshot ONCE through
+the write-once `SnapshotStore`. Shard results travel between processes through the job's IO
+manager; the snapshot itself never does: the freezing op's output is `Nothing`, so no IO
+manager is ever asked to store the asset's value.
+"""
 
 
 import asyncio
+import datetime as dt
+import time
 from collections import Counter
+from dataclasses import dataclass
+from typing import Iterator, Sequence
 
 import dagster as dg
+from pydantic import Field
 
 from livesearch_pipeline.construction.pool import read_manifest
-from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
+from livesearch_pipeline.core.executor import ExecutionStats, ExecutorConfig, execute_programs
+from livesearch_pipeline.core.models import GoldAnswer, Question
 from livesearch_pipeline.core.program import load_pool
+from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.defs.construction.assets import question_pool
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date, sessions_closed
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
@@ -16,12 +32,17 @@ from livesearch_pipeline.refresh import preview_markdown, served_from_pool, writ
 from livesearch_pipeline.settings import code_version
 
 GROUP = "daily_refresh"
+# One shard per core of the reference machine (2 cores): the multiprocess executor then keeps
+# both busy while the op that plans and the op that freezes stay cheap.
+DEFAULT_SHARDS = 2
 
 
 class RefreshConfig(dg.Config):
-    max_concurrency: int = 32
-    # Allow D before every exchange has closed D (only for a service whose clock is fixed).
-    allow_open_sessions: bool = False
+    max_concurrency: int = Field(32, description="Tool calls in flight at once, per shard.")
+    allow_open_sessions: bool = Field(
+        False, description="Allow D before every exchange has closed D (only for a service whose clock is fixed).")
+    shards: int = Field(DEFAULT_SHARDS, description="Shards the day's programs are split into (contiguous in "
+                                                     "(entity, qid) order); each runs as its own step. The bytes never depend on it.")
 
 
 @dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[question_pool], kinds={"json"})
@@ -44,41 +65,180 @@ def served_questions(context: dg.AssetExecutionContext, storage: StorageResource
     )
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[served_questions, question_pool],
-          kinds={"json"})
-def gold_answers(context: dg.AssetExecutionContext, config: RefreshConfig, data_service: DataServiceResource,
-                 storage: StorageResource) -> dg.MaterializeResult:
-    """Re-date every served program to D, execute it, and freeze `gold_answers_<D>.jsonl` once."""
-    from livesearch_pipeline.core.snapshot import SnapshotStore
+# --------------------------------------------------------------------------- shard plan (pure)
 
+
+@dataclass(frozen=True)
+class RefreshPlan:
+    """What one partition's refresh executes: fixed once, before any shard starts."""
+
+    day: dt.date
+    pool_version: str
+    questions: tuple[Question, ...]  # served questions, sorted by qid
+    shard_count: int
+    planned_at: float  # time.time() when planning finished: start of the fan-out's wall clock
+
+
+@dataclass(frozen=True)
+class GoldShard:
+    day: dt.date
+    index: int
+    questions: tuple[Question, ...]
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    index: int
+    answers: tuple[GoldAnswer, ...]
+    data_service: str
+    stats: ExecutionStats
+
+
+def split_into_shards(questions: Sequence[Question], shards: int) -> list[tuple[Question, ...]]:
+    """Contiguous slices of the questions ordered by (entity, qid), sizes differing by at most one.
+
+    Ordering by entity keeps an entity's programs in one shard (at most `shards - 1` entities
+    straddle a boundary), so the executor's per-shard de-duplication of identical tool calls
+    loses almost nothing. Never more shards than questions, so no shard is empty; the split
+    depends only on the questions and `shards`, so a re-run of D re-creates the same shards.
+    """
+    if shards < 1:
+        raise ValueError(f"shards must be >= 1, got {shards}")
+    ordered = sorted(questions, key=lambda q: (q.entity, q.qid))
+    count = min(shards, len(ordered))
+    return [tuple(ordered[i * len(ordered) // count:(i + 1) * len(ordered) // count]) for i in range(count)]
+
+
+def assemble_answers(plan: RefreshPlan, results: Sequence[ShardResult]) -> tuple[list[GoldAnswer], str]:
+    """Every shard's answers in qid order, and the one data-service identity they share.
+
+    Fails loudly when a shard is missing or repeated, when an answer is missing, repeated or
+    was not planned, or when shards talked to different data services.
+    """
+    indices = sorted(r.index for r in results)
+    if indices != list(range(plan.shard_count)):
+        raise ValueError(f"gold {plan.day}: expected results of shards 0..{plan.shard_count - 1}, got {indices}")
+    identities = sorted({r.data_service for r in results})
+    if len(identities) != 1:
+        raise ValueError(f"gold {plan.day}: shards ran against different data services: {', '.join(identities)}")
+    answers = sorted((a for r in results for a in r.answers), key=lambda a: a.qid)
+    produced = Counter(a.qid for a in answers)
+    planned = {q.qid for q in plan.questions}
+    repeated = sorted(q for q, n in produced.items() if n > 1)
+    missing = sorted(planned - produced.keys())
+    unplanned = sorted(produced.keys() - planned)
+    if repeated or missing or unplanned:
+        raise ValueError(f"gold {plan.day}: shard answers do not match the plan: repeated {repeated[:5]}, "
+                         f"missing {missing[:5]}, unplanned {unplanned[:5]}")
+    return answers, identities[0]
+
+
+def combined_stats(results: Sequence[ShardResult]) -> ExecutionStats:
+    """Sum of the shards' stats; `wall_time_s` is the slowest shard's (they run side by side)."""
+    return ExecutionStats(
+        programs=sum(r.stats.programs for r in results),
+        tool_calls_requested=sum(r.stats.tool_calls_requested for r in results),
+        unique_calls=sum(r.stats.unique_calls for r in results),
+        failed_calls=sum(r.stats.failed_calls for r in results),
+        retries=sum(r.stats.retries for r in results),
+        tool_time_s=sum(r.stats.tool_time_s for r in results),
+        wall_time_s=max((r.stats.wall_time_s for r in results), default=0.0),
+    )
+
+
+# --------------------------------------------------------------------------- ops of gold_answers
+
+
+class ShardPlanConfig(dg.Config):
+    shards: int
+    allow_open_sessions: bool
+
+
+class ShardExecutionConfig(dg.Config):
+    max_concurrency: int
+
+
+@dg.config_mapping
+def refresh_config_to_ops(config: RefreshConfig) -> dict:
+    """`RefreshConfig` stays the one config of `gold_answers`; each op gets the fields it uses."""
+    return {
+        "plan_gold_shards": {"config": {"shards": config.shards, "allow_open_sessions": config.allow_open_sessions}},
+        "execute_gold_shard": {"config": {"max_concurrency": config.max_concurrency}},
+    }
+
+
+@dg.op(
+    ins={"served_questions": dg.In(dg.Nothing), "question_pool": dg.In(dg.Nothing)},
+    out={"plan": dg.Out(RefreshPlan), "shards": dg.DynamicOut(GoldShard)},
+)
+def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, data_service: DataServiceResource,
+                     storage: StorageResource) -> Iterator[dg.Output | dg.DynamicOutput]:
+    """Refuse an unfinished day, then fix the served programs of D and split them into shards."""
     day = partition_date(context)
     if not (config.allow_open_sessions or data_service.clock_date() is not None or sessions_closed(day)):
         raise dg.Failure(f"partition {day} is not complete yet: the Shanghai, Hong Kong and New York sessions "
                          f"of {day} close before 17:00 America/New_York; run it after that")
+    clock = data_service.clock_date()
+    if clock is not None and clock < day:
+        # The service returns nothing dated after its clock: D's write-once gold would freeze stale data.
+        raise dg.Failure(f"partition {day} is after the data service's fixed clock {clock}; set the clock "
+                         f"(LIVESEARCH_CLOCK) to {day} or later, or unset it to use the real date")
+    if config.shards < 1:
+        raise dg.Failure(f"gold_answers config `shards` must be >= 1, got {config.shards}")
     paths = storage.paths()
     manifest = read_manifest(paths.pool)
     pool = load_pool(paths.pool / "questions.jsonl")
     served_qids = {q.qid for q in served_from_pool(pool)}
-    questions = [q for q in pool if q.qid in served_qids]
+    questions = sorted((q for q in pool if q.qid in served_qids), key=lambda q: q.qid)
+    if not questions:
+        raise dg.Failure(f"the pool {paths.pool} (version {manifest.version}) serves no question; nothing to refresh")
+    slices = split_into_shards(questions, config.shards)
+    context.log.info(f"gold {day}: {len(questions)} programs in {len(slices)} shard(s) of "
+                     f"{', '.join(str(len(s)) for s in slices)}")
+    yield dg.Output(RefreshPlan(day=day, pool_version=manifest.version, questions=tuple(questions),
+                                shard_count=len(slices), planned_at=time.time()), output_name="plan")
+    for index, shard in enumerate(slices):
+        yield dg.DynamicOutput(GoldShard(day=day, index=index, questions=shard),
+                               mapping_key=f"shard_{index:03d}", output_name="shards")
 
-    async def run():
+
+@dg.op
+def execute_gold_shard(context: dg.OpExecutionContext, config: ShardExecutionConfig,
+                       data_service: DataServiceResource, shard: GoldShard) -> ShardResult:
+    """Re-date and execute one shard's programs against the data service."""
+
+    async def run() -> ShardResult:
         async with data_service.open() as client:
-            answers, stats = await execute_programs(questions, day, client, ExecutorConfig(max_concurrency=config.max_concurrency))
-            return answers, stats, client.identity
+            answers, stats = await execute_programs(shard.questions, shard.day, client,
+                                                    ExecutorConfig(max_concurrency=config.max_concurrency))
+            return ShardResult(index=shard.index, answers=tuple(answers), data_service=client.identity, stats=stats)
 
-    answers, stats, identity = asyncio.run(run())
-    store = SnapshotStore(paths.gold)
-    written = store.write(day, answers, pool_version=manifest.version, data_service=identity, code_version=code_version())
+    result = asyncio.run(run())
+    context.log.info(f"shard {shard.index}: {result.stats.programs} programs in {result.stats.wall_time_s:.2f} s, "
+                     f"{dict(Counter(a.status for a in result.answers))}")
+    return result
+
+
+@dg.op(out=dg.Out(dg.Nothing))
+def freeze_gold_snapshot(context: dg.OpExecutionContext, data_service: DataServiceResource, storage: StorageResource,
+                         plan: RefreshPlan, results: list[ShardResult]) -> dg.MaterializeResult:
+    """The only writer of the snapshot: identical bytes are a no-op, different bytes fail naming both hashes."""
+    answers, identity = assemble_answers(plan, results)
+    refresh_wall_s = time.time() - plan.planned_at
+    stats = combined_stats(results)
+    written = SnapshotStore(storage.paths().gold).write(
+        plan.day, answers, pool_version=plan.pool_version, data_service=identity, code_version=code_version())
     counts = Counter(a.status for a in answers)
-    context.log.info(f"gold {day}: {dict(counts)}; {'written' if written.created else 'identical snapshot already frozen'}")
-    by_qid = {q.qid: q for q in questions}
+    context.log.info(f"gold {plan.day}: {dict(counts)}; "
+                     f"{'written' if written.created else 'identical snapshot already frozen'}")
+    by_qid = {q.qid: q for q in plan.questions}
     return dg.MaterializeResult(
         data_version=dg.DataVersion(written.manifest.sha256),
         metadata={
-            "date": day.isoformat(),
+            "date": plan.day.isoformat(),
             "sha256": written.manifest.sha256,
             "created": written.created,
-            "pool_version": manifest.version,
+            "pool_version": plan.pool_version,
             "data_service": identity,
             "data_service_clock": data_service.clock or "real date",
             "code_version": written.manifest.code_version,
@@ -86,10 +246,29 @@ def gold_answers(context: dg.AssetExecutionContext, config: RefreshConfig, data_
             "counts_by_tier": dg.MetadataValue.json(dict(sorted(Counter(by_qid[a.qid].tier for a in answers).items()))),
             "counts_by_asset_class": dg.MetadataValue.json(
                 dict(sorted(Counter(by_qid[a.qid].asset_class for a in answers).items()))),
+            "shards": plan.shard_count,
+            "programs_by_shard": dg.MetadataValue.json([r.stats.programs for r in sorted(results, key=lambda r: r.index)]),
             "unique_tool_calls": stats.unique_calls,
-            "programs_per_second": round(stats.programs / stats.wall_time_s, 1) if stats.wall_time_s else None,
+            # Planning to assembly: the fan-out's wall time, Dagster's step hand-offs included.
+            "refresh_wall_s": round(refresh_wall_s, 3),
+            "programs_per_second": round(stats.programs / refresh_wall_s, 1) if refresh_wall_s > 0 else None,
             "snapshot": dg.MetadataValue.path(str(written.path)),
             "manifest": dg.MetadataValue.path(str(written.manifest_path)),
             "preview": dg.MetadataValue.md(preview_markdown(answers, by_qid, rows=8)),
         },
     )
+
+
+@dg.graph_asset(
+    group_name=GROUP,
+    partitions_def=daily_partitions,
+    # Order-only dependencies (no data is loaded): the served file and the pool must exist first.
+    ins={"served_questions": dg.AssetIn(dagster_type=dg.Nothing), "question_pool": dg.AssetIn(dagster_type=dg.Nothing)},
+    config=refresh_config_to_ops,
+    kinds={"json"},
+)
+def gold_answers(served_questions, question_pool):
+    """Re-date every served program to D, execute it in shards, and freeze `gold_answers_<D>.jsonl` once."""
+    planned = plan_gold_shards(served_questions=served_questions, question_pool=question_pool)
+    results = planned.shards.map(execute_gold_shard).collect()
+    return freeze_gold_snapshot(plan=planned.plan, results=results)

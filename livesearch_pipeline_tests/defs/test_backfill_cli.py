@@ -1,0 +1,93 @@
+"""`livesearch refresh --date D` / `--start D1 --end D2`, run in-process as a user would run the CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from livesearch_pipeline.cli import main
+from livesearch_pipeline.core.snapshot import SnapshotStore
+from livesearch_pipeline.settings import DataPaths
+from livesearch_pipeline_tests.defs.test_refresh_assets import SERVICE_CLOCK, file_states, write_trimmed_pool
+
+REFRESH_JOB = "daily_refresh"
+FIRST, SECOND = dt.date(2026, 11, 24), dt.date(2026, 11, 25)
+
+
+def use_data_root(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the CLI at `root` the way a shell would: environment first, then definitions loaded.
+
+    The definitions bind LIVESEARCH_CLOCK when they are loaded, as a code server does at start;
+    another test of this process may have loaded them already, so they are reloaded after the
+    environment is set, exactly like a fresh `livesearch` process would load them.
+    """
+    import livesearch_pipeline.definitions as definitions
+
+    monkeypatch.setenv("LIVESEARCH_DATA_DIR", str(root))
+    monkeypatch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
+    monkeypatch.setenv("LIVESEARCH_CLOCK", SERVICE_CLOCK)
+    monkeypatch.delenv("LIVESEARCH_DATA_SERVICE", raising=False)
+    fresh = dg.load_from_defs_folder(path_within_project=Path(definitions.__file__).resolve().parent)
+    assert fresh.resources["data_service"].clock == SERVICE_CLOCK
+    monkeypatch.setattr(definitions, "defs", fresh)
+
+
+def refresh_runs(root: Path) -> list[dg.DagsterRun]:
+    with dg.DagsterInstance.from_config(str(root / "dagster_home")) as instance:
+        return instance.get_runs(filters=dg.RunsFilter(job_name=REFRESH_JOB))
+
+
+def frozen_paths(root: Path, days: list[dt.date]) -> list[Path]:
+    store, paths = SnapshotStore(DataPaths(root).gold), DataPaths(root)
+    return [p for day in days for p in (store.path_for(day), store.manifest_path_for(day), paths.served_file(day))]
+
+
+@pytest.mark.slow
+def test_backfill_writes_one_snapshot_per_date_equal_to_the_day_alone_and_a_rerun_changes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    alone, backfill = tmp_path / "alone", tmp_path / "backfill"
+    write_trimmed_pool(alone, per_group=1)
+    write_trimmed_pool(backfill, per_group=1)
+
+    use_data_root(alone, monkeypatch)
+    assert main(["refresh", "--date", SECOND.isoformat()]) == 0
+    assert SnapshotStore(DataPaths(alone).gold).dates() == [SECOND]
+    capsys.readouterr()
+
+    use_data_root(backfill, monkeypatch)
+    assert main(["refresh", "--start", FIRST.isoformat(), "--end", SECOND.isoformat()]) == 0
+    first_output = capsys.readouterr().out
+    store = SnapshotStore(DataPaths(backfill).gold)
+    assert store.dates() == [FIRST, SECOND]
+    runs = refresh_runs(backfill)
+    assert sorted(run.tags["dagster/partition"] for run in runs) == [FIRST.isoformat(), SECOND.isoformat()]
+    assert all(run.is_success for run in runs)
+    assert first_output.count("written") == 2 and "unchanged" not in first_output
+    # Point-in-time service: a backfilled day has the bytes the day itself would have had.
+    assert store.path_for(SECOND).read_bytes() == SnapshotStore(DataPaths(alone).gold).path_for(SECOND).read_bytes()
+    assert store.path_for(FIRST).read_bytes() != store.path_for(SECOND).read_bytes()
+
+    before = file_states(*frozen_paths(backfill, [FIRST, SECOND]))
+    assert main(["refresh", "--start", FIRST.isoformat(), "--end", SECOND.isoformat()]) == 0
+    second_output = capsys.readouterr().out
+    assert file_states(*frozen_paths(backfill, [FIRST, SECOND])) == before
+    assert second_output.count("verified, unchanged") == 2
+    assert len(refresh_runs(backfill)) == 4  # one run per partition per backfill
+
+
+def test_end_before_start_is_refused_before_anything_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("LIVESEARCH_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    with pytest.raises(SystemExit, match=f"--end {FIRST} is before --start {SECOND}"):
+        main(["refresh", "--start", SECOND.isoformat(), "--end", FIRST.isoformat()])
+    assert not any(tmp_path.iterdir())
+
+
+def test_refresh_needs_a_date_or_a_start(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["refresh"])
+    assert exit_info.value.code == 2
+    assert "one of the arguments --date --start is required" in capsys.readouterr().err

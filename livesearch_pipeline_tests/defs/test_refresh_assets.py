@@ -1,0 +1,340 @@
+"""The daily refresh assets materialised in-process: lineage metadata, write-once, blocking checks.
+
+Assets, checks and jobs are addressed by key and name through `livesearch_pipeline.definitions`
+(never by importing their Python objects), rebound to test resources: the embedded service at a
+fixed clock and a temporary data root holding a trimmed copy of the small real pool.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import dagster as dg
+import pytest
+
+from livesearch_pipeline.construction.pool import read_manifest
+from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.core.program import load_pool
+from livesearch_pipeline.core.qid import compute_qid
+from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore, sha256_file
+from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.settings import DataPaths
+from livesearch_pipeline_tests.defs.fixtures import write_small_pool
+
+POOL_CLOCK = dt.date(2026, 11, 20)
+SERVICE_CLOCK = "2026-11-27"
+DAY = dt.date(2026, 11, 25)
+GOLD = dg.AssetKey("gold_answers")
+SERVED = dg.AssetKey("served_questions")
+REFRESH_JOB = "daily_refresh"
+GOLD_CHECKS_JOB = "gold_checks_only"
+CHECK_NAMES = {"gold_manifest_verifies", "gold_covers_served", "gold_unanswered_share", "gold_latest_is_last_session"}
+UNKNOWN_CODE = "999999.SZ"
+
+
+# --------------------------------------------------------------------------- helpers (reused by the CLI tests)
+
+
+def write_trimmed_pool(root: Path, per_group: int = 2) -> list[Question]:
+    """The small real pool cut to `per_group` questions per (tool, selection mode): every shape the
+    checks look at stays represented while a refresh takes a few seconds instead of ~15."""
+    write_small_pool(root, POOL_CLOCK)
+    path = DataPaths(root).pool / "questions.jsonl"
+    groups: dict[tuple[str, str], list[Question]] = defaultdict(list)
+    for question in sorted(load_pool(path), key=lambda q: q.qid):
+        groups[(question.program.calls[0].tool, question.program.extract.select.mode)].append(question)
+    kept = sorted((q for group in groups.values() for q in group[:per_group]), key=lambda q: q.qid)
+    path.write_text("".join(q.model_dump_json() + "\n" for q in kept), encoding="utf-8")
+    return kept
+
+
+def rewrite_pool(root: Path, edit: Callable[[Question], Question | None]) -> list[Question]:
+    """Apply `edit` to every pool question (None keeps it) and re-derive qids, as a rebuild would."""
+    path = DataPaths(root).pool / "questions.jsonl"
+    edited: list[Question] = []
+    changed: list[Question] = []
+    for question in load_pool(path):
+        new = edit(question)
+        if new is not None:
+            new = new.model_copy(update={"qid": compute_qid(new.program, new.entity)})
+            changed.append(new)
+        edited.append(new or question)
+    path.write_text("".join(q.model_dump_json() + "\n" for q in sorted(edited, key=lambda q: q.qid)), encoding="utf-8")
+    return changed
+
+
+def refresh_definitions(root: Path, *, clock: str = SERVICE_CLOCK, seed: int | None = None) -> dg.Definitions:
+    """The project's definitions with the test's resources, plus a job that runs only gold's checks."""
+    from livesearch_pipeline.definitions import defs
+
+    gold_checks = dg.define_asset_job(GOLD_CHECKS_JOB, selection=dg.AssetSelection.checks_for_assets(GOLD))
+    return dg.Definitions(
+        assets=defs.assets, asset_checks=defs.asset_checks, jobs=[*(defs.jobs or []), gold_checks],
+        resources={"data_service": DataServiceResource(kind="embedded", clock=clock, seed=seed),
+                   "storage": StorageResource(root=str(root))},
+    )
+
+
+def run_refresh(defs: dg.Definitions, day: dt.date, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
+    return defs.resolve_job_def(REFRESH_JOB).execute_in_process(
+        partition_key=day.isoformat(), instance=instance, raise_on_error=False)
+
+
+def run_gold_checks(defs: dg.Definitions, day: dt.date, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
+    # Dagster cannot infer a partitions definition for a checks-only selection; the partition tag
+    # is what the UI's "execute checks" on one partition sets, and the checks read it back.
+    return defs.resolve_job_def(GOLD_CHECKS_JOB).execute_in_process(
+        instance=instance, raise_on_error=False, tags={"dagster/partition": day.isoformat()})
+
+
+def check_evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
+    return {e.event_specific_data.check_name: e.event_specific_data
+            for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+
+
+def materialization_metadata(result: dg.ExecuteInProcessResult, key: dg.AssetKey) -> dict[str, object]:
+    events = [e for e in result.get_asset_materialization_events() if e.asset_key == key]
+    assert len(events) == 1, f"expected one materialisation of {key.to_user_string()}, got {len(events)}"
+    return {name: value.value for name, value in events[0].materialization.metadata.items()}
+
+
+def failure_text(result: dg.ExecuteInProcessResult) -> str:
+    failures = [e.event_specific_data.error.to_string() for e in result.all_events
+                if e.event_type_value == "STEP_FAILURE"]
+    assert failures, "expected a failed step"
+    return "\n".join(failures)
+
+
+@dataclass(frozen=True)
+class FileState:
+    data: bytes
+    mtime_ns: int
+
+
+def file_states(*paths: Path) -> dict[Path, FileState]:
+    return {p: FileState(p.read_bytes(), p.stat().st_mtime_ns) for p in paths}
+
+
+# --------------------------------------------------------------------------- one frozen day, shared
+
+
+@dataclass(frozen=True)
+class FrozenDay:
+    root: Path
+    pool: list[Question]
+    result: dg.ExecuteInProcessResult
+
+    @property
+    def store(self) -> SnapshotStore:
+        return SnapshotStore(DataPaths(self.root).gold)
+
+    def frozen_files(self) -> tuple[Path, Path, Path]:
+        return self.store.path_for(DAY), self.store.manifest_path_for(DAY), DataPaths(self.root).served_file(DAY)
+
+    def copy_to(self, target: Path) -> Path:
+        # copytree keeps mtimes (copy2), so "unchanged" below means untouched by the run.
+        return Path(shutil.copytree(self.root, target))
+
+
+@pytest.fixture(scope="module")
+def frozen_day(tmp_path_factory: pytest.TempPathFactory) -> FrozenDay:
+    root = tmp_path_factory.mktemp("frozen-day")
+    pool = write_trimmed_pool(root)
+    result = run_refresh(refresh_definitions(root), DAY, dg.DagsterInstance.ephemeral())
+    return FrozenDay(root=root, pool=pool, result=result)
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.mark.slow
+def test_materialising_a_partition_freezes_gold_with_lineage_metadata_and_passing_checks(frozen_day: FrozenDay):
+    assert frozen_day.result.success
+    snapshot, manifest_path, served_path = frozen_day.frozen_files()
+    assert snapshot.is_file() and manifest_path.is_file() and served_path.is_file()
+
+    manifest = frozen_day.store.verify(DAY)
+    pool_version = read_manifest(DataPaths(frozen_day.root).pool).version
+    gold = materialization_metadata(frozen_day.result, GOLD)
+    assert gold["sha256"] == manifest.sha256 == sha256_file(snapshot)
+    assert gold["created"] is True
+    assert gold["date"] == DAY.isoformat()
+    assert gold["pool_version"] == manifest.pool_version == pool_version
+    assert gold["data_service"] == manifest.data_service
+    assert f"clock={SERVICE_CLOCK}" in str(gold["data_service"]) and gold["data_service_clock"] == SERVICE_CLOCK
+    assert sum(gold["counts_by_status"].values()) == manifest.records == len(frozen_day.pool)
+    assert gold["counts_by_status"] == {k: v for k, v in manifest.counts_by_status.items() if v}
+    assert sum(gold["counts_by_tier"].values()) == len(frozen_day.pool)
+    preview = str(gold["preview"])
+    assert preview.startswith("| qid |") and frozen_day.pool[0].qid in preview
+
+    answers = frozen_day.store.read(DAY)
+    assert [a.qid for a in answers] == sorted(q.qid for q in frozen_day.pool)
+    assert {a.date for a in answers} == {DAY}
+
+    served = materialization_metadata(frozen_day.result, SERVED)
+    assert served["questions"] == len(frozen_day.pool) and served["pool_version"] == pool_version
+    served_records = [json.loads(line) for line in served_path.read_text(encoding="utf-8").splitlines()]
+    assert [r["qid"] for r in served_records] == [a.qid for a in answers]
+    assert not any({"answer", "value", "program"} & set(r) for r in served_records)
+
+    checks = check_evaluations(frozen_day.result)
+    assert set(checks) == CHECK_NAMES
+    assert all(c.passed for c in checks.values()), {n: c.metadata for n, c in checks.items() if not c.passed}
+    assert checks["gold_latest_is_last_session"].metadata["checked"].value > 0
+
+
+@pytest.mark.slow
+def test_identical_rematerialisation_is_a_no_op(frozen_day: FrozenDay, tmp_path: Path):
+    root = frozen_day.copy_to(tmp_path / "data")
+    store = SnapshotStore(DataPaths(root).gold)
+    paths = (store.path_for(DAY), store.manifest_path_for(DAY), DataPaths(root).served_file(DAY))
+    before = file_states(*paths)
+
+    result = run_refresh(refresh_definitions(root), DAY, dg.DagsterInstance.ephemeral())
+
+    assert result.success, failure_text(result)
+    assert file_states(*paths) == before
+    assert materialization_metadata(result, GOLD)["created"] is False
+    assert materialization_metadata(result, GOLD)["sha256"] == store.verify(DAY).sha256
+    assert materialization_metadata(result, SERVED)["created"] is False
+    assert all(c.passed for c in check_evaluations(result).values())
+
+
+@pytest.mark.slow
+def test_conflicting_rematerialisation_fails_naming_both_hashes_and_keeps_the_snapshot(
+        frozen_day: FrozenDay, tmp_path: Path):
+    root = frozen_day.copy_to(tmp_path / "data")
+    store = SnapshotStore(DataPaths(root).gold)
+    paths = (store.path_for(DAY), store.manifest_path_for(DAY))
+    before = file_states(*paths)
+    frozen_sha = store.verify(DAY).sha256
+
+    # Another seed is another market: every value differs, so D would be rewritten with new bytes.
+    result = run_refresh(refresh_definitions(root, seed=7), DAY, dg.DagsterInstance.ephemeral())
+
+    assert not result.success
+    message = failure_text(result)
+    assert "SnapshotConflictError" in message
+    hashes = set(re.findall(r"sha256 ([0-9a-f]{64})", message))
+    assert frozen_sha in hashes and len(hashes) == 2, message
+    assert file_states(*paths) == before
+    assert not check_evaluations(result), "checks must not run on a refused materialisation"
+
+
+@pytest.mark.slow
+def test_tampered_snapshot_fails_verify_and_the_manifest_check(frozen_day: FrozenDay, tmp_path: Path):
+    root = frozen_day.copy_to(tmp_path / "data")
+    store = SnapshotStore(DataPaths(root).gold)
+    snapshot = store.path_for(DAY)
+    frozen_sha = store.verify(DAY).sha256
+    lines = snapshot.read_text(encoding="utf-8").splitlines(keepends=True)
+    record = json.loads(lines[0])
+    record["answer"] = "tampered " + str(record["answer"])
+    lines[0] = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    snapshot.write_text("".join(lines), encoding="utf-8")
+
+    with pytest.raises(SnapshotIntegrityError, match=rf"{sha256_file(snapshot)} but its manifest records {frozen_sha}"):
+        store.verify(DAY)
+
+    result = run_gold_checks(refresh_definitions(root), DAY, dg.DagsterInstance.ephemeral())
+    manifest_check = check_evaluations(result)["gold_manifest_verifies"]
+    assert manifest_check.passed is False
+    assert "modified or truncated" in manifest_check.metadata["error"].value
+    assert not result.success  # the checks that read the answers refuse the tampered file outright
+
+
+@pytest.mark.slow
+def test_served_and_gold_qid_mismatch_fails_the_coverage_check(frozen_day: FrozenDay, tmp_path: Path):
+    root = frozen_day.copy_to(tmp_path / "data")
+    served_path = DataPaths(root).served_file(DAY)
+    records = [json.loads(line) for line in served_path.read_text(encoding="utf-8").splitlines()]
+    dropped = records.pop(0)  # gold now holds a qid that was not served
+    invented = dict(records[0], qid="ls-0000000000000000")  # and misses one that was
+    served_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [invented, *records]),
+                           encoding="utf-8")
+
+    result = run_gold_checks(refresh_definitions(root), DAY, dg.DagsterInstance.ephemeral())
+
+    checks = check_evaluations(result)
+    coverage = checks["gold_covers_served"]
+    assert coverage.passed is False
+    assert coverage.metadata["missing"].value == 1 and coverage.metadata["first_missing"].value == invented["qid"]
+    assert coverage.metadata["unknown"].value == 1 and coverage.metadata["first_unknown"].value == dropped["qid"]
+    assert checks["gold_manifest_verifies"].passed and checks["gold_unanswered_share"].passed
+
+
+@pytest.mark.slow
+def test_unanswered_share_over_the_threshold_blocks(tmp_path: Path):
+    write_trimmed_pool(tmp_path, per_group=1)
+
+    def unknown_instrument(question: Question) -> Question | None:
+        call = question.program.calls[0]
+        if "ts_code" not in call.args or question.asset_class != "cn_equity":
+            return None
+        broken = call.model_copy(update={"args": {**call.args, "ts_code": UNKNOWN_CODE}})
+        program = question.program.model_copy(update={"calls": [broken, *question.program.calls[1:]]})
+        return question.model_copy(update={"program": program, "entity": UNKNOWN_CODE})
+
+    broken = rewrite_pool(tmp_path, unknown_instrument)
+    assert broken, "the trimmed pool holds A-share questions"
+
+    result = run_refresh(refresh_definitions(tmp_path), DAY, dg.DagsterInstance.ephemeral())
+
+    share = check_evaluations(result)["gold_unanswered_share"]
+    assert share.passed is False and share.blocking
+    assert share.metadata["unanswered"].value == len(broken)
+    assert share.metadata["share"].value > share.metadata["threshold"].value
+    assert {row["qid"] for row in share.metadata["first"].value} <= {q.qid for q in broken}
+    assert not result.success, "a failed blocking check fails the run"
+
+
+@pytest.mark.slow
+def test_latest_answer_off_the_last_session_fails_the_latest_check(tmp_path: Path):
+    write_trimmed_pool(tmp_path, per_group=1)
+
+    def one_session_stale(question: Question) -> Question | None:
+        if question.program.extract.select.mode != "latest" or question.refresh_class != "daily":
+            return None
+        calls = []
+        for call in question.program.calls:
+            if not all(spec.sessions_back is not None for spec in call.dates.values()):
+                return None
+            dates = {name: spec.model_copy(update={"sessions_back": spec.sessions_back + 1})
+                     for name, spec in call.dates.items()}
+            calls.append(call.model_copy(update={"dates": dates}))
+        return question.model_copy(update={"program": question.program.model_copy(update={"calls": calls})})
+
+    stale = rewrite_pool(tmp_path, one_session_stale)
+    assert stale, "the trimmed pool holds daily `latest` questions on a session calendar"
+
+    result = run_refresh(refresh_definitions(tmp_path), DAY, dg.DagsterInstance.ephemeral())
+
+    checks = check_evaluations(result)
+    latest = checks["gold_latest_is_last_session"]
+    assert latest.passed is False
+    assert latest.metadata["not_last_session"].value == len(stale)
+    first = latest.metadata["first"].value[0]
+    assert first["expected"] == "20261125" and first["observed"] < first["expected"]
+    assert checks["gold_unanswered_share"].passed and checks["gold_covers_served"].passed
+    assert not result.success
+
+
+@pytest.mark.slow
+def test_a_partition_after_the_service_clock_is_refused_before_anything_is_frozen(tmp_path: Path):
+    write_trimmed_pool(tmp_path, per_group=1)
+
+    # A service clocked at the 23rd returns nothing later: the 25th's gold would be frozen stale.
+    result = run_refresh(refresh_definitions(tmp_path, clock="2026-11-23"), DAY, dg.DagsterInstance.ephemeral())
+
+    assert not result.success
+    assert "after the data service's fixed clock 2026-11-23" in failure_text(result)
+    assert not SnapshotStore(DataPaths(tmp_path).gold).path_for(DAY).exists()
+    assert not check_evaluations(result)

@@ -1,0 +1,67 @@
+"""benchmarks/refresh.py runs (a) core, (b) in-process job, (c) multiprocess backfill on a tiny pool.
+
+Timings are not asserted (shared CI cores); the phases' outputs are.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from livesearch_pipeline.core.snapshot import SnapshotStore
+from livesearch_pipeline_tests.defs.fixtures import write_small_pool
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "refresh.py"
+CLOCK = dt.date(2026, 3, 16)
+DAY = dt.date(2026, 3, 13)
+ENV = ("DAGSTER_HOME", "LIVESEARCH_DATA_DIR", "LIVESEARCH_CLOCK", "LIVESEARCH_DATA_SERVICE")
+
+
+@pytest.fixture
+def bench():
+    spec = importlib.util.spec_from_file_location("refresh_benchmark", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    saved = {name: os.environ.get(name) for name in ENV}
+    yield module
+    del sys.modules[spec.name]
+    for name, value in saved.items():  # the benchmark points the job's resources at its scratch roots
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.mark.slow
+def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    write_small_pool(tmp_path / "source", CLOCK)
+    work = tmp_path / "work"
+    exit_code = bench.main(["--pool", str(tmp_path / "source" / "pool"), "--clock", CLOCK.isoformat(),
+                            "--date", DAY.isoformat(), "--partitions", "1", "--shards", "2", "--work", str(work)])
+    out = capsys.readouterr().out
+    for label in ("(a) core refresh s", "(b) dagster job s", "dagster overhead", "(c) backfill partitions  1",
+                  "programs/s", "peak RSS MiB"):
+        assert label in out, out
+    assert "pool programs            97" in out
+    assert out.count("PASS") + out.count("FAIL") == 2
+    assert exit_code == (0 if "FAIL" not in out else 1)
+
+    # Each phase froze its own snapshot; all agree byte for byte (the service answers point-in-time).
+    core, job = SnapshotStore(work / "core" / "gold"), SnapshotStore(work / "jobs" / "gold")
+    assert core.path_for(DAY).read_bytes() == job.path_for(DAY).read_bytes()
+    assert job.dates() == [DAY - dt.timedelta(days=1), DAY]  # the backfilled day and D
+    assert (work / "dagster_home" / "dagster.yaml").read_bytes() == (SCRIPT.parents[1] / "dagster.yaml").read_bytes()
+
+
+def test_benchmark_rejects_a_date_after_the_clock_and_a_missing_pool(bench, tmp_path: Path):
+    with pytest.raises(SystemExit, match="after the service clock"):
+        bench.run_benchmark(tmp_path, pool=tmp_path, clock=CLOCK, day=CLOCK + dt.timedelta(days=1),
+                            partitions=1, shards=1)
+    with pytest.raises(SystemExit, match="no questions.jsonl"):
+        bench.prepare_pool(tmp_path, tmp_path, CLOCK)

@@ -1,0 +1,158 @@
+"""Sharded gold refresh: the fan-out over shards freezes the same bytes as one shard, once."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from livesearch_pipeline.core.executor import ExecutionStats
+from livesearch_pipeline.core.models import GoldAnswer
+from livesearch_pipeline.core.program import load_pool
+from livesearch_pipeline.core.snapshot import SnapshotStore
+from livesearch_pipeline.defs.refresh import checks
+from livesearch_pipeline.defs.refresh.assets import (
+    RefreshConfig,
+    RefreshPlan,
+    ShardResult,
+    assemble_answers,
+    gold_answers,
+    served_questions,
+    split_into_shards,
+)
+from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline_tests.defs.fixtures import write_small_pool
+
+CLOCK = dt.date(2026, 3, 16)
+DAY = dt.date(2026, 3, 13)  # a Friday on which every calendar traded and no pool instrument was suspended
+GOLD_CHECKS = [checks.gold_manifest_verifies, checks.gold_covers_served, checks.gold_unanswered_share,
+               checks.gold_latest_is_last_session]
+
+
+@pytest.fixture
+def data_root(tmp_path: Path) -> Path:
+    write_small_pool(tmp_path, CLOCK)
+    return tmp_path
+
+
+def refresh(root: Path, shards: int, *, with_checks: bool = False, raise_on_error: bool = True):
+    return dg.materialize(
+        [served_questions, gold_answers, *(GOLD_CHECKS if with_checks else [])],
+        partition_key=DAY.isoformat(),
+        resources={"data_service": DataServiceResource(clock=CLOCK.isoformat()),
+                   "storage": StorageResource(root=str(root))},
+        run_config=dg.RunConfig(ops={"gold_answers": RefreshConfig(shards=shards)}),
+        raise_on_error=raise_on_error,
+    )
+
+
+def gold_metadata(result) -> dict:
+    (materialization,) = result.asset_materializations_for_node("gold_answers")
+    return {key: value.value for key, value in materialization.metadata.items()}
+
+
+# --------------------------------------------------------------------------- pure split / assembly
+
+
+def test_split_is_contiguous_in_entity_then_qid_order_balanced_and_never_empty(data_root: Path):
+    questions = load_pool(data_root / "pool" / "questions.jsonl")
+    ordered = [q.qid for q in sorted(questions, key=lambda q: (q.entity, q.qid))]
+    for shards in (1, 2, 3, 7):
+        slices = split_into_shards(list(reversed(questions)), shards)
+        assert len(slices) == shards
+        assert [q.qid for s in slices for q in s] == ordered
+        assert max(map(len, slices)) - min(map(len, slices)) <= 1
+    assert [len(s) for s in split_into_shards(questions[:3], 5)] == [1, 1, 1]
+    with pytest.raises(ValueError, match="shards must be >= 1"):
+        split_into_shards(questions, 0)
+
+
+def _answer(qid: str, match) -> GoldAnswer:
+    return GoldAnswer(qid=qid, date=DAY, status="ok", answer="1", value=1, match=match)
+
+
+def test_assembly_rejects_missing_repeated_or_unplanned_answers_and_mixed_services(data_root: Path):
+    questions = sorted(load_pool(data_root / "pool" / "questions.jsonl"), key=lambda q: q.qid)[:4]
+    plan = RefreshPlan(day=DAY, pool_version="v", questions=tuple(questions), shard_count=2, planned_at=0.0)
+    answers = [_answer(q.qid, q.match) for q in questions]
+
+    def shard(index: int, part: list[GoldAnswer], service: str = "svc") -> ShardResult:
+        return ShardResult(index=index, answers=tuple(part), data_service=service, stats=ExecutionStats(programs=len(part)))
+
+    assembled, identity = assemble_answers(plan, [shard(1, answers[2:]), shard(0, answers[:2])])
+    assert [a.qid for a in assembled] == [q.qid for q in questions] and identity == "svc"
+    with pytest.raises(ValueError, match=r"expected results of shards 0..1, got \[0\]"):
+        assemble_answers(plan, [shard(0, answers)])
+    with pytest.raises(ValueError, match="missing"):
+        assemble_answers(plan, [shard(0, answers[:1]), shard(1, answers[2:])])
+    with pytest.raises(ValueError, match=f"repeated \\['{answers[1].qid}'\\]"):
+        assemble_answers(plan, [shard(0, answers[:2]), shard(1, answers[1:])])
+    with pytest.raises(ValueError, match="different data services"):
+        assemble_answers(plan, [shard(0, answers[:2]), shard(1, answers[2:], "other")])
+
+
+# --------------------------------------------------------------------------- through Dagster
+
+
+@pytest.mark.slow
+def test_fan_out_freezes_the_bytes_of_a_single_shard_once(tmp_path: Path):
+    single, fanned = tmp_path / "single", tmp_path / "fanned"
+    for root in (single, fanned):
+        write_small_pool(root, CLOCK)
+    refresh(single, shards=1)
+    result = refresh(fanned, shards=3, with_checks=True)
+
+    store_single, store_fanned = SnapshotStore(single / "gold"), SnapshotStore(fanned / "gold")
+    assert store_fanned.path_for(DAY).read_bytes() == store_single.path_for(DAY).read_bytes()
+    assert store_fanned.verify(DAY).sha256 == store_single.verify(DAY).sha256
+
+    metadata = gold_metadata(result)
+    assert metadata["shards"] == 3 and metadata["created"] is True
+    assert sum(metadata["programs_by_shard"]) == metadata["counts_by_status"]["ok"] == 97
+    assert metadata["sha256"] == store_fanned.verify(DAY).sha256
+    assert metadata["pool_version"].startswith("pool-") and "clock=2026-03-16" in metadata["data_service"]
+    for key in ("counts_by_tier", "counts_by_asset_class", "code_version", "preview", "data_service_clock"):
+        assert key in metadata
+    (materialization,) = result.asset_materializations_for_node("gold_answers")
+    assert materialization.tags["dagster/data_version"] == metadata["sha256"]
+    # Shards travel through the IO manager; the snapshot is written by the store alone.
+    handled = {e.step_key for e in result.all_events if e.event_type_value == "HANDLED_OUTPUT"}
+    assert "gold_answers.freeze_gold_snapshot" not in handled
+    assert {"gold_answers.plan_gold_shards", "gold_answers.execute_gold_shard[shard_002]"} <= handled
+    evaluations = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert sorted(e.check_name for e in evaluations if e.passed) == sorted(c.check_key.name for c in GOLD_CHECKS)
+
+    # A different shard count re-renders the same bytes: a no-op on the frozen snapshot.
+    before = store_fanned.manifest_path_for(DAY).read_bytes()
+    again = gold_metadata(refresh(fanned, shards=2))
+    assert again["created"] is False and again["shards"] == 2
+    assert store_fanned.manifest_path_for(DAY).read_bytes() == before
+
+
+@pytest.mark.slow
+def test_differing_snapshot_fails_the_run_naming_both_hashes(data_root: Path):
+    questions = load_pool(data_root / "pool" / "questions.jsonl")
+    store = SnapshotStore(data_root / "gold")
+    planted = store.write(DAY, [GoldAnswer(qid=q.qid, date=DAY, status="empty", match=q.match) for q in questions],
+                          pool_version="planted", data_service="planted", code_version="planted")
+    result = refresh(data_root, shards=2, raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert failure.step_key == "gold_answers.freeze_gold_snapshot"
+    error = failure.event_specific_data.error.to_string()
+    named = re.search(r"already exists with sha256 ([0-9a-f]{64}); this run renders sha256 ([0-9a-f]{64})", error)
+    assert named is not None, error
+    assert named.group(1) == planted.manifest.sha256 and named.group(2) != planted.manifest.sha256
+    assert store.verify(DAY).sha256 == planted.manifest.sha256  # the frozen snapshot is untouched
+
+
+def test_shard_count_below_one_fails_before_any_work(data_root: Path):
+    result = refresh(data_root, shards=0, raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert failure.step_key == "gold_answers.plan_gold_shards"
+    assert "`shards` must be >= 1" in failure.event_specific_data.error.to_string()
+    assert not (data_root / "gold").exists() or not SnapshotStore(data_root / "gold").exists(DAY)

@@ -1,0 +1,233 @@
+"""End to end through the real services: `dagster-webserver` and `dagster-daemon` run headless on
+127.0.0.1 against a temporary SQLite instance, a two-partition backfill of `daily_refresh` is
+launched through the GraphQL API exactly as the UI launches it, the daemon submits and runs it,
+and the frozen snapshots and the instance's event log are checked afterwards.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import dagster as dg
+import pytest
+
+from livesearch_pipeline.core.snapshot import SnapshotStore
+from livesearch_pipeline.defs.refresh import checks as refresh_checks
+from livesearch_pipeline.settings import DataPaths
+from livesearch_pipeline_tests.defs.dagster_processes import (
+    LOOPBACK,
+    SUCCESSFUL_BACKFILL_STATUSES,
+    DagsterProcess,
+    DagsterProcessError,
+    free_loopback_port,
+    launch_job_backfill,
+    listening_tcp_addresses,
+    process_group_members,
+    start_process,
+    stop_processes,
+    wait_for_backfill,
+    wait_for_partition_set,
+    wait_for_server_info,
+)
+from livesearch_pipeline_tests.defs.fixtures import write_small_pool
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads listening sockets and process groups from /proc"),
+]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+CLOCK = dt.date(2025, 6, 27)  # a Friday: every exchange has a session on both partitions
+PARTITIONS = ("2025-06-26", "2025-06-27")
+PARTITION_SET = "daily_refresh_partition_set"
+WORKSPACE = str(REPO_ROOT / "workspace.yaml")
+# Bounds, not expectations. Measured on 2 cores shared with other jobs (load ~10): ready in ~25 s,
+# backfill done ~240 s after launch: two runs of ~100 s each, one after the other (dagster.yaml
+# admits one backfill run at a time), plus the backfill daemon's fixed 30 s passes.
+STARTUP_TIMEOUT_S = 150.0
+BACKFILL_TIMEOUT_S = 480.0
+GOLD = dg.AssetKey("gold_answers")
+GOLD_CHECK_NAMES = frozenset(
+    key.name
+    for check in vars(refresh_checks).values()
+    if isinstance(check, dg.AssetChecksDefinition)
+    for key in check.check_keys
+    if key.asset_key == GOLD
+)
+
+
+@dataclass
+class Services:
+    base_url: str
+    port: int
+    dagster_home: Path
+    data: DataPaths
+    env: dict[str, str]
+    log_dir: Path
+    processes: list[DagsterProcess]
+
+    @property
+    def webserver(self) -> DagsterProcess:
+        return self.processes[0]
+
+    def start_daemon(self) -> DagsterProcess:
+        daemon = start_process("daemon", [str(VENV_BIN / "dagster-daemon"), "run", "-w", WORKSPACE],
+                               cwd=REPO_ROOT, env=self.env, log_dir=self.log_dir)
+        self.processes.append(daemon)
+        return daemon
+
+
+def service_env(dagster_home: Path, data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LIVESEARCH_", "DAGSTER_"))}
+    env.update({
+        "DAGSTER_HOME": str(dagster_home),
+        "LIVESEARCH_DATA_DIR": str(data_dir),
+        "LIVESEARCH_CLOCK": CLOCK.isoformat(),
+        "LITELLM_OFFLINE_MODE": "true",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "PYTHONUNBUFFERED": "1",
+    })
+    return env
+
+
+def stop_all(processes: list[DagsterProcess]) -> None:
+    leftover = {name: pids for name, pids in stop_processes(processes).items() if pids}
+    if leftover:
+        raise AssertionError(f"processes survived SIGTERM and SIGKILL: {leftover}")
+
+
+@pytest.fixture(scope="module")
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
+    """The webserver, already starting; the test starts the daemon itself (see below)."""
+    root = tmp_path_factory.mktemp("webserver-backfill")
+    data_dir, dagster_home, logs = root / "data", root / "dagster_home", root / "logs"
+    for directory in (data_dir, dagster_home, logs):
+        directory.mkdir()
+    shutil.copyfile(REPO_ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
+    env = service_env(dagster_home, data_dir)
+    port = free_loopback_port()
+    processes: list[DagsterProcess] = []
+    try:
+        processes.append(start_process(
+            "webserver", [str(VENV_BIN / "dagster-webserver"), "-w", WORKSPACE, "-h", LOOPBACK, "-p", str(port)],
+            cwd=REPO_ROOT, env=env, log_dir=logs))
+        # The pool is built while the webserver loads its code location: neither needs the other.
+        write_small_pool(data_dir, CLOCK)
+        with mock.patch.dict(os.environ, {"DAGSTER_HOME": str(dagster_home)}):
+            yield Services(base_url=f"http://{LOOPBACK}:{port}", port=port, dagster_home=dagster_home,
+                           data=DataPaths(data_dir), env=env, log_dir=logs, processes=processes)
+    finally:
+        stop_all(processes)
+
+
+def run_failure_messages(instance: dg.DagsterInstance, runs: list[dict[str, Any]]) -> str:
+    failure_types = {dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE}
+    lines = []
+    for run in runs:
+        if run["status"] == "SUCCESS":
+            continue
+        lines.append(f"run {run['runId']} ({run['status']}):")
+        for entry in instance.all_logs(run["runId"], of_type=failure_types):
+            error = entry.dagster_event.event_specific_data.error if entry.dagster_event else None
+            lines.append(f"  {entry.message}\n{error.to_string() if error else ''}")
+    return "\n".join(lines)
+
+
+def test_backfill_through_graphql_freezes_both_partitions(services: Services) -> None:
+    started = time.monotonic()
+    info = wait_for_server_info(services.base_url, services.processes, STARTUP_TIMEOUT_S)
+    assert "dagster_webserver_version" in info
+    handle = wait_for_partition_set(services.base_url, PARTITION_SET, services.processes, STARTUP_TIMEOUT_S)
+    ready = time.monotonic()
+
+    # The webserver's Dagster-managed code server talks over a Unix socket: the only TCP
+    # listener in its process tree is the UI itself, on the loopback address.
+    assert listening_tcp_addresses(process_group_members(services.webserver.pgid)) == {(LOOPBACK, services.port)}
+
+    backfill_id = launch_job_backfill(services.base_url, handle, PARTITIONS, title="webserver backfill test")
+    # The backfill daemon wakes every 30 s; started now, its first iteration finds the backfill
+    # instead of the next one (the backfill is stored in the instance, so order is otherwise free).
+    daemon = services.start_daemon()
+    with dg.DagsterInstance.from_config(str(services.dagster_home)) as instance:
+        try:
+            state = wait_for_backfill(services.base_url, backfill_id, services.processes, BACKFILL_TIMEOUT_S)
+        except DagsterProcessError as exc:
+            tails = "\n".join(p.tail() for p in services.processes)
+            runs = instance.get_runs(dg.RunsFilter.for_backfill(backfill_id))
+            failures = run_failure_messages(instance, [{"runId": r.run_id, "status": r.status.value} for r in runs])
+            pytest.fail(f"{exc}\n{failures}\n{tails}")
+        finished = time.monotonic()
+        print(f"\nwebserver ready {ready - started:.1f} s after the pool was built; backfill {state['status']} "
+              f"{finished - ready:.1f} s after launch; total {finished - started:.1f} s")
+        assert listening_tcp_addresses(process_group_members(daemon.pgid)) == set()
+        if state["status"] not in SUCCESSFUL_BACKFILL_STATUSES:
+            tails = "\n".join(p.tail() for p in services.processes)
+            pytest.fail(f"backfill {backfill_id} ended {state['status']}: {state['error']}\n"
+                        f"{run_failure_messages(instance, state['runs'])}\n{tails}")
+
+        partition_of_run = {r["runId"]: next(t["value"] for t in r["tags"] if t["key"] == "dagster/partition")
+                            for r in state["runs"]}
+        assert sorted(partition_of_run.values()) == sorted(PARTITIONS), "one run per partition"
+        assert {r["status"] for r in state["runs"]} == {"SUCCESS"}
+
+        store = SnapshotStore(services.data.gold)
+        manifests = {key: store.verify(dt.date.fromisoformat(key)) for key in PARTITIONS}
+        for key, manifest in manifests.items():
+            assert store.path_for(dt.date.fromisoformat(key)).is_file()
+            assert manifest.records > 0
+            assert services.data.served_file(dt.date.fromisoformat(key)).is_file()
+
+        # Only this backfill's runs count: the RUNNING-by-default schedule may add a run of its own
+        # if the test happens to straddle 18:30 New York time.
+        records = [r for r in instance.fetch_materializations(GOLD, limit=50).records if r.run_id in partition_of_run]
+        assert sorted(r.partition_key for r in records) == sorted(PARTITIONS), "one gold event per partition"
+        for record in records:
+            key = record.partition_key
+            assert partition_of_run[record.run_id] == key
+            metadata = record.asset_materialization.metadata
+            assert metadata["sha256"].value == manifests[key].sha256, f"event of {key} names the frozen snapshot"
+
+        evaluations = [
+            (partition_of_run[run_id], entry.dagster_event.event_specific_data)
+            for run_id in partition_of_run
+            for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+        ]
+        passed = {(key, evaluation.check_name) for key, evaluation in evaluations if evaluation.passed}
+        failed = [(key, evaluation.check_name, evaluation.metadata) for key, evaluation in evaluations
+                  if not evaluation.passed]
+        assert not failed
+        assert GOLD_CHECK_NAMES, "the refresh checks module defines checks on gold_answers"
+        assert passed == {(key, name) for key in PARTITIONS for name in GOLD_CHECK_NAMES}
+
+
+def test_livesearch_ui_listens_on_loopback_only(tmp_path: Path) -> None:
+    """`livesearch ui` (dagster dev: webserver, daemon, code server) opens no TCP port beyond 127.0.0.1."""
+    data_dir, dagster_home, logs = tmp_path / "data", tmp_path / "dagster_home", tmp_path / "logs"
+    for directory in (data_dir, logs):
+        directory.mkdir()
+    port = free_loopback_port()
+    ui = start_process("livesearch-ui", [str(VENV_BIN / "livesearch"), "ui", "--port", str(port)],
+                       cwd=tmp_path, env=service_env(dagster_home, data_dir), log_dir=logs)
+    try:
+        base_url = f"http://{LOOPBACK}:{port}"
+        wait_for_server_info(base_url, [ui], STARTUP_TIMEOUT_S)
+        wait_for_partition_set(base_url, PARTITION_SET, [ui], STARTUP_TIMEOUT_S)
+        members = process_group_members(ui.pgid)
+        assert len(members) >= 3, f"expected dagster dev, its webserver, daemon and code server; got {members}"
+        listeners = listening_tcp_addresses(members)
+        assert (LOOPBACK, port) in listeners
+        assert {address for address, _ in listeners} == {LOOPBACK}, f"listening beyond loopback: {listeners}"
+        assert (dagster_home / "dagster.yaml").read_bytes() == (REPO_ROOT / "dagster.yaml").read_bytes()
+    finally:
+        leftover = {name: pids for name, pids in stop_processes([ui]).items() if pids}
+    assert not leftover, f"processes survived SIGTERM and SIGKILL: {leftover}"
