@@ -21,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.set_defaults(func=_run)
     build = subparsers.add_parser("build-pool", help="run the construction stages (probe … pool filter)")
     build.add_argument("--as-of", type=dt.date.fromisoformat, help="construction date (default: the service clock or today)")
+    build.add_argument("--tools", nargs="+", metavar="TOOL",
+                       help="build only from these data tools (catalog names; default: every data tool)")
     build.set_defaults(func=_build_pool)
     refresh = subparsers.add_parser("refresh", help="materialise daily gold partitions (one run per date)")
     group = refresh.add_mutually_exclusive_group(required=True)
@@ -80,18 +82,22 @@ def _execute(job_name: str, *, partition_key: str | None = None, run_config: dic
                 raise SystemExit(f"check {data.check_name} failed for {partition_key}: {data.metadata}")
 
 
-def _construction_config(as_of: dt.date | None) -> dict:
-    if as_of is None:
+def _construction_config(as_of: dt.date | None, tools: list[str] | None = None) -> dict:
+    config: dict = {}
+    if as_of is not None:
+        config["as_of"] = as_of.isoformat()
+    if tools:
+        config["tools"] = list(tools)
+    if not config:
         return {}
-    ops = ("tool_probe", "candidates")
-    return {"ops": {name: {"config": {"as_of": as_of.isoformat()}} for name in ops}}
+    return {"ops": {name: {"config": config} for name in ("tool_probe", "candidates")}}
 
 
 def _build_pool(args: argparse.Namespace) -> int:
     from livesearch_pipeline.construction.pool import read_manifest
     from livesearch_pipeline.settings import DataPaths
 
-    _execute("build_pool", run_config=_construction_config(args.as_of))
+    _execute("build_pool", run_config=_construction_config(args.as_of, args.tools))
     manifest = read_manifest(DataPaths.from_env().pool)
     print(f"pool {manifest.version}: {manifest.questions} questions, "
           f"{len(manifest.counts.get('tool', {}))} tools, tiers {manifest.counts.get('tier')}")
@@ -135,10 +141,13 @@ def previous_completed_day(day: dt.date) -> dt.date:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import dagster as dg
+
     from livesearch_pipeline.construction.pool import read_manifest
     from livesearch_pipeline.core.snapshot import SnapshotStore
     from livesearch_pipeline.evaluation.audits import StaleGoldAudit
-    from livesearch_pipeline.evaluation.leaderboard import LEADERBOARD_JSON, Leaderboard, render_markdown
+    from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME, BASELINES, load_agents, registry_path
+    from livesearch_pipeline.evaluation.leaderboard import CHART_PNG, LEADERBOARD_JSON, Leaderboard, render_markdown
     from livesearch_pipeline.settings import DataPaths
 
     paths = DataPaths.from_env()
@@ -154,14 +163,30 @@ def _run(args: argparse.Namespace) -> int:
     store = SnapshotStore(paths.gold)
     gold = store.verify(day)
     print(f"gold snapshot {store.path_for(day)}\n  sha256 {gold.sha256}\n  counts {dict(gold.counts_by_status)}")
+    # Every registered agent gets its partition (what the registry sensor does in the UI); the
+    # baselines run here, agents needing a model or a search backend are launched by the user.
+    instance = _instance()
+    known = set(instance.get_dynamic_partitions(AGENT_PARTITIONS_NAME))
+    missing = [spec.name for spec in load_agents(registry_path(paths)) if spec.name not in known]
+    if missing:
+        instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, missing)
+    for agent in BASELINES:
+        _execute("daily_agent_runs", partition_key=dg.MultiPartitionKey({"date": day.isoformat(), "agent": agent}))
     _execute("daily_evaluation", partition_key=day.isoformat())
-    board_path = paths.runs / day.isoformat() / "leaderboard" / LEADERBOARD_JSON
-    board = Leaderboard.model_validate_json(board_path.read_bytes())
-    print(f"\nleaderboard for {day} ({board_path}):\n{render_markdown(board)}")
+    board_dir = paths.runs / day.isoformat() / "leaderboard"
+    board = Leaderboard.model_validate_json((board_dir / LEADERBOARD_JSON).read_bytes())
+    print(f"\nleaderboard for {day} ({board_dir / LEADERBOARD_JSON}):\n{render_markdown(board)}")
+    print(f"chart of accuracy by visibility level and tier: {board_dir / CHART_PNG}")
     audit_path = paths.runs / day.isoformat() / "audits" / f"stale_gold_audit_{day.isoformat()}.json"
     audit = StaleGoldAudit.model_validate_json(audit_path.read_bytes())
-    by_class = ", ".join(f"{k} {v.failure_rate:.1%} ({v.failed}/{v.n})" for k, v in sorted(audit.by_refresh_class.items()))
-    print(f"stale-gold rate (gold of {audit.previous_date} scored against {day}): {audit.failure_rate:.1%} overall; {by_class}")
+    print(f"\nstale-gold audit: gold of {audit.previous_date} scored against the gold of {day}")
+    for refresh_class in ("daily", "static"):
+        stats = audit.by_refresh_class.get(refresh_class)
+        rate = f"{stats.failure_rate:.1%} ({stats.failed}/{stats.n} questions)" if stats else "no served questions"
+        print(f"  {refresh_class}-class stale-gold rate: {rate}")
+    others = ", ".join(f"{k} {v.failure_rate:.1%} ({v.failed}/{v.n})"
+                       for k, v in sorted(audit.by_refresh_class.items()) if k not in ("daily", "static"))
+    print(f"  overall: {audit.failure_rate:.1%}{f'; other classes: {others}' if others else ''}")
     return 0
 
 

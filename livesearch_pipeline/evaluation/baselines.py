@@ -1,50 +1,217 @@
-"""Run the offline baseline agents (oracle, stale) for a day and score them: no LLM, no network.
+"""The agents the pipeline runs on a day: the built-in baselines plus agents registered by users.
 
-Shared by the Dagster evaluation assets and `livesearch run`. Layout:
-`<data>/runs/<D>/<agent>/{predictions.jsonl, predictions.meta.json, verdicts.jsonl, summary.json}`.
+The registry is `<data>/agents.json` (`{"agents": [AgentSpec, ...]}`); the baselines `oracle`
+(runs the gold programs itself: the gold self-test) and `stale` (answers with the previous
+snapshot's gold) are always present and need no entry. Each registered name is one partition
+of the Dagster `agents` dimension. Running one agent for D writes
+`<data>/runs/<D>/<name>/{predictions.jsonl, predictions.meta.json, verdicts.jsonl, summary.json}`.
+
+Shared by the Dagster evaluation assets, `livesearch agent register|list` and `livesearch run`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import json
 from dataclasses import dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, AsyncIterator, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.models import Question
-from livesearch_pipeline.core.snapshot import SnapshotStore
-from livesearch_pipeline.evaluation.agents.base import run_agent
-from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
-from livesearch_pipeline.evaluation.agents.stale import StaleAgent
+from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
 from livesearch_pipeline.evaluation.evaluator import EvaluationSummary, evaluate, load_served, write_evaluation
 from livesearch_pipeline.settings import DataPaths
 
+if TYPE_CHECKING:
+    from livesearch_pipeline.evaluation.agents.base import Agent
+
 BASELINES = ("oracle", "stale")
+# The Dagster dynamic partitions definition holding one key per registered agent.
+AGENT_PARTITIONS_NAME = "agents"
+REGISTRY_FILE = "agents.json"
+AgentKind = Literal["oracle", "stale", "closed-book", "web", "plugin"]
+LLM_KINDS = ("closed-book", "web", "plugin")
+
+
+class AgentRegistryError(ValueError):
+    """The registry file or a registration is invalid (bad name, duplicate, unknown agent)."""
+
+
+class AgentSpec(BaseModel):
+    """One registered agent: its partition key (`name`), its kind and the kind's options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    kind: AgentKind
+    model: str | None = None
+    api_base: str | None = None
+    searxng_url: str | None = None
+    services: tuple[str, ...] | None = None
+    concurrency: int = Field(default=4, ge=1)
+    max_steps: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    time_limit_s: float | None = Field(default=None, gt=0)
+
+
+class _RegistryFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agents: list[AgentSpec]
+
+
+BUILTIN_AGENTS = (AgentSpec(name="oracle", kind="oracle"), AgentSpec(name="stale", kind="stale"))
+
+
+def registry_path(paths: DataPaths) -> Path:
+    return paths.root / REGISTRY_FILE
+
+
+def _read_registered(path: Path) -> list[AgentSpec]:
+    if not path.exists():
+        return []
+    try:
+        registered = _RegistryFile.model_validate_json(path.read_bytes()).agents
+    except ValidationError as exc:
+        raise AgentRegistryError(f"invalid agent registry {path}: {exc}") from exc
+    seen: set[str] = set()
+    for spec in registered:
+        if spec.name in BASELINES:
+            raise AgentRegistryError(f"{path}: {spec.name!r} is a built-in baseline and cannot be registered")
+        if spec.name in seen:
+            raise AgentRegistryError(f"{path}: agent {spec.name!r} is registered twice")
+        seen.add(spec.name)
+    return registered
+
+
+def load_agents(path: Path) -> list[AgentSpec]:
+    """The baselines followed by the agents registered in `path` (absent file: baselines only)."""
+    return [*BUILTIN_AGENTS, *_read_registered(path)]
+
+
+def find_agent(specs: Sequence[AgentSpec], name: str) -> AgentSpec:
+    for spec in specs:
+        if spec.name == name:
+            return spec
+    known = ", ".join(s.name for s in specs)
+    raise AgentRegistryError(f"agent {name!r} is not registered (known: {known}); "
+                             "add it with `livesearch agent register`")
+
+
+def register_agent(path: Path, spec: AgentSpec) -> bool:
+    """Add `spec` to the registry file; False when the identical spec is already there.
+
+    A different spec under an existing name is refused: the name's earlier runs were made by
+    the old configuration, and a partition key must keep meaning one agent.
+    """
+    if spec.name in BASELINES:
+        raise AgentRegistryError(f"{spec.name!r} is a built-in baseline and cannot be registered")
+    registered = _read_registered(path)
+    for existing in registered:
+        if existing.name == spec.name:
+            if existing == spec:
+                return False
+            raise AgentRegistryError(
+                f"agent {spec.name!r} is already registered in {path} with another configuration "
+                f"({existing.model_dump(exclude_defaults=True)}); choose a new name")
+    document = {"agents": [s.model_dump(mode="json", exclude_defaults=True) for s in [*registered, spec]]}
+    write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return True
 
 
 @dataclass(frozen=True)
-class BaselineResult:
+class AgentRunResult:
     agent: str
+    run_dir: Path
     summary: EvaluationSummary
 
 
-async def run_baselines(paths: DataPaths, day: dt.date, pool: Sequence[Question], client: ToolClient,
-                        agents: Sequence[str] = BASELINES) -> list[BaselineResult]:
+def _limits(spec: AgentSpec):
+    from livesearch_pipeline.evaluation.agents.loop import LoopLimits
+
+    defaults = LoopLimits()
+    return LoopLimits(max_steps=spec.max_steps or defaults.max_steps,
+                      max_tokens=spec.max_tokens or defaults.max_tokens,
+                      time_limit_s=spec.time_limit_s or defaults.time_limit_s)
+
+
+def _chat_model(spec: AgentSpec, llm_cache: Path):
+    from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
+    from livesearch_pipeline.evaluation.llm import LLMSettings
+
+    return LitellmChatModel.from_settings(LLMSettings.from_env(), model=spec.model, api_base=spec.api_base,
+                                          cache_dir=llm_cache)
+
+
+def _judge(paths: DataPaths):
+    """The judge `livesearch evaluate` would use ($LIVESEARCH_JUDGE_MODEL), None for deterministic only."""
+    from livesearch_pipeline.evaluation.judge import judge_from_settings
+    from livesearch_pipeline.evaluation.llm import LLMSettings
+
+    settings = LLMSettings.from_env()
+    return judge_from_settings(settings.judge_model, cache_dir=paths.root / "llm_cache",
+                               api_base=settings.api_base, api_key=settings.api_key)
+
+
+@contextlib.asynccontextmanager
+async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: Sequence[Question] | None,
+                     client: ToolClient) -> AsyncIterator[Agent]:
+    """The agent `spec` describes, named after its registry entry, its resources open for the run.
+
+    `client` is the data service (used by the oracle's programs and the plugin agent's tools);
+    `pool` is needed by the oracle only.
+    """
+    llm_cache = paths.root / "llm_cache"
+    if spec.kind == "oracle":
+        from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
+
+        if pool is None:
+            raise AgentRegistryError(f"agent {spec.name!r} (oracle) needs the question pool")
+        yield OracleAgent(pool=pool, client=client, as_of=day, name=spec.name)
+    elif spec.kind == "stale":
+        from livesearch_pipeline.evaluation.agents.stale import StaleAgent
+
+        stale = StaleAgent.from_store(SnapshotStore(paths.gold), day)
+        yield StaleAgent(as_of=stale.as_of, gold_date=stale.gold_date, gold=stale.gold, name=spec.name)
+    elif spec.kind == "closed-book":
+        from livesearch_pipeline.evaluation.agents.closed_book import ClosedBookAgent
+
+        yield ClosedBookAgent(chat_model=_chat_model(spec, llm_cache), as_of=day, name=spec.name)
+    elif spec.kind == "web":
+        import httpx
+
+        from livesearch_pipeline.evaluation.agents.web import WebAgent, WebTools, WebToolsConfig
+
+        if not spec.searxng_url:
+            raise AgentRegistryError(f"web agent {spec.name!r} has no searxng_url in the registry")
+        async with httpx.AsyncClient() as http:
+            tools = WebTools(WebToolsConfig(searxng_url=spec.searxng_url), http)
+            yield WebAgent(chat_model=_chat_model(spec, llm_cache), tools=tools, as_of=day,
+                           limits=_limits(spec), name=spec.name)
+    else:
+        from livesearch_pipeline.evaluation.agents.plugin import PluginAgent
+
+        yield PluginAgent(chat_model=_chat_model(spec, llm_cache), source=client, as_of=day, limits=_limits(spec),
+                          services=frozenset(spec.services) if spec.services else None, name=spec.name)
+
+
+async def run_registered_agent(spec: AgentSpec, paths: DataPaths, day: dt.date, client: ToolClient,
+                               pool: Sequence[Question] | None = None) -> AgentRunResult:
+    """Put D's served questions to one agent (resuming an interrupted run) and score it on D's gold."""
+    from livesearch_pipeline.evaluation.agents.base import run_agent
+
     served_path = paths.served_file(day)
     served = load_served(served_path)
-    store = SnapshotStore(paths.gold)
-    results = []
-    for name in agents:
-        if name == "oracle":
-            agent = OracleAgent(pool=pool, client=client, as_of=day)
-        elif name == "stale":
-            agent = StaleAgent.from_store(store, day)
-        else:
-            raise ValueError(f"unknown baseline agent {name!r}; expected one of {', '.join(BASELINES)}")
-        out_dir = paths.run_dir(day, name)
-        await run_agent(agent, served, out_dir, date=day)
-        result = await asyncio.to_thread(evaluate, served_path, store.path_for(day), out_dir / "predictions.jsonl")
-        write_evaluation(result, out_dir)
-        results.append(BaselineResult(name, result.summary))
-    return results
+    out_dir = paths.run_dir(day, spec.name)
+    async with open_agent(spec, paths=paths, day=day, pool=pool, client=client) as agent:
+        await run_agent(agent, served, out_dir, date=day, concurrency=spec.concurrency)
+    gold_path = SnapshotStore(paths.gold).path_for(day)
+    judge = _judge(paths) if spec.kind in LLM_KINDS else None
+    result = await asyncio.to_thread(evaluate, served_path, gold_path, out_dir / "predictions.jsonl", judge=judge)
+    write_evaluation(result, out_dir)
+    return AgentRunResult(spec.name, out_dir, result.summary)

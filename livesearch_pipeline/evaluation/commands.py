@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     # `livesearch agent run` lives with the agents (evaluation/agents/cli.py).
     from livesearch_pipeline.evaluation.agents.cli import register_agent_commands
 
-    register_agent_commands(subparsers)
+    _register_agent_registry(register_agent_commands(subparsers))
 
 
 def default_llm_cache_dir() -> Path:
@@ -186,4 +186,81 @@ def _audit_longitudinal(args: argparse.Namespace) -> int:
     if args.out is not None:
         json_path, csv_path = write_longitudinal_audit(audit, args.out)
         print(f"wrote {json_path} and {csv_path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- agent registry
+
+
+def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
+    from livesearch_pipeline.evaluation.baselines import AgentSpec
+
+    kinds = AgentSpec.model_fields["kind"].annotation.__args__
+    register = actions.add_parser(
+        "register", help="add an agent to the daily evaluation (a partition of the Dagster `agent` dimension)",
+        description="Writes the agent to $LIVESEARCH_DATA_DIR/agents.json and adds NAME to the `agents` "
+        "partitions of the Dagster instance under $DAGSTER_HOME, so `agent_runs` can be launched for "
+        "(D, NAME) from the UI. The baselines oracle and stale are always registered.",
+    )
+    register.add_argument("name", help="partition key: lower-case letters, digits, '.', '_', '-'")
+    register.add_argument("--kind", required=True, choices=kinds)
+    register.add_argument("--model", default=None, help="litellm model (LLM kinds; default: $LIVESEARCH_LLM_MODEL)")
+    register.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint")
+    register.add_argument("--searxng-url", default=None, help="web: SearXNG base URL")
+    register.add_argument("--services", default=None, help="plugin: comma-separated services to offer (default: all)")
+    register.add_argument("--concurrency", type=int, default=4, help="questions in flight (default 4)")
+    register.add_argument("--max-steps", type=int, default=None)
+    register.add_argument("--max-tokens", type=int, default=None)
+    register.add_argument("--time-limit", type=float, default=None, help="seconds per question")
+    register.set_defaults(func=_agent_register)
+    listing = actions.add_parser("list", help="the registered agents (baselines included)")
+    listing.set_defaults(func=_agent_list)
+
+
+def _agent_register(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from livesearch_pipeline.evaluation.baselines import (
+        AGENT_PARTITIONS_NAME, AgentRegistryError, AgentSpec, register_agent, registry_path,
+    )
+    from livesearch_pipeline.settings import DataPaths
+
+    services = tuple(s.strip() for s in args.services.split(",") if s.strip()) if args.services else None
+    try:
+        spec = AgentSpec(name=args.name, kind=args.kind, model=args.model, api_base=args.api_base,
+                         searxng_url=args.searxng_url, services=services, concurrency=args.concurrency,
+                         max_steps=args.max_steps, max_tokens=args.max_tokens, time_limit_s=args.time_limit)
+    except ValidationError as exc:
+        return _fail("agent register", f"invalid agent {args.name!r}: {exc}")
+    if spec.kind == "web" and not spec.searxng_url:
+        return _fail("agent register", "a web agent needs --searxng-url")
+    path = registry_path(DataPaths.from_env())
+    try:
+        added = register_agent(path, spec)
+    except AgentRegistryError as exc:
+        return _fail("agent register", str(exc))
+    # The Dagster side of the CLI owns DAGSTER_HOME; imported here so that other commands do not load Dagster.
+    from livesearch_pipeline.pipeline_commands import _instance
+
+    instance = _instance()
+    new_partition = not instance.has_dynamic_partition(AGENT_PARTITIONS_NAME, spec.name)
+    if new_partition:
+        instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, [spec.name])
+    print(f"agent {spec.name} ({spec.kind}) {'registered in' if added else 'already in'} {path}; "
+          f"Dagster partition {spec.name!r} {'added' if new_partition else 'already present'}")
+    return 0
+
+
+def _agent_list(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.evaluation.baselines import AgentRegistryError, load_agents, registry_path
+    from livesearch_pipeline.settings import DataPaths
+
+    path = registry_path(DataPaths.from_env())
+    try:
+        specs = load_agents(path)
+    except AgentRegistryError as exc:
+        return _fail("agent list", str(exc))
+    for spec in specs:
+        options = spec.model_dump(exclude={"name", "kind"}, exclude_defaults=True)
+        print(f"{spec.name}\t{spec.kind}\t{options or ''}")
     return 0

@@ -9,8 +9,9 @@ unranked with the reason. A judge whose model family equals a ranked agent's fam
 Intervals are 95% Wilson score intervals on correct / n_served (judge errors count as not
 correct, as in the summary; such rows are flagged).
 
-The chart of accuracy by visibility level and tier is produced as a table (CSV): the PNG needs
-matplotlib, which is not a project dependency.
+The chart of accuracy by visibility level and tier is written twice: as a table (CSV) and as a
+PNG (one panel per tier, one line per ranked agent), drawn with matplotlib's Agg backend under
+its default style with no timestamp or software tag, so the same leaderboard gives the same bytes.
 """
 
 from __future__ import annotations
@@ -244,9 +245,50 @@ def render_chart_csv(board: Leaderboard) -> str:
     return buffer.getvalue()
 
 
+CHART_SIZE_INCHES = (4.2, 3.6)  # per tier panel
+CHART_DPI = 100
+
+
+def render_chart_png(board: Leaderboard) -> bytes:
+    """Accuracy by visibility level (x) per tier (panel) and agent (line), as PNG bytes."""
+    from matplotlib import style
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    tiers = sorted({p.tier for p in board.chart}) or ["(no questions)"]
+    agents = [row.agent for row in board.rows]
+    # The default style, not the user's matplotlibrc: the bytes must not depend on the machine.
+    with style.context("default"):
+        width, height = CHART_SIZE_INCHES
+        figure = Figure(figsize=(width * len(tiers), height + 0.6), dpi=CHART_DPI, layout="constrained")
+        FigureCanvasAgg(figure)
+        axes = figure.subplots(1, len(tiers), sharey=True, squeeze=False)[0]
+        for ax, tier in zip(axes, tiers):
+            for agent in agents:
+                points = sorted((p for p in board.chart if p.agent == agent and p.tier == tier),
+                                key=lambda p: p.visibility)
+                if points:
+                    ax.plot([p.visibility for p in points], [p.accuracy for p in points], marker="o", label=agent)
+            ax.set_title(f"tier {tier}")
+            ax.set_xlabel("visibility level")
+            ax.set_ylim(-0.05, 1.05)
+            # Visibility levels are the integers 0..10: a fixed axis keeps panels and days comparable.
+            ax.set_xlim(-0.5, 10.5)
+            ax.set_xticks(range(11))
+            ax.grid(True, alpha=0.3)
+        axes[0].set_ylabel("accuracy")
+        if board.chart:
+            axes[-1].legend(loc="best", fontsize="small")
+        figure.suptitle(f"Accuracy by visibility and tier: gold {board.gold_date}, qid set {board.qid_set_hash[:12]}")
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
 CHART_CSV = "accuracy_by_visibility_tier.csv"
+CHART_PNG = "accuracy_by_visibility_tier.png"
 
 
 def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
@@ -258,4 +300,5 @@ def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
     }
     for path, text in outputs.items():
         write_atomic(path, text.encode("utf-8"))
-    return list(outputs)
+    write_atomic(out_dir / CHART_PNG, render_chart_png(board))
+    return [*outputs, out_dir / CHART_PNG]

@@ -11,6 +11,7 @@ from livesearch_pipeline.evaluation.evaluator import evaluate, write_evaluation
 from livesearch_pipeline.evaluation.judge import LLMJudge
 from livesearch_pipeline.evaluation.leaderboard import (
     CHART_CSV,
+    CHART_PNG,
     LEADERBOARD_JSON,
     LEADERBOARD_MD,
     LeaderboardError,
@@ -67,7 +68,7 @@ def test_runs_are_ranked_with_intervals_and_chart_table(tmp_path: Path) -> None:
     oracle_points = [p for p in board.chart if p.agent == "oracle"]
     assert {(p.tier, p.visibility) for p in oracle_points} == {("T1", 9), ("T2", 2), ("T2", 0), ("T3", 5)}
     paths = write_leaderboard(board, tmp_path / "board")
-    assert {p.name for p in paths} == {LEADERBOARD_JSON, LEADERBOARD_MD, CHART_CSV}
+    assert {p.name for p in paths} == {LEADERBOARD_JSON, LEADERBOARD_MD, CHART_CSV, CHART_PNG}
     markdown = (tmp_path / "board" / LEADERBOARD_MD).read_text(encoding="utf-8")
     assert "| 1 | oracle |" in markdown and "[" in markdown
     rows = list(csv.DictReader(io.StringIO((tmp_path / "board" / CHART_CSV).read_text(encoding="utf-8"))))

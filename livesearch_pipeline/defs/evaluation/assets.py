@@ -1,11 +1,14 @@
-"""Stage 8: baseline agents scored against D's gold, the leaderboard of D, the stale-gold audit of D."""
+"""Stage 8: each registered agent scored against D's gold (date × agent), the leaderboard of D, the stale-gold audit of D."""
 
 import asyncio
+import base64
+import datetime as dt
 import json
 
 import dagster as dg
 
 from livesearch_pipeline.core.program import load_pool
+from livesearch_pipeline.defs.evaluation.partitions import AGENT_DIMENSION, DATE_DIMENSION, by_date, date_agent_partitions
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
 from livesearch_pipeline.defs.refresh.assets import gold_answers, served_questions
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
@@ -13,48 +16,64 @@ from livesearch_pipeline.defs.resources import DataServiceResource, StorageResou
 GROUP = "evaluation"
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[gold_answers, served_questions], kinds={"json"})
-def baseline_runs(context: dg.AssetExecutionContext, data_service: DataServiceResource,
-                  storage: StorageResource) -> dg.MaterializeResult:
-    """Oracle (the gold self-test: must score 100%) and stale (yesterday's gold) agents, scored."""
-    from livesearch_pipeline.core.snapshot import SnapshotStore
-    from livesearch_pipeline.evaluation.baselines import BASELINES, run_baselines
+@dg.asset(group_name=GROUP, partitions_def=date_agent_partitions, kinds={"json"},
+          deps=[dg.AssetDep(gold_answers, partition_mapping=by_date),
+                dg.AssetDep(served_questions, partition_mapping=by_date)])
+def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResource,
+               storage: StorageResource) -> dg.MaterializeResult:
+    """One registered agent answers D's served questions and is scored on D's gold.
 
-    day = partition_date(context)
+    The oracle partition is the gold self-test: it fails the run unless it scores exactly 1.0.
+    """
+    from livesearch_pipeline.evaluation.baselines import find_agent, load_agents, registry_path, run_registered_agent
+
+    keys = context.partition_key.keys_by_dimension
+    day, name = dt.date.fromisoformat(keys[DATE_DIMENSION]), keys[AGENT_DIMENSION]
     paths = storage.paths()
-    pool = load_pool(paths.pool / "questions.jsonl")
-    has_previous = any(d < day for d in SnapshotStore(paths.gold).dates())
-    agents = BASELINES if has_previous else ("oracle",)
-    if not has_previous:
-        context.log.warning(f"no gold snapshot before {day}: the stale baseline is skipped")
+    spec = find_agent(load_agents(registry_path(paths)), name)
+    pool = load_pool(paths.pool / "questions.jsonl") if spec.kind == "oracle" else None
 
     async def run():
         async with data_service.open() as client:
-            return await run_baselines(paths, day, pool, client, agents)
+            return await run_registered_agent(spec, paths, day, client, pool)
 
-    results = asyncio.run(run())
-    accuracy = {r.agent: r.summary.accuracy for r in results}
-    oracle = next(r for r in results if r.agent == "oracle")
-    if oracle.summary.accuracy != 1.0:
-        raise dg.Failure(f"gold self-test failed for {day}: the oracle scored {oracle.summary.accuracy:.4f}, not 1.0",
-                         metadata={"accuracy": dg.MetadataValue.json(accuracy)})
-    return dg.MaterializeResult(metadata={"accuracy": dg.MetadataValue.json(accuracy),
-                                          "runs": dg.MetadataValue.path(str(paths.runs / day.isoformat()))})
+    result = asyncio.run(run())
+    summary = result.summary
+    metadata = {
+        "agent": name, "kind": spec.kind, "model": summary.model or "-", "accuracy": summary.accuracy,
+        "correct": summary.correct, "served": summary.n_served, "gold_date": summary.gold_date.isoformat(),
+        "qid_set_hash": summary.qid_set_hash,
+        "by_tier": dg.MetadataValue.json({k: b.accuracy for k, b in sorted(summary.by_tier.items())}),
+        "run_dir": dg.MetadataValue.path(str(result.run_dir)),
+    }
+    if spec.kind == "oracle" and summary.accuracy != 1.0:
+        raise dg.Failure(f"gold self-test failed for {day}: the oracle scored {summary.accuracy:.4f} "
+                         f"({summary.correct}/{summary.n_served}), not 1.0; verdicts in {result.run_dir}",
+                         metadata=metadata)
+    return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[baseline_runs], kinds={"json"})
+@dg.asset(group_name=GROUP, partitions_def=daily_partitions, kinds={"json", "png"},
+          deps=[dg.AssetDep(agent_runs, partition_mapping=by_date)])
 def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
-    """Agents of D ranked by accuracy (95% Wilson intervals); only identical qid sets and gold dates rank together."""
-    from livesearch_pipeline.evaluation.leaderboard import build_leaderboard, render_markdown, write_leaderboard
+    """Agents of D ranked by accuracy (95% Wilson intervals); only identical qid sets and gold dates rank
+    together. Also a PNG chart of accuracy by visibility level and tier, per agent."""
+    from livesearch_pipeline.evaluation.leaderboard import (
+        LeaderboardError, build_leaderboard, render_chart_png, render_markdown, write_leaderboard,
+    )
 
     day = partition_date(context)
-    paths = storage.paths()
-    run_dirs = sorted(p for p in (paths.runs / day.isoformat()).iterdir() if (p / "summary.json").exists())
+    day_dir = storage.paths().runs / day.isoformat()
+    run_dirs = sorted(p for p in day_dir.iterdir() if (p / "summary.json").exists()) if day_dir.is_dir() else []
+    if not run_dirs:
+        raise LeaderboardError(f"no evaluated agent run under {day_dir}: materialise agent_runs for {day} first")
     board = build_leaderboard(run_dirs, date=day.isoformat())
-    written = write_leaderboard(board, paths.runs / day.isoformat() / "leaderboard")
+    written = write_leaderboard(board, day_dir / "leaderboard")
+    chart = base64.b64encode(render_chart_png(board)).decode("ascii")
     return dg.MaterializeResult(metadata={
         "gold_date": board.gold_date, "qid_set_hash": board.qid_set_hash, "ranked": len(board.rows),
         "unranked": len(board.unranked), "leaderboard": dg.MetadataValue.md(render_markdown(board)),
+        "chart": dg.MetadataValue.md(f"![accuracy by visibility level and tier](data:image/png;base64,{chart})"),
         "files": dg.MetadataValue.json([str(p) for p in written]),
     })
 

@@ -48,8 +48,8 @@ def _data_dir() -> Path:
     return Path(os.environ.get("LIVESEARCH_DATA_DIR", "data"))
 
 
-def register_agent_commands(subparsers: argparse._SubParsersAction) -> None:
-    """Add `livesearch agent run` to the `livesearch` parser."""
+def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """Add `livesearch agent run` to the `livesearch` parser; returns the `agent` actions for more."""
     agent = subparsers.add_parser("agent", help="run an agent on a day's served questions")
     actions = agent.add_subparsers(dest="agent_command", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="answer every served question; resumes an interrupted run")
@@ -79,6 +79,7 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument("--seed", type=int, default=None, help="embedded service seed (default: its default)")
     data.add_argument("--services", default=None, help="plugin: comma-separated services to offer (default: all)")
     run.set_defaults(func=agent_run_command)
+    return actions
 
 
 @contextlib.asynccontextmanager
