@@ -5,6 +5,7 @@ concrete arguments of a call on a date, and loading a question pool without exec
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -231,33 +232,43 @@ def load_pool(path: Path, catalog: Catalog | None = None) -> list[Question]:
     a catalog, every program also passes `validate_program`. Errors name the file and line.
     """
     path = Path(path)
+    parsed = _parse_pool(str(path), path.read_bytes())
+    if catalog is not None:
+        for number, question in enumerate(parsed, start=1):
+            try:
+                validate_program(question.program, catalog, qid=question.qid)
+            except ProgramError as exc:
+                raise PoolLoadError(f"{path}:{number}: {exc}") from exc
+    return list(parsed)
+
+
+# One daily refresh reads the same pool in several steps of one process (served questions, shard
+# planning, freezing, checks). Records are frozen models, and the key is the file's bytes, so a
+# rewritten pool is parsed afresh; errors are raised, never cached.
+@functools.lru_cache(maxsize=4)
+def _parse_pool(where: str, data: bytes) -> tuple[Question, ...]:
     questions: list[Question] = []
     line_of: dict[str, int] = {}
-    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        where = f"{path}:{number}"
+    for number, raw in enumerate(data.splitlines(), start=1):
+        at = f"{where}:{number}"
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise PoolLoadError(f"{where}: not UTF-8 ({exc})") from None
+            raise PoolLoadError(f"{at}: not UTF-8 ({exc})") from None
         if not text.strip():
-            raise PoolLoadError(f"{where}: blank line (a pool has one question per line)")
+            raise PoolLoadError(f"{at}: blank line (a pool has one question per line)")
         try:
             question = Question.model_validate_json(text)
         except ValidationError as exc:
-            raise PoolLoadError(f"{where}: not a valid question record:\n{exc}") from None
+            raise PoolLoadError(f"{at}: not a valid question record:\n{exc}") from None
         if question.qid in line_of:
-            raise PoolLoadError(f"{where}: duplicate qid {question.qid} (first on line {line_of[question.qid]})")
+            raise PoolLoadError(f"{at}: duplicate qid {question.qid} (first on line {line_of[question.qid]})")
         line_of[question.qid] = number
         expected = compute_qid(question.program, question.entity)
         if question.qid != expected:
             raise PoolLoadError(
-                f"{where}: qid {question.qid} does not match its program and entity (expected {expected}); "
+                f"{at}: qid {question.qid} does not match its program and entity (expected {expected}); "
                 "the record was altered after it was built"
             )
-        if catalog is not None:
-            try:
-                validate_program(question.program, catalog, qid=question.qid)
-            except ProgramError as exc:
-                raise PoolLoadError(f"{where}: {exc}") from exc
         questions.append(question)
-    return questions
+    return tuple(questions)

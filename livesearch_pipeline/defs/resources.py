@@ -41,11 +41,11 @@ class DataServiceResource(dg.ConfigurableResource):
         manifest = load_manifest(self.manifest) if self.manifest else None
         if self.kind == "embedded":
             from livesearch_pipeline.dataservice.catalog import ServiceConfig
-            from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+            from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
             from livesearch_pipeline.dataservice.server import DataService
 
             config = ServiceConfig(seed=self.seed if self.seed is not None else DEFAULT_SEED, clock=self.clock_date())
-            client = McpToolClient.in_process(DataService(config=config))
+            client = McpToolClient.in_process(DataService(config=config, market=shared_market(config.seed)))
         elif self.kind == "url":
             if not self.url:
                 raise ValueError("data service kind 'url' needs `url`")

@@ -280,6 +280,24 @@ def test_load_pool_round_trip(tmp_path):
     assert load_pool(path, CATALOG) == questions
 
 
+def test_load_pool_rereads_a_rewritten_file_and_does_not_cache_errors(tmp_path):
+    path = tmp_path / "questions.jsonl"
+    first = [make_question(entity="600519.SH")]
+    second = [make_question(entity="000001.SZ"), make_question(entity="600519.SH")]
+    write_pool(path, [q.model_dump_json() for q in first])
+    assert load_pool(path) == first
+    write_pool(path, [q.model_dump_json() for q in second])
+    assert load_pool(path) == second
+    write_pool(path, ["{}"])
+    with pytest.raises(PoolLoadError):
+        load_pool(path)
+    write_pool(path, [q.model_dump_json() for q in first])
+    assert load_pool(path) == first
+    loaded = load_pool(path)
+    loaded.clear()  # callers get their own list
+    assert load_pool(path) == first
+
+
 def test_load_pool_rejects_tampered_qids(tmp_path):
     question = make_question()
     tampered = question.model_dump(mode="json")

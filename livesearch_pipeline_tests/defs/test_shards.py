@@ -20,6 +20,7 @@ from livesearch_pipeline.defs.refresh.assets import (
     ShardResult,
     assemble_answers,
     gold_answers,
+    served_programs,
     served_questions,
     split_into_shards,
 )
@@ -70,13 +71,23 @@ def test_split_is_contiguous_in_entity_then_qid_order_balanced_and_never_empty(d
         split_into_shards(questions, 0)
 
 
+def test_steps_refuse_a_pool_rebuilt_during_the_refresh(data_root: Path):
+    from livesearch_pipeline.construction.pool import read_manifest
+
+    version = read_manifest(data_root / "pool").version
+    served = served_programs(data_root / "pool", version)
+    assert [q.qid for q in served] == sorted(q.qid for q in load_pool(data_root / "pool" / "questions.jsonl"))
+    with pytest.raises(dg.Failure, match=f"changed during the refresh: planned on version pool-older, now {version}"):
+        served_programs(data_root / "pool", "pool-older")
+
+
 def _answer(qid: str, match) -> GoldAnswer:
     return GoldAnswer(qid=qid, date=DAY, status="ok", answer="1", value=1, match=match)
 
 
 def test_assembly_rejects_missing_repeated_or_unplanned_answers_and_mixed_services(data_root: Path):
     questions = sorted(load_pool(data_root / "pool" / "questions.jsonl"), key=lambda q: q.qid)[:4]
-    plan = RefreshPlan(day=DAY, pool_version="v", questions=tuple(questions), shard_count=2, planned_at=0.0)
+    plan = RefreshPlan(day=DAY, pool_version="v", qids=tuple(q.qid for q in questions), shard_count=2, planned_at=0.0)
     answers = [_answer(q.qid, q.match) for q in questions]
 
     def shard(index: int, part: list[GoldAnswer], service: str = "svc") -> ShardResult:

@@ -6,7 +6,7 @@ keeps per-entity series in memory once computed so that any date can be served d
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 DEFAULT_SEED = 20260101
 
@@ -50,3 +50,14 @@ class Market:
         from livesearch_pipeline.dataservice.market.macro import MacroModel
 
         return MacroModel(self)
+
+
+@lru_cache(maxsize=4)
+def shared_market(seed: int = DEFAULT_SEED) -> Market:
+    """One market per seed per process, shared by every service built on it.
+
+    Every number is a pure function of (seed, entity, date), so sharing changes no answer; it only
+    keeps the per-entity series computed by one run warm for the next shard or partition that the
+    same process executes (the CLI and in-process jobs run many of them).
+    """
+    return Market(seed)

@@ -15,6 +15,7 @@ import datetime as dt
 import time
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator, Sequence
 
 import dagster as dg
@@ -74,16 +75,20 @@ class RefreshPlan:
 
     day: dt.date
     pool_version: str
-    questions: tuple[Question, ...]  # served questions, sorted by qid
+    qids: tuple[str, ...]  # the served qids, sorted
     shard_count: int
     planned_at: float  # time.time() when planning finished: start of the fan-out's wall clock
 
 
 @dataclass(frozen=True)
 class GoldShard:
+    """A shard names its programs by qid: steps re-read the pool (cheap, cached per process)
+    instead of shipping every program through the IO manager."""
+
     day: dt.date
     index: int
-    questions: tuple[Question, ...]
+    pool_version: str
+    qids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,21 @@ class ShardResult:
     answers: tuple[GoldAnswer, ...]
     data_service: str
     stats: ExecutionStats
+
+
+def served_programs(pool_dir: Path, pool_version: str) -> list[Question]:
+    """The served questions of the pool in `pool_dir`, sorted by qid, if it is still `pool_version`.
+
+    Every step of one refresh must execute the same pool: a pool rebuilt between planning and a
+    shard (or the freeze) fails the run instead of mixing two versions in one snapshot.
+    """
+    found = read_manifest(pool_dir).version
+    if found != pool_version:
+        raise dg.Failure(f"the pool in {pool_dir} changed during the refresh: planned on version {pool_version}, "
+                         f"now {found}; re-run the partition")
+    pool = load_pool(pool_dir / "questions.jsonl")
+    served = {s.qid for s in served_from_pool(pool)}
+    return sorted((q for q in pool if q.qid in served), key=lambda q: q.qid)
 
 
 def split_into_shards(questions: Sequence[Question], shards: int) -> list[tuple[Question, ...]]:
@@ -123,7 +143,7 @@ def assemble_answers(plan: RefreshPlan, results: Sequence[ShardResult]) -> tuple
         raise ValueError(f"gold {plan.day}: shards ran against different data services: {', '.join(identities)}")
     answers = sorted((a for r in results for a in r.answers), key=lambda a: a.qid)
     produced = Counter(a.qid for a in answers)
-    planned = {q.qid for q in plan.questions}
+    planned = set(plan.qids)
     repeated = sorted(q for q, n in produced.items() if n > 1)
     missing = sorted(planned - produced.keys())
     unplanned = sorted(produced.keys() - planned)
@@ -187,29 +207,34 @@ def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, da
         raise dg.Failure(f"gold_answers config `shards` must be >= 1, got {config.shards}")
     paths = storage.paths()
     manifest = read_manifest(paths.pool)
-    pool = load_pool(paths.pool / "questions.jsonl")
-    served_qids = {q.qid for q in served_from_pool(pool)}
-    questions = sorted((q for q in pool if q.qid in served_qids), key=lambda q: q.qid)
+    questions = served_programs(paths.pool, manifest.version)
     if not questions:
         raise dg.Failure(f"the pool {paths.pool} (version {manifest.version}) serves no question; nothing to refresh")
     slices = split_into_shards(questions, config.shards)
     context.log.info(f"gold {day}: {len(questions)} programs in {len(slices)} shard(s) of "
                      f"{', '.join(str(len(s)) for s in slices)}")
-    yield dg.Output(RefreshPlan(day=day, pool_version=manifest.version, questions=tuple(questions),
+    yield dg.Output(RefreshPlan(day=day, pool_version=manifest.version, qids=tuple(q.qid for q in questions),
                                 shard_count=len(slices), planned_at=time.time()), output_name="plan")
     for index, shard in enumerate(slices):
-        yield dg.DynamicOutput(GoldShard(day=day, index=index, questions=shard),
+        yield dg.DynamicOutput(GoldShard(day=day, index=index, pool_version=manifest.version,
+                                         qids=tuple(q.qid for q in shard)),
                                mapping_key=f"shard_{index:03d}", output_name="shards")
 
 
 @dg.op
 def execute_gold_shard(context: dg.OpExecutionContext, config: ShardExecutionConfig,
-                       data_service: DataServiceResource, shard: GoldShard) -> ShardResult:
+                       data_service: DataServiceResource, storage: StorageResource, shard: GoldShard) -> ShardResult:
     """Re-date and execute one shard's programs against the data service."""
+    by_qid = {q.qid: q for q in served_programs(storage.paths().pool, shard.pool_version)}
+    missing = [qid for qid in shard.qids if qid not in by_qid]
+    if missing:
+        raise dg.Failure(f"shard {shard.index} of {shard.day}: {len(missing)} planned qid(s) are not served by the "
+                         f"pool, e.g. {missing[:3]}")
+    questions = [by_qid[qid] for qid in shard.qids]
 
     async def run() -> ShardResult:
         async with data_service.open() as client:
-            answers, stats = await execute_programs(shard.questions, shard.day, client,
+            answers, stats = await execute_programs(questions, shard.day, client,
                                                     ExecutorConfig(max_concurrency=config.max_concurrency))
             return ShardResult(index=shard.index, answers=tuple(answers), data_service=client.identity, stats=stats)
 
@@ -231,7 +256,7 @@ def freeze_gold_snapshot(context: dg.OpExecutionContext, data_service: DataServi
     counts = Counter(a.status for a in answers)
     context.log.info(f"gold {plan.day}: {dict(counts)}; "
                      f"{'written' if written.created else 'identical snapshot already frozen'}")
-    by_qid = {q.qid: q for q in plan.questions}
+    by_qid = {q.qid: q for q in served_programs(storage.paths().pool, plan.pool_version)}
     return dg.MaterializeResult(
         data_version=dg.DataVersion(written.manifest.sha256),
         metadata={
