@@ -43,19 +43,24 @@ def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys
     write_small_pool(tmp_path / "source", CLOCK)
     work = tmp_path / "work"
     exit_code = bench.main(["--pool", str(tmp_path / "source" / "pool"), "--clock", CLOCK.isoformat(),
-                            "--date", DAY.isoformat(), "--partitions", "1", "--shards", "2", "--work", str(work)])
+                            "--date", DAY.isoformat(), "--partitions", "1", "--shards", "2", "--repeat", "2",
+                            "--work", str(work)])
     out = capsys.readouterr().out
     for label in ("(a) core refresh s", "(b) dagster job s", "dagster overhead", "(c) backfill partitions  1",
                   "programs/s", "peak RSS MiB"):
         assert label in out, out
     assert "pool programs            97" in out
+    assert out.count("(a) core      ") == 2 and out.count("(b) dagster   ") == 2  # alternating repeats
     assert out.count("PASS") + out.count("FAIL") == 2
     assert exit_code == (0 if "FAIL" not in out else 1)
 
     # Each phase froze its own snapshot; all agree byte for byte (the service answers point-in-time).
-    core, job = SnapshotStore(work / "core" / "gold"), SnapshotStore(work / "jobs" / "gold")
-    assert core.path_for(DAY).read_bytes() == job.path_for(DAY).read_bytes()
-    assert job.dates() == [DAY - dt.timedelta(days=1), DAY]  # the backfilled day and D
+    cores = [SnapshotStore(work / f"core_{n}" / "gold") for n in range(2)]
+    jobs = [SnapshotStore(work / f"jobs_{n}" / "gold") for n in range(2)]
+    frozen = {store.path_for(DAY).read_bytes() for store in cores + jobs}
+    assert len(frozen) == 1
+    assert jobs[0].dates() == [DAY]
+    assert jobs[1].dates() == [DAY - dt.timedelta(days=1), DAY]  # the last root also holds the backfilled day
     assert (work / "dagster_home" / "dagster.yaml").read_bytes() == (SCRIPT.parents[1] / "dagster.yaml").read_bytes()
 
 

@@ -98,6 +98,17 @@ class ShardResult:
     data_service: str
     stats: ExecutionStats
 
+    # Shard results cross processes through the IO manager as pickles. Unpickling a day's pydantic
+    # answers takes ~0.9 s; their JSON lines parse in a tenth of that, with the same validation.
+    def __getstate__(self) -> dict:
+        return {"index": self.index, "answers": [a.model_dump_json() for a in self.answers],
+                "data_service": self.data_service, "stats": self.stats}
+
+    def __setstate__(self, state: dict) -> None:
+        answers = tuple(GoldAnswer.model_validate_json(line) for line in state["answers"])
+        for name, value in {**state, "answers": answers}.items():
+            object.__setattr__(self, name, value)
+
 
 def served_programs(pool_dir: Path, pool_version: str) -> list[Question]:
     """The served questions of the pool in `pool_dir`, sorted by qid, if it is still `pool_version`.
