@@ -146,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
     from livesearch_pipeline.construction.pool import read_manifest
     from livesearch_pipeline.core.snapshot import SnapshotStore
     from livesearch_pipeline.evaluation.audits import StaleGoldAudit
-    from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME, BASELINES, load_agents, registry_path
+    from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME, BASELINES, agents_without_partition
     from livesearch_pipeline.evaluation.leaderboard import CHART_PNG, LEADERBOARD_JSON, Leaderboard, render_markdown
     from livesearch_pipeline.settings import DataPaths
 
@@ -166,8 +166,7 @@ def _run(args: argparse.Namespace) -> int:
     # Every registered agent gets its partition (what the registry sensor does in the UI); the
     # baselines run here, agents needing a model or a search backend are launched by the user.
     instance = _instance()
-    known = set(instance.get_dynamic_partitions(AGENT_PARTITIONS_NAME))
-    missing = [spec.name for spec in load_agents(registry_path(paths)) if spec.name not in known]
+    missing = agents_without_partition(paths, instance.get_dynamic_partitions(AGENT_PARTITIONS_NAME))
     if missing:
         instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, missing)
     for agent in BASELINES:

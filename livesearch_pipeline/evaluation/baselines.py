@@ -17,7 +17,7 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, AsyncIterator, Literal, Sequence
+from typing import TYPE_CHECKING, AsyncIterator, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -92,6 +92,12 @@ def _read_registered(path: Path) -> list[AgentSpec]:
 def load_agents(path: Path) -> list[AgentSpec]:
     """The baselines followed by the agents registered in `path` (absent file: baselines only)."""
     return [*BUILTIN_AGENTS, *_read_registered(path)]
+
+
+def agents_without_partition(paths: DataPaths, partitioned: Iterable[str]) -> list[str]:
+    """Registered agents (baselines included) that have no `agents` partition yet, in registry order."""
+    known = set(partitioned)
+    return [spec.name for spec in load_agents(registry_path(paths)) if spec.name not in known]
 
 
 def find_agent(specs: Sequence[AgentSpec], name: str) -> AgentSpec:

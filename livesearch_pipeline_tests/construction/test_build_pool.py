@@ -18,7 +18,7 @@ import pytest
 from livesearch_pipeline.construction.pipeline import TABLES, BuildConfig, build_pool, read_table
 from livesearch_pipeline.construction.pool import POOL_FILE
 from livesearch_pipeline.construction.models import ProbeRow
-from livesearch_pipeline.construction.sampling import VISIBILITY_TOOL
+from livesearch_pipeline.construction.sampling import VISIBILITY_TOOL, restrict_catalog
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.dategate import check_text
@@ -57,9 +57,9 @@ class ThreeLevelsPerClass(ToolClient):
 
 
 def _restricted(catalog: Catalog) -> Catalog:
-    tools = [t for t in catalog.tools if t.name in DATA_TOOLS or not t.defines_gold]
-    assert {t.name for t in tools if t.defines_gold} == DATA_TOOLS
-    return catalog.model_copy(update={"tools": tools})
+    restricted = restrict_catalog(catalog, sorted(DATA_TOOLS))
+    assert {t.name for t in restricted.tools if t.defines_gold} == DATA_TOOLS
+    return restricted
 
 
 async def _build(root: Path):

@@ -31,10 +31,8 @@ _built: dict[dt.date, Path] = {}
 async def _build(root: Path, clock: dt.date) -> None:
     service = DataService(specs=collect_tool_specs(list(SMALL_POOL_SERVICES)), config=ServiceConfig(clock=clock))
     async with McpToolClient.in_process(service) as client:
-        catalog = await client.list_tools()
-        kept = [t for t in catalog.tools if t.name in SMALL_POOL_TOOLS or not t.defines_gold]
-        catalog = catalog.model_copy(update={"tools": kept})
-        await build_pool(client, catalog, root / "construction", root / "pool", BuildConfig(as_of=clock))
+        await build_pool(client, await client.list_tools(), root / "construction", root / "pool",
+                         BuildConfig(as_of=clock, tools=tuple(sorted(SMALL_POOL_TOOLS))))
 
 
 def _cached_build(clock: dt.date) -> Path:

@@ -59,7 +59,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> 
     """Agents of D ranked by accuracy (95% Wilson intervals); only identical qid sets and gold dates rank
     together. Also a PNG chart of accuracy by visibility level and tier, per agent."""
     from livesearch_pipeline.evaluation.leaderboard import (
-        LeaderboardError, build_leaderboard, render_chart_png, render_markdown, write_leaderboard,
+        CHART_PNG, LeaderboardError, build_leaderboard, render_markdown, write_leaderboard,
     )
 
     day = partition_date(context)
@@ -69,7 +69,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> 
         raise LeaderboardError(f"no evaluated agent run under {day_dir}: materialise agent_runs for {day} first")
     board = build_leaderboard(run_dirs, date=day.isoformat())
     written = write_leaderboard(board, day_dir / "leaderboard")
-    chart = base64.b64encode(render_chart_png(board)).decode("ascii")
+    chart = base64.b64encode((day_dir / "leaderboard" / CHART_PNG).read_bytes()).decode("ascii")
     return dg.MaterializeResult(metadata={
         "gold_date": board.gold_date, "qid_set_hash": board.qid_set_hash, "ranked": len(board.rows),
         "unranked": len(board.unranked), "leaderboard": dg.MetadataValue.md(render_markdown(board)),
