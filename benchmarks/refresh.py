@@ -1,6 +1,6 @@
 """Benchmark of the daily refresh on the embedded data service, with and without Dagster.
 
-    python benchmarks/refresh.py [--pool DIR] [--clock 2026-03-16] [--date D] [--partitions 20] [--shards 2] [--repeat 3]
+    python benchmarks/refresh.py [--pool DIR] [--clock 2026-03-16] [--date D] [--partitions 20] [--shards N] [--repeat 3]
 
 `benchmarks/refresh_core.py` measures the core executor alone on a synthetic in-memory market;
 this script measures the real pipeline: the default pool (built here on the embedded synthetic
@@ -8,21 +8,37 @@ market at a fixed clock, minutes; or reused with `--pool DIR`, a directory holdi
 `questions.jsonl` and its manifest) re-dated to one date D and executed against the embedded
 service.
 
-  (a) core      execute every served program for D and write the snapshot (no Dagster);
-                one untimed warm-up run first, so (a) and (b) both find the service's caches warm
-  (b) dagster   the `daily_refresh` job for partition D, in-process (served_questions,
-                gold_answers fanned out over --shards, the four blocking checks)
+  (a) core      what the refresh produces, without Dagster: D's served file, every served
+                program executed, the snapshot written; one untimed warm-up run first, so (a)
+                and (b) both find the service's caches warm
+  (b) dagster   the `daily_refresh` job for partition D, in-process, against an instance that
+                exists before the run (served_questions, gold_answers, the blocking checks),
+                one step at a time on one core like (a)
                 -> Dagster overhead = median (b) / median (a) - 1, over --repeat
                 alternating runs of (a) and (b), each on a fresh data root
-  (c) backfill  --partitions runs of `daily_refresh`, one per date, the 20 days before D,
-                each with the job's multiprocess executor (as the daemon launches them)
+  (c) backfill  --partitions runs of `daily_refresh`, one per date, the days before D, each
+                with the job's multiprocess executor (as the daemon launches them: one process
+                per step, the shards side by side, every step process starting with cold
+                service caches)
+  (a') cold     (a) in a fresh process per date (modules imported before the clock starts, the
+                service's caches cold), the way a standalone script would refresh a day, for
+                the first --repeat backfill dates
+                -> backfill overhead = median (c) partition / median (a') - 1
+
+Each of (a) and (b) ends with a full garbage collection inside its timing: a refresh leaves
+cyclic garbage (the MCP SDK builds a connection object per request), and collecting it with the
+warm market in the heap costs ~0.5-0.9 s. Without this, whichever phase runs next pays for the
+previous phase's garbage, or (b) pays for its own (Dagster allocates enough after the shards to
+trigger the collection in-run) while (a) returns before it comes due.
 
 Each phase writes to its own fresh data root under a scratch directory (or --work DIR), so no
-phase finds a snapshot another one froze. Peak RSS: ru_maxrss of this process and of the
-largest waited-for descendant (step processes of the multiprocess executor).
+phase finds a snapshot another one froze. Peak RSS: ru_maxrss of this process ((a), (b)); for
+(c), the largest resident set of any descendant process (the step processes, forked by the
+executor's forkserver), sampled from /proc every 0.2 s while the backfill runs.
 
 Targets: a 1,500-question day in under 30 s through Dagster, i.e. (b) at >= 50 programs/s;
-Dagster overhead (b) vs (a) under 25 %. The exit code is 1 when a target is missed or a run
+Dagster overhead under 25 %, both (b) vs (a) and (c) vs (a'). --shards unset leaves the job's default (1 shard in
+process, 2 under the multiprocess executor). The exit code is 1 when a target is missed or a run
 fails for any reason other than a blocking data check (those are reported, not hidden).
 """
 
@@ -31,15 +47,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import gc
 import os
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,10 +82,11 @@ class RefreshBenchmark:
     date: dt.date
     core_s: float
     dagster_s: float
+    cold_core_s: float
     backfill: tuple[RunTiming, ...]
     backfill_wall_s: float
     peak_rss_self_mib: float
-    peak_rss_children_mib: float
+    peak_rss_step_mib: float
 
     @property
     def core_programs_per_s(self) -> float:
@@ -85,12 +104,24 @@ class RefreshBenchmark:
     def backfill_programs_per_s(self) -> float:
         return self.programs * len(self.backfill) / self.backfill_wall_s if self.backfill else 0.0
 
+    @property
+    def backfill_partition_s(self) -> float:
+        """Median wall time of one backfill partition (multiprocess executor)."""
+        return statistics.median(run.wall_s for run in self.backfill) if self.backfill else 0.0
+
+    @property
+    def backfill_overhead(self) -> float:
+        """A backfill partition against the same refresh run cold by a standalone process."""
+        return self.backfill_partition_s / self.cold_core_s - 1
+
     def checks(self) -> list[tuple[str, bool]]:
         return [
             (f"one day through Dagster >= {TARGET_PROGRAMS_PER_S:.0f} programs/s "
              f"({TARGET_DAY_QUESTIONS:,} questions < {TARGET_DAY_S:.0f} s)",
              self.dagster_programs_per_s >= TARGET_PROGRAMS_PER_S),
-            (f"Dagster overhead < {TARGET_OVERHEAD:.0%}", self.overhead < TARGET_OVERHEAD),
+            (f"Dagster overhead in process (b) vs (a) < {TARGET_OVERHEAD:.0%}", self.overhead < TARGET_OVERHEAD),
+            (f"Dagster overhead per backfill partition (c) vs (a') < {TARGET_OVERHEAD:.0%}",
+             self.backfill_overhead < TARGET_OVERHEAD),
         ]
 
 
@@ -133,18 +164,20 @@ def fresh_data_root(work: Path, name: str, pool: Path) -> Path:
 
 
 def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
-    """(a): execute every served program of `day` and write the snapshot; (programs, wall s)."""
+    """(a): write the served file of `day`, execute its programs, write the snapshot; (programs, wall s)."""
     from livesearch_pipeline.construction.pool import read_manifest
     from livesearch_pipeline.core.executor import execute_programs
     from livesearch_pipeline.core.program import load_pool
     from livesearch_pipeline.core.snapshot import SnapshotStore
     from livesearch_pipeline.defs.resources import DataServiceResource
-    from livesearch_pipeline.refresh import served_from_pool
-    from livesearch_pipeline.settings import code_version
+    from livesearch_pipeline.refresh import served_from_pool, write_served
+    from livesearch_pipeline.settings import DataPaths, code_version
 
     started = time.perf_counter()
     pool = load_pool(root / "pool" / "questions.jsonl")
-    served = {s.qid for s in served_from_pool(pool)}
+    served_records = served_from_pool(pool)
+    write_served(DataPaths(root).served_file(day), served_records)
+    served = {s.qid for s in served_records}
     questions = [q for q in pool if q.qid in served]
 
     async def run():
@@ -158,6 +191,34 @@ def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
     return len(questions), time.perf_counter() - started
 
 
+def cold_core_refresh(root: Path, day: dt.date, clock: dt.date) -> float:
+    """(a'): (a) in a fresh Python process; the wall seconds it reports (imports excluded)."""
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--cold-core", str(root), day.isoformat(),
+                           clock.isoformat()], capture_output=True, text=True, cwd=REPO)
+    if done.returncode != 0:
+        raise SystemExit(f"cold core refresh of {day} failed:\n{done.stderr[-2000:]}")
+    return float(done.stdout.split()[-1])
+
+
+def _cold_core_main(root: str, day: str, clock: str) -> int:
+    # Import what (a) uses first: a standalone script's imports are not the refresh.
+    import livesearch_pipeline.core.executor  # noqa: F401
+    import livesearch_pipeline.dataservice.server  # noqa: F401
+    import livesearch_pipeline.defs.resources  # noqa: F401
+    import livesearch_pipeline.refresh  # noqa: F401
+
+    _, seconds = core_refresh(Path(root), dt.date.fromisoformat(day), dt.date.fromisoformat(clock))
+    print(f"{seconds:.4f}")
+    return 0
+
+
+def _with_own_garbage(seconds: float) -> float:
+    """`seconds` plus a full collection of the garbage the phase just timed left behind."""
+    started = time.perf_counter()
+    gc.collect()
+    return seconds + time.perf_counter() - started
+
+
 def _failed_checks(events) -> tuple[str, ...]:
     return tuple(sorted(e.event_specific_data.check_name for e in events
                         if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.event_specific_data.passed))
@@ -165,23 +226,22 @@ def _failed_checks(events) -> tuple[str, ...]:
 
 def _require_only_check_failures(day: dt.date, events, failed_checks: tuple[str, ...]) -> None:
     """A blocking data check may fail a run (reported); any other failed step aborts the benchmark."""
-    check_steps = {f"gold_answers_{name}" for name in failed_checks}
+    check_steps = {e.step_key for e in events if e.event_type_value == "ASSET_CHECK_EVALUATION"
+                   and not e.event_specific_data.passed}
     broken = [e for e in events if e.event_type_value == "STEP_FAILURE" and e.step_key not in check_steps]
     if broken:
         raise SystemExit(f"refresh of {day} failed in step {broken[0].step_key}: {broken[0].message}")
 
 
-def dagster_refresh(day: dt.date, shards: int) -> RunTiming:
-    """(b): the refresh job for `day`, in-process, against the instance under DAGSTER_HOME."""
-    import dagster as dg
-
+def dagster_refresh(day: dt.date, shards: int | None, instance) -> RunTiming:
+    """(b): the refresh job for `day`, in-process, against `instance` (the one under DAGSTER_HOME)."""
     from livesearch_pipeline.definitions import defs
     from livesearch_pipeline.defs.resources import default_resources
 
     job = defs.resolve_job_def(REFRESH_JOB)
     started = time.perf_counter()
     # Resources from the environment as it is now (the definitions may have been loaded earlier).
-    result = job.execute_in_process(instance=dg.DagsterInstance.get(), partition_key=day.isoformat(),
+    result = job.execute_in_process(instance=instance, partition_key=day.isoformat(),
                                     run_config=_run_config(shards), raise_on_error=False,
                                     resources=default_resources())
     wall = time.perf_counter() - started
@@ -190,11 +250,11 @@ def dagster_refresh(day: dt.date, shards: int) -> RunTiming:
     return RunTiming(day, wall, result.success, failed)
 
 
-def _run_config(shards: int) -> dict:
-    return {"ops": {"gold_answers": {"config": {"shards": shards}}}}
+def _run_config(shards: int | None) -> dict:
+    return {"ops": {"gold_answers": {"config": {"shards": shards}}}} if shards is not None else {}
 
 
-def backfill(days: list[dt.date], shards: int) -> list[RunTiming]:
+def backfill(days: list[dt.date], shards: int | None) -> list[RunTiming]:
     """(c): one run per date with the job's own (multiprocess) executor, one run at a time."""
     import dagster as dg
     from dagster._core.definitions.reconstruct import ReconstructableRepository
@@ -220,8 +280,63 @@ def _peak_rss_mib(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
 
 
+class DescendantRssSampler:
+    """The largest RSS of any descendant of this process, sampled from /proc (Linux).
+
+    Step processes are children of the multiprocess executor's forkserver, which reaps them, so
+    getrusage(RUSAGE_CHILDREN) never sees them; sampling does.
+    """
+
+    def __init__(self, interval_s: float = 0.2) -> None:
+        import threading
+
+        self.peak_kib = 0
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+
+    def __enter__(self) -> "DescendantRssSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def peak_mib(self) -> float:
+        return self.peak_kib / 1024
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            self.peak_kib = max([self.peak_kib, *_descendant_rss_kib(os.getpid())])
+
+
+def _descendant_rss_kib(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:  # the process ended while we looked
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        parents[int(entry.name)] = int(fields.get("PPid", "0").strip())
+        rss[int(entry.name)] = int(fields.get("VmRSS", "0 kB").split()[0])
+    found = []
+    for pid in rss:
+        ancestor = parents.get(pid)
+        while ancestor and ancestor != root:
+            ancestor = parents.get(ancestor)
+        if ancestor == root:
+            found.append(rss[pid])
+    return found
+
+
 def run_benchmark(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date, partitions: int,
-                  shards: int, repeat: int = 3) -> RefreshBenchmark:
+                  shards: int | None, repeat: int = 3) -> RefreshBenchmark:
     """Run (a), (b), (c) under `work`; sets DAGSTER_HOME and the data root/clock for the job's resources."""
     if day > clock:
         raise SystemExit(f"--date {day} is after the service clock {clock}: the service returns nothing after it")
@@ -234,30 +349,43 @@ def run_benchmark(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date
     os.environ.update(DAGSTER_HOME=str(home), LIVESEARCH_DATA_DIR=str(work / "jobs_0"),
                       LIVESEARCH_CLOCK=clock.isoformat(), LIVESEARCH_DATA_SERVICE="embedded")
 
+    import dagster as dg
+
     core_refresh(warmup, day, clock)
+    instance = dg.DagsterInstance.get()
     # (a) and (b) alternate, each on a fresh data root, and the medians are compared: on a shared
     # 2-core machine one pair of runs can differ by several seconds for reasons of their own.
     core_times, day_runs = [], []
+    gc.collect()  # the warm-up's garbage
     for attempt in range(repeat):
-        programs, core_s = core_refresh(fresh_data_root(work, f"core_{attempt}", source), day, clock)
+        core_root = fresh_data_root(work, f"core_{attempt}", source)
+        programs, core_s = core_refresh(core_root, day, clock)
+        core_s = _with_own_garbage(core_s)
         core_times.append(core_s)
         print(f"(a) core      {day}: {programs} programs in {core_s:.2f} s")
         os.environ["LIVESEARCH_DATA_DIR"] = str(fresh_data_root(work, f"jobs_{attempt}", source))
-        day_run = dagster_refresh(day, shards)
+        day_run = dagster_refresh(day, shards, instance)
+        day_run = replace(day_run, wall_s=_with_own_garbage(day_run.wall_s))
         day_runs.append(day_run)
         print(f"(b) dagster   {day}: {day_run.wall_s:.2f} s{_describe_failures(day_run)}")
     core_s = statistics.median(core_times)
     dagster_s = statistics.median(run.wall_s for run in day_runs)
     days = [day - dt.timedelta(days=n) for n in range(partitions, 0, -1)]
     started = time.perf_counter()
-    runs = backfill(days, shards)
+    with DescendantRssSampler() as sampler:
+        runs = backfill(days, shards)
     backfill_s = time.perf_counter() - started
     for run in runs:
         print(f"(c) backfill  {run.date}: {run.wall_s:.2f} s{_describe_failures(run)}")
+    cold_times = []
+    for n, cold_day in enumerate(days[:repeat]):
+        cold_times.append(cold_core_refresh(fresh_data_root(work, f"cold_{n}", source), cold_day, clock))
+        print(f"(a') cold     {cold_day}: {cold_times[-1]:.2f} s")
     return RefreshBenchmark(
-        programs=programs, date=day, core_s=core_s, dagster_s=dagster_s, backfill=tuple(runs),
+        programs=programs, date=day, core_s=core_s, dagster_s=dagster_s, cold_core_s=statistics.median(cold_times),
+        backfill=tuple(runs),
         backfill_wall_s=backfill_s, peak_rss_self_mib=_peak_rss_mib(resource.RUSAGE_SELF),
-        peak_rss_children_mib=_peak_rss_mib(resource.RUSAGE_CHILDREN),
+        peak_rss_step_mib=sampler.peak_mib,
     )
 
 
@@ -273,28 +401,32 @@ def report(result: RefreshBenchmark) -> list[str]:
         f"(b) dagster job s        {result.dagster_s:.2f} (median)  ({result.dagster_programs_per_s:.1f} programs/s)",
         f"dagster overhead         {result.overhead:.1%}",
         f"(c) backfill partitions  {len(result.backfill)} in {result.backfill_wall_s:.1f} s "
-        f"({result.backfill_programs_per_s:.1f} programs/s, "
-        f"{result.backfill_wall_s / max(len(result.backfill), 1):.1f} s per partition)",
+        f"({result.backfill_programs_per_s:.1f} programs/s, median {result.backfill_partition_s:.2f} s per partition)",
+        f"(a') cold standalone s   {result.cold_core_s:.2f} (median)",
+        f"backfill overhead        {result.backfill_overhead:.1%} (c) vs (a')",
         f"backfill check failures  {dict(failed) if failed else 'none'}",
-        f"peak RSS MiB             self {result.peak_rss_self_mib:.0f}, largest step process "
-        f"{result.peak_rss_children_mib:.0f}",
+        f"peak RSS MiB             self {result.peak_rss_self_mib:.0f} ((a), (b)), largest step process "
+        f"{result.peak_rss_step_mib:.0f} ((c))",
     ]
     lines += [f"{'PASS' if ok else 'FAIL'}  {name}" for name, ok in result.checks()]
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--cold-core"]:  # (a') in its own process, started by cold_core_refresh
+        return _cold_core_main(*argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pool", type=Path, help="reuse this pool directory (questions.jsonl + manifest)")
     parser.add_argument("--clock", type=dt.date.fromisoformat, default=DEFAULT_CLOCK,
                         help="the embedded service's fixed clock (and the default pool's build date)")
     parser.add_argument("--date", type=dt.date.fromisoformat, help="refresh date D of (a) and (b) (default: --clock)")
     parser.add_argument("--partitions", type=int, default=20, help="backfill partitions for (c), the days before D")
-    parser.add_argument("--shards", type=int, default=2, help="gold_answers shards per run")
+    parser.add_argument("--shards", type=int, help="gold_answers shards per run (default: the job's own default)")
     parser.add_argument("--repeat", type=int, default=3, help="alternating runs of (a) and (b); medians compared")
     parser.add_argument("--work", type=Path, help="empty scratch directory (default: a temporary one, removed)")
     args = parser.parse_args(argv)
-    if args.partitions < 1 or args.shards < 1 or args.repeat < 1:
+    if args.partitions < 1 or (args.shards is not None and args.shards < 1) or args.repeat < 1:
         parser.error("--partitions, --shards and --repeat must be >= 1")
     with tempfile.TemporaryDirectory(prefix="refresh_benchmark_") as scratch:
         work = args.work or Path(scratch)

@@ -53,7 +53,8 @@ def write_served(path: Path, served: Sequence[ServedQuestion]) -> ServedWrite:
     return ServedWrite(path, digest, created=True)
 
 
-def preview_markdown(answers: Sequence[GoldAnswer], questions: Mapping[str, Question], rows: int = 8) -> str:
+def preview_markdown(answers: Sequence[GoldAnswer], questions: Mapping[str, Question | ServedQuestion],
+                     rows: int = 8) -> str:
     def cell(text: object) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ")
 

@@ -243,9 +243,10 @@ def load_pool(path: Path, catalog: Catalog | None = None) -> list[Question]:
 
 
 # One daily refresh reads the same pool in several steps of one process (served questions, shard
-# planning, freezing, checks). Records are frozen models, and the key is the file's bytes, so a
-# rewritten pool is parsed afresh; errors are raised, never cached.
-@functools.lru_cache(maxsize=4)
+# steps, checks). Records are frozen models, and the key is the file's bytes, so a rewritten pool
+# is parsed afresh; errors are raised, never cached. Two entries: the pool and its rebuild (each
+# parsed pool is ~75,000 objects that every full garbage collection walks).
+@functools.lru_cache(maxsize=2)
 def _parse_pool(where: str, data: bytes) -> tuple[Question, ...]:
     questions: list[Question] = []
     line_of: dict[str, int] = {}

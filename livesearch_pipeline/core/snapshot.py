@@ -198,6 +198,10 @@ class SnapshotStore:
         _, answers = self._load_verified(date)
         return answers
 
+    def read_verified(self, date: dt.date) -> tuple[SnapshotManifest, list[GoldAnswer]]:
+        """`verify` and `read` in one pass over the file: the manifest and the answers."""
+        return self._load_verified(date)
+
     # ------------------------------------------------------------------ write
 
     def write(

@@ -245,10 +245,34 @@ def test_tampered_snapshot_fails_verify_and_the_manifest_check(frozen_day: Froze
         store.verify(DAY)
 
     result = run_gold_checks(refresh_definitions(root), DAY, dg.DagsterInstance.ephemeral())
-    manifest_check = check_evaluations(result)["gold_manifest_verifies"]
-    assert manifest_check.passed is False
-    assert "modified or truncated" in manifest_check.metadata["error"].value
-    assert not result.success  # the checks that read the answers refuse the tampered file outright
+    checks = check_evaluations(result)
+    assert set(checks) == CHECK_NAMES
+    # Every check fails on bytes that do not verify, naming why, instead of judging them.
+    for check in checks.values():
+        assert check.passed is False and check.blocking
+        assert "modified or truncated" in check.metadata["error"].value
+    assert not result.success
+
+
+@pytest.mark.slow
+def test_one_check_runs_alone_on_a_frozen_partition(frozen_day: FrozenDay, tmp_path: Path):
+    """The four checks share one step, yet an auditor can run any one of them by itself."""
+    root = frozen_day.copy_to(tmp_path / "data")
+    only = dg.AssetCheckKey(GOLD, "gold_covers_served")
+    definitions = refresh_definitions(root)
+    job = dg.Definitions(
+        assets=definitions.assets, asset_checks=definitions.asset_checks, resources=definitions.resources,
+        jobs=[dg.define_asset_job("one_gold_check", selection=dg.AssetSelection.checks(only))],
+    ).resolve_job_def("one_gold_check")
+
+    result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False,
+                                    tags={"dagster/partition": DAY.isoformat()})
+
+    assert result.success, failure_text(result)
+    checks = check_evaluations(result)
+    assert set(checks) == {"gold_covers_served"}
+    assert checks["gold_covers_served"].passed and checks["gold_covers_served"].metadata["served"].value == len(
+        frozen_day.pool)
 
 
 @pytest.mark.slow

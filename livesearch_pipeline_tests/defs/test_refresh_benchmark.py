@@ -8,12 +8,14 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from livesearch_pipeline.core.snapshot import SnapshotStore
+from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "refresh.py"
@@ -43,7 +45,7 @@ def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys
     write_small_pool(tmp_path / "source", CLOCK)
     work = tmp_path / "work"
     exit_code = bench.main(["--pool", str(tmp_path / "source" / "pool"), "--clock", CLOCK.isoformat(),
-                            "--date", DAY.isoformat(), "--partitions", "1", "--shards", "2", "--repeat", "2",
+                            "--date", DAY.isoformat(), "--partitions", "1", "--repeat", "2",
                             "--work", str(work)])
     out = capsys.readouterr().out
     for label in ("(a) core refresh s", "(b) dagster job s", "dagster overhead", "(c) backfill partitions  1",
@@ -51,7 +53,10 @@ def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys
         assert label in out, out
     assert "pool programs            97" in out
     assert out.count("(a) core      ") == 2 and out.count("(b) dagster   ") == 2  # alternating repeats
-    assert out.count("PASS") + out.count("FAIL") == 2
+    assert out.count("PASS") + out.count("FAIL") == 3
+    step_rss = re.search(r"largest step process (\d+) \(\(c\)\)", out)
+    assert step_rss is not None and int(step_rss.group(1)) > 50, out  # sampled from /proc during (c)
+    assert out.count("(a') cold     ") == 1 and "backfill overhead" in out  # one backfill date, run cold
     assert exit_code == (0 if "FAIL" not in out else 1)
 
     # Each phase froze its own snapshot; all agree byte for byte (the service answers point-in-time).
@@ -59,6 +64,11 @@ def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys
     jobs = [SnapshotStore(work / f"jobs_{n}" / "gold") for n in range(2)]
     frozen = {store.path_for(DAY).read_bytes() for store in cores + jobs}
     assert len(frozen) == 1
+    served = {DataPaths(work / name).served_file(DAY).read_bytes() for name in ("core_0", "core_1", "jobs_0", "jobs_1")}
+    assert len(served) == 1  # (a) writes the same served file as the job
+    cold = SnapshotStore(work / "cold_0" / "gold")
+    assert cold.dates() == [DAY - dt.timedelta(days=1)]
+    assert cold.path_for(DAY - dt.timedelta(days=1)).read_bytes() == jobs[1].path_for(DAY - dt.timedelta(days=1)).read_bytes()
     assert jobs[0].dates() == [DAY]
     assert jobs[1].dates() == [DAY - dt.timedelta(days=1), DAY]  # the last root also holds the backfilled day
     assert (work / "dagster_home" / "dagster.yaml").read_bytes() == (SCRIPT.parents[1] / "dagster.yaml").read_bytes()

@@ -22,6 +22,7 @@ from livesearch_pipeline.defs.refresh.assets import (
     gold_answers,
     served_programs,
     served_questions,
+    shard_count,
     split_into_shards,
 )
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
@@ -29,8 +30,7 @@ from livesearch_pipeline_tests.defs.fixtures import write_small_pool
 
 CLOCK = dt.date(2026, 3, 16)
 DAY = dt.date(2026, 3, 13)  # a Friday on which every calendar traded and no pool instrument was suspended
-GOLD_CHECKS = [checks.gold_manifest_verifies, checks.gold_covers_served, checks.gold_unanswered_share,
-               checks.gold_latest_is_last_session]
+GOLD_CHECKS = [checks.gold_checks]
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def data_root(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def refresh(root: Path, shards: int, *, with_checks: bool = False, raise_on_error: bool = True):
+def refresh(root: Path, shards: int | None, *, with_checks: bool = False, raise_on_error: bool = True):
     return dg.materialize(
         [served_questions, gold_answers, *(GOLD_CHECKS if with_checks else [])],
         partition_key=DAY.isoformat(),
@@ -134,7 +134,7 @@ def test_fan_out_freezes_the_bytes_of_a_single_shard_once(tmp_path: Path):
     assert "gold_answers.freeze_gold_snapshot" not in handled
     assert {"gold_answers.plan_gold_shards", "gold_answers.execute_gold_shard[shard_002]"} <= handled
     evaluations = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    assert sorted(e.check_name for e in evaluations if e.passed) == sorted(c.check_key.name for c in GOLD_CHECKS)
+    assert sorted(e.check_name for e in evaluations if e.passed) == sorted(k.name for c in GOLD_CHECKS for k in c.check_keys)
 
     # A different shard count re-renders the same bytes: a no-op on the frozen snapshot.
     before = store_fanned.manifest_path_for(DAY).read_bytes()
@@ -167,3 +167,29 @@ def test_shard_count_below_one_fails_before_any_work(data_root: Path):
     assert failure.step_key == "gold_answers.plan_gold_shards"
     assert "`shards` must be >= 1" in failure.event_specific_data.error.to_string()
     assert not (data_root / "gold").exists() or not SnapshotStore(data_root / "gold").exists(DAY)
+
+
+def test_shard_count_defaults_to_one_per_parallel_step():
+    assert shard_count(None, "execute_in_process_executor") == 1 and shard_count(None, "in_process") == 1
+    assert shard_count(None, "refresh_multiprocess_executor") == 2 and shard_count(None, "multiprocess") == 2
+    assert shard_count(3, "in_process") == 3
+    with pytest.raises(dg.Failure, match="`shards` must be >= 1, got 0"):
+        shard_count(0, "multiprocess")
+
+
+@pytest.mark.slow
+def test_in_process_refresh_runs_one_shard_unless_told(data_root: Path):
+    metadata = gold_metadata(refresh(data_root, shards=None))
+    assert metadata["shards"] == 1 and metadata["programs_by_shard"] == [97]
+
+
+def test_plan_refuses_a_day_whose_served_file_is_missing(data_root: Path):
+    result = dg.materialize(
+        [gold_answers], partition_key=DAY.isoformat(), raise_on_error=False,
+        resources={"data_service": DataServiceResource(clock=CLOCK.isoformat()),
+                   "storage": StorageResource(root=str(data_root))},
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert failure.step_key == "gold_answers.plan_gold_shards"
+    assert "materialise served_questions" in failure.event_specific_data.error.to_string()

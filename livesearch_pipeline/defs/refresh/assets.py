@@ -16,34 +16,39 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 import dagster as dg
 from pydantic import Field
 
 from livesearch_pipeline.construction.pool import read_manifest
 from livesearch_pipeline.core.executor import ExecutionStats, ExecutorConfig, execute_programs
-from livesearch_pipeline.core.models import GoldAnswer, Question
+from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.defs.construction.assets import question_pool
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date, sessions_closed
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.evaluation.evaluator import load_served
 from livesearch_pipeline.refresh import preview_markdown, served_from_pool, write_served
 from livesearch_pipeline.settings import code_version
 
 GROUP = "daily_refresh"
 # One shard per core of the reference machine (2 cores): the multiprocess executor then keeps
-# both busy while the op that plans and the op that freezes stay cheap.
+# both busy while the op that plans and the op that freezes stay cheap. An in-process executor
+# runs steps one after another, where a second shard only adds a step: one shard there.
 DEFAULT_SHARDS = 2
+IN_PROCESS_EXECUTORS = frozenset({"in_process", "execute_in_process_executor"})
 
 
 class RefreshConfig(dg.Config):
     max_concurrency: int = Field(32, description="Tool calls in flight at once, per shard.")
     allow_open_sessions: bool = Field(
         False, description="Allow D before every exchange has closed D (only for a service whose clock is fixed).")
-    shards: int = Field(DEFAULT_SHARDS, description="Shards the day's programs are split into (contiguous in "
-                                                     "(entity, qid) order); each runs as its own step. The bytes never depend on it.")
+    shards: Optional[int] = Field(
+        None, description=f"Shards the day's programs are split into (contiguous in (entity, qid) order); each runs as "
+                          f"its own step. Default: {DEFAULT_SHARDS} under a parallel executor, 1 under an in-process "
+                          f"one. The bytes never depend on it.")
 
 
 @dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[question_pool], kinds={"json"})
@@ -125,7 +130,7 @@ def served_programs(pool_dir: Path, pool_version: str) -> list[Question]:
     return sorted((q for q in pool if q.qid in served), key=lambda q: q.qid)
 
 
-def split_into_shards(questions: Sequence[Question], shards: int) -> list[tuple[Question, ...]]:
+def split_into_shards(questions: Sequence[ServedQuestion], shards: int) -> list[tuple[ServedQuestion, ...]]:
     """Contiguous slices of the questions ordered by (entity, qid), sizes differing by at most one.
 
     Ordering by entity keeps an entity's programs in one shard (at most `shards - 1` entities
@@ -181,8 +186,17 @@ def combined_stats(results: Sequence[ShardResult]) -> ExecutionStats:
 
 
 class ShardPlanConfig(dg.Config):
-    shards: int
+    shards: Optional[int]
     allow_open_sessions: bool
+
+
+def shard_count(configured: Optional[int], executor_name: str) -> int:
+    """The configured shard count, else one per step the executor runs at a time (1 in process)."""
+    if configured is None:
+        return 1 if executor_name in IN_PROCESS_EXECUTORS else DEFAULT_SHARDS
+    if configured < 1:
+        raise dg.Failure(f"gold_answers config `shards` must be >= 1, got {configured}")
+    return configured
 
 
 class ShardExecutionConfig(dg.Config):
@@ -204,7 +218,12 @@ def refresh_config_to_ops(config: RefreshConfig) -> dict:
 )
 def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, data_service: DataServiceResource,
                      storage: StorageResource) -> Iterator[dg.Output | dg.DynamicOutput]:
-    """Refuse an unfinished day, then fix the served programs of D and split them into shards."""
+    """Refuse an unfinished day, then fix the served qids of D and split them into shards.
+
+    The plan reads D's served file (the questions agents receive, frozen upstream), not the
+    pool: the shards execute exactly what was served, and each shard step finds its programs in
+    the pool by qid, failing if the pool no longer serves one.
+    """
     day = partition_date(context)
     if not (config.allow_open_sessions or data_service.clock_date() is not None or sessions_closed(day)):
         raise dg.Failure(f"partition {day} is not complete yet: the Shanghai, Hong Kong and New York sessions "
@@ -214,14 +233,16 @@ def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, da
         # The service returns nothing dated after its clock: D's write-once gold would freeze stale data.
         raise dg.Failure(f"partition {day} is after the data service's fixed clock {clock}; set the clock "
                          f"(LIVESEARCH_CLOCK) to {day} or later, or unset it to use the real date")
-    if config.shards < 1:
-        raise dg.Failure(f"gold_answers config `shards` must be >= 1, got {config.shards}")
+    shards = shard_count(config.shards, context.job_def.executor_def.name)
     paths = storage.paths()
     manifest = read_manifest(paths.pool)
-    questions = served_programs(paths.pool, manifest.version)
+    served_file = paths.served_file(day)
+    if not served_file.is_file():
+        raise dg.Failure(f"{served_file} does not exist: materialise served_questions for {day} first")
+    questions = sorted(load_served(served_file), key=lambda q: q.qid)
     if not questions:
-        raise dg.Failure(f"the pool {paths.pool} (version {manifest.version}) serves no question; nothing to refresh")
-    slices = split_into_shards(questions, config.shards)
+        raise dg.Failure(f"{served_file} serves no question; nothing to refresh")
+    slices = split_into_shards(questions, shards)
     context.log.info(f"gold {day}: {len(questions)} programs in {len(slices)} shard(s) of "
                      f"{', '.join(str(len(s)) for s in slices)}")
     yield dg.Output(RefreshPlan(day=day, pool_version=manifest.version, qids=tuple(q.qid for q in questions),
@@ -267,7 +288,7 @@ def freeze_gold_snapshot(context: dg.OpExecutionContext, data_service: DataServi
     counts = Counter(a.status for a in answers)
     context.log.info(f"gold {plan.day}: {dict(counts)}; "
                      f"{'written' if written.created else 'identical snapshot already frozen'}")
-    by_qid = {q.qid: q for q in served_programs(storage.paths().pool, plan.pool_version)}
+    by_qid = {q.qid: q for q in load_served(storage.paths().served_file(plan.day))}
     return dg.MaterializeResult(
         data_version=dg.DataVersion(written.manifest.sha256),
         metadata={

@@ -1,12 +1,21 @@
-"""Blocking checks on the gold snapshot: a failed check stops downstream evaluation."""
+"""Blocking checks on the gold snapshot: a failed check stops downstream evaluation.
+
+The four checks are four `AssetCheckSpec`s of one `multi_asset_check`: one step reads the
+snapshot (verifying it against its manifest), the served file and the pool once and judges all
+four, instead of four steps each starting, reading and logging on their own (under the
+multiprocess executor each step is a process). They stay four checks in the UI, each with its
+own result and metadata, and `can_subset` lets any one of them run alone.
+"""
 
 
 import datetime as dt
 import os
+from typing import Iterator, Sequence
 
 import dagster as dg
 
 from livesearch_pipeline.core.calendars import session_on_or_before
+from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore
 from livesearch_pipeline.defs.partitions import partition_date
@@ -16,57 +25,46 @@ from livesearch_pipeline.evaluation.evaluator import load_served
 
 MAX_UNANSWERED_SHARE = float(os.environ.get("LIVESEARCH_MAX_UNANSWERED_SHARE", "0.05"))
 
+MANIFEST_VERIFIES = "gold_manifest_verifies"
+COVERS_SERVED = "gold_covers_served"
+UNANSWERED_SHARE = "gold_unanswered_share"
+LATEST_IS_LAST_SESSION = "gold_latest_is_last_session"
 
-def _gold(context, storage: StorageResource):
-    day = partition_date(context)
-    return day, SnapshotStore(storage.paths().gold)
+GOLD_CHECK_SPECS = [
+    dg.AssetCheckSpec(MANIFEST_VERIFIES, asset=gold_answers, blocking=True,
+                      description="The snapshot's bytes hash to its manifest."),
+    dg.AssetCheckSpec(COVERS_SERVED, asset=gold_answers, blocking=True,
+                      description="Every served qid has gold and the gold holds no qid that was not served."),
+    dg.AssetCheckSpec(UNANSWERED_SHARE, asset=gold_answers, blocking=True,
+                      description=f"Share of `error`/`empty` answers is at most {MAX_UNANSWERED_SHARE:.0%}."),
+    dg.AssetCheckSpec(LATEST_IS_LAST_SESSION, asset=gold_answers, blocking=True,
+                      description="Every `latest` answer of a daily question observed the last session on or before D."),
+]
 
 
-@dg.asset_check(asset=gold_answers, blocking=True, description="The snapshot's bytes hash to its manifest.")
-def gold_manifest_verifies(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    day, store = _gold(context, storage)
-    try:
-        manifest = store.verify(day)
-    except SnapshotIntegrityError as exc:
-        return dg.AssetCheckResult(passed=False, metadata={"error": str(exc)})
-    return dg.AssetCheckResult(passed=True, metadata={"sha256": manifest.sha256, "records": manifest.records})
-
-
-@dg.asset_check(asset=gold_answers, blocking=True,
-                description="Every served qid has gold and the gold holds no qid that was not served.")
-def gold_covers_served(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    day, store = _gold(context, storage)
-    served = {q.qid for q in load_served(storage.paths().served_file(day))}
-    gold = {a.qid for a in store.read(day)}
-    missing, unknown = sorted(served - gold), sorted(gold - served)
-    return dg.AssetCheckResult(passed=not missing and not unknown, metadata={
-        "served": len(served), "missing": len(missing), "unknown": len(unknown),
+def covers_served(served: Sequence[ServedQuestion], answers: Sequence[GoldAnswer]) -> dg.AssetCheckResult:
+    served_qids, gold_qids = {q.qid for q in served}, {a.qid for a in answers}
+    missing, unknown = sorted(served_qids - gold_qids), sorted(gold_qids - served_qids)
+    return dg.AssetCheckResult(check_name=COVERS_SERVED, passed=not missing and not unknown, metadata={
+        "served": len(served_qids), "missing": len(missing), "unknown": len(unknown),
         "first_missing": ", ".join(missing[:5]), "first_unknown": ", ".join(unknown[:5]),
     })
 
 
-@dg.asset_check(asset=gold_answers, blocking=True,
-                description=f"Share of `error`/`empty` answers is at most {MAX_UNANSWERED_SHARE:.0%}.")
-def gold_unanswered_share(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    day, store = _gold(context, storage)
-    answers = store.read(day)
+def unanswered_share(answers: Sequence[GoldAnswer]) -> dg.AssetCheckResult:
     bad = [a for a in answers if a.status != "ok"]
     share = len(bad) / len(answers) if answers else 1.0
-    return dg.AssetCheckResult(passed=share <= MAX_UNANSWERED_SHARE, metadata={
+    return dg.AssetCheckResult(check_name=UNANSWERED_SHARE, passed=share <= MAX_UNANSWERED_SHARE, metadata={
         "share": round(share, 4), "threshold": MAX_UNANSWERED_SHARE, "unanswered": len(bad),
         "first": dg.MetadataValue.json([{"qid": a.qid, "status": a.status, "error": a.error} for a in bad[:5]]),
     })
 
 
-@dg.asset_check(asset=gold_answers, blocking=True,
-                description="Every `latest` answer of a daily question observed the last session on or before D.")
-def gold_latest_is_last_session(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> dg.AssetCheckResult:
-    day, store = _gold(context, storage)
-    paths = storage.paths()
-    pool = {q.qid: q for q in load_pool(paths.pool / "questions.jsonl")}
+def latest_is_last_session(day: dt.date, answers: Sequence[GoldAnswer],
+                           pool: dict[str, Question]) -> dg.AssetCheckResult:
     stale = []
     checked = 0
-    for a in store.read(day):
+    for a in answers:
         q = pool.get(a.qid)
         if q is None or a.status != "ok" or q.refresh_class != "daily":
             continue
@@ -82,7 +80,32 @@ def gold_latest_is_last_session(context: dg.AssetCheckExecutionContext, storage:
             stale.append({"qid": a.qid, "observed": a.observed_period, "expected": expected})
     # A suspended instrument legitimately has no bar on the last session; tolerate a small share.
     share = len(stale) / checked if checked else 0.0
-    return dg.AssetCheckResult(passed=share <= MAX_UNANSWERED_SHARE, metadata={
+    return dg.AssetCheckResult(check_name=LATEST_IS_LAST_SESSION, passed=share <= MAX_UNANSWERED_SHARE, metadata={
         "checked": checked, "not_last_session": len(stale), "share": round(share, 4),
         "first": dg.MetadataValue.json(stale[:5]),
     })
+
+
+@dg.multi_asset_check(specs=GOLD_CHECK_SPECS, can_subset=True)
+def gold_checks(context: dg.AssetCheckExecutionContext, storage: StorageResource) -> Iterator[dg.AssetCheckResult]:
+    """Judge the frozen snapshot of D; a snapshot that does not verify fails every selected check."""
+    day = partition_date(context)
+    paths = storage.paths()
+    selected = {key.name for key in context.selected_asset_check_keys}
+    try:
+        manifest, answers = SnapshotStore(paths.gold).read_verified(day)
+    except SnapshotIntegrityError as exc:
+        # The other checks would judge bytes nobody can vouch for: they fail, naming why.
+        for name in sorted(selected):
+            yield dg.AssetCheckResult(check_name=name, passed=False, metadata={"error": str(exc)})
+        return
+    if MANIFEST_VERIFIES in selected:
+        yield dg.AssetCheckResult(check_name=MANIFEST_VERIFIES, passed=True,
+                                  metadata={"sha256": manifest.sha256, "records": manifest.records})
+    if COVERS_SERVED in selected:
+        yield covers_served(load_served(paths.served_file(day)), answers)
+    if UNANSWERED_SHARE in selected:
+        yield unanswered_share(answers)
+    if LATEST_IS_LAST_SESSION in selected:
+        pool = {q.qid: q for q in load_pool(paths.pool / "questions.jsonl")}
+        yield latest_is_last_session(day, answers, pool)

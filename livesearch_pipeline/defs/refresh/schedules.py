@@ -9,11 +9,11 @@ from livesearch_pipeline.defs.refresh.assets import gold_answers, served_questio
 
 # Steps of one run in parallel processes: `gold_answers` fans out one step per shard. Two at a
 # time suits the 2-core reference machine (dagster.yaml also admits two runs at once). The
-# forkserver imports the code location and the embedded data service once per run, so each
-# step forks instead of paying seconds of imports again.
+# forkserver imports the code location, the embedded data service and Dagster's storage layer
+# once per run (livesearch_pipeline/step_preload.py), so each step forks instead of paying
+# seconds of imports again.
 REFRESH_MAX_CONCURRENT_STEPS = 2
-REFRESH_PRELOAD_MODULES = ["livesearch_pipeline.definitions", "livesearch_pipeline.dataservice.server",
-                           "livesearch_pipeline.dataservice.client"]
+REFRESH_PRELOAD_MODULES = ["livesearch_pipeline.step_preload"]
 refresh_executor = dg.multiprocess_executor.configured(
     {"max_concurrent": REFRESH_MAX_CONCURRENT_STEPS,
      "start_method": {"forkserver": {"preload_modules": REFRESH_PRELOAD_MODULES}}},
