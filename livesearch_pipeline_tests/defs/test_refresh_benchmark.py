@@ -48,11 +48,12 @@ def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys
                             "--date", DAY.isoformat(), "--partitions", "1", "--repeat", "2",
                             "--work", str(work)])
     out = capsys.readouterr().out
-    for label in ("(a) core refresh s", "(b) dagster job s", "dagster overhead", "(c) backfill partitions  1",
+    for label in ("(a) core refresh s", "(b) dagster job s", "dagster overhead", "(d) machinery s", "(c) backfill partitions  1",
                   "programs/s", "peak RSS MiB"):
         assert label in out, out
     assert "pool programs            97" in out
     assert out.count("(a) core      ") == 2 and out.count("(b) dagster   ") == 2  # alternating repeats
+    assert out.count(f"(d) machinery {DAY}") == 2  # after one untimed recording pair
     assert out.count("PASS") + out.count("FAIL") == 3
     step_rss = re.search(r"largest step process (\d+) \(\(c\)\)", out)
     assert step_rss is not None and int(step_rss.group(1)) > 50, out  # sampled from /proc during (c)
@@ -66,11 +67,14 @@ def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys
     assert len(frozen) == 1
     served = {DataPaths(work / name).served_file(DAY).read_bytes() for name in ("core_0", "core_1", "jobs_0", "jobs_1")}
     assert len(served) == 1  # (a) writes the same served file as the job
-    cold = SnapshotStore(work / "cold_0" / "gold")
-    assert cold.dates() == [DAY - dt.timedelta(days=1)]
-    assert cold.path_for(DAY - dt.timedelta(days=1)).read_bytes() == jobs[1].path_for(DAY - dt.timedelta(days=1)).read_bytes()
-    assert jobs[0].dates() == [DAY]
-    assert jobs[1].dates() == [DAY - dt.timedelta(days=1), DAY]  # the last root also holds the backfilled day
+    assert jobs[0].dates() == jobs[1].dates() == [DAY]
+    machinery = [SnapshotStore(work / f"machinery_{kind}_{n}" / "gold") for kind in ("core", "jobs") for n in range(3)]
+    assert {store.path_for(DAY).read_bytes() for store in machinery} == frozen  # replayed answers, same bytes
+    # The backfilled day (its own root) and the same day refreshed cold by a standalone process agree.
+    previous = DAY - dt.timedelta(days=1)
+    backfilled, cold = SnapshotStore(work / "backfill" / "gold"), SnapshotStore(work / "cold_0" / "gold")
+    assert backfilled.dates() == cold.dates() == [previous]
+    assert backfilled.path_for(previous).read_bytes() == cold.path_for(previous).read_bytes()
     assert (work / "dagster_home" / "dagster.yaml").read_bytes() == (SCRIPT.parents[1] / "dagster.yaml").read_bytes()
 
 

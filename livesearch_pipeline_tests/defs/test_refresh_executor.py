@@ -19,10 +19,12 @@ def test_the_job_preloads_the_step_module_in_its_forkserver():
 
 def test_the_preload_module_imports_cleanly_and_starts_nothing():
     """The forkserver skips a preload module that fails to import without a word; importing it
-    here fails loudly instead. Forking is only safe from a process with no extra threads."""
-    code = ("import threading, sys; import livesearch_pipeline.step_preload; "
+    here fails loudly instead. Forking is only safe from a process with no extra threads; what
+    the children inherit is frozen out of their garbage collections."""
+    code = ("import gc, threading, sys; import livesearch_pipeline.step_preload; "
             "assert 'livesearch_pipeline.dataservice.tools.quotes_cn' in sys.modules; "
             "assert 'dagster._core.storage.event_log.sqlite' in sys.modules; "
+            "assert gc.get_freeze_count() > 100_000, gc.get_freeze_count(); "
             "print(threading.active_count())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
