@@ -11,13 +11,15 @@ from it is safe.
 
 Last, everything the forkserver holds is moved to the garbage collector's permanent generation
 (`gc.freeze()`, the idiom the `gc` documentation gives for a process that forks without exec):
-a step process's full collections then skip the ~250,000 objects it inherited instead of
+a step process's full collections then skip the ~300,000 objects it inherited instead of
 walking them every time, and leave their pages shared with the forkserver.
 
 A module listed in `preload_modules` that fails to import is skipped by the forkserver
 without a word; this module imports everything directly, so a renamed module fails the test
 that imports it (livesearch_pipeline_tests/defs/test_refresh_executor.py) instead.
 """
+
+import gc
 
 # Dagster: what a step process needs to open the instance and reconstruct the job.
 import dagster._core.storage.base_storage  # noqa: F401  SQLAlchemy + Alembic, ~1.1 s
@@ -42,8 +44,6 @@ import livesearch_pipeline.dataservice.market.events  # noqa: F401
 import livesearch_pipeline.dataservice.server  # noqa: F401
 import livesearch_pipeline.definitions  # noqa: F401
 from livesearch_pipeline.dataservice.catalog import collect_tool_specs
-
-import gc
 
 collect_tool_specs()  # imports each tool module (and the market models they use); pure
 gc.collect()
