@@ -65,6 +65,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -333,8 +334,6 @@ class DescendantRssSampler:
     """
 
     def __init__(self, interval_s: float = 0.2) -> None:
-        import threading
-
         self.peak_kib = 0
         self._interval_s = interval_s
         self._stop = threading.Event()
@@ -400,33 +399,32 @@ def run_benchmark(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date
     instance = dg.DagsterInstance.get()
     # (a) and (b) alternate, each on a fresh data root, and the medians are compared: on a shared
     # 2-core machine one pair of runs can differ by several seconds for reasons of their own.
+    def timed_pair(prefix: str, attempt: int) -> tuple[int, float, RunTiming]:
+        """(a) then (b), each on a fresh data root and charged with collecting its own garbage."""
+        programs, core_s = core_refresh(fresh_data_root(work, f"{prefix}core_{attempt}", source), day, clock)
+        core_s = _with_own_garbage(core_s)
+        os.environ["LIVESEARCH_DATA_DIR"] = str(fresh_data_root(work, f"{prefix}jobs_{attempt}", source))
+        run = dagster_refresh(day, shards, instance)
+        return programs, core_s, replace(run, wall_s=_with_own_garbage(run.wall_s))
+
     core_times, day_runs = [], []
     gc.collect()  # the warm-up's garbage
     for attempt in range(repeat):
-        core_root = fresh_data_root(work, f"core_{attempt}", source)
-        programs, core_s = core_refresh(core_root, day, clock)
-        core_s = _with_own_garbage(core_s)
+        programs, core_s, day_run = timed_pair("", attempt)
         core_times.append(core_s)
-        print(f"(a) core      {day}: {programs} programs in {core_s:.2f} s")
-        os.environ["LIVESEARCH_DATA_DIR"] = str(fresh_data_root(work, f"jobs_{attempt}", source))
-        day_run = dagster_refresh(day, shards, instance)
-        day_run = replace(day_run, wall_s=_with_own_garbage(day_run.wall_s))
         day_runs.append(day_run)
+        print(f"(a) core      {day}: {programs} programs in {core_s:.2f} s")
         print(f"(b) dagster   {day}: {day_run.wall_s:.2f} s{_describe_failures(day_run)}")
     core_s = statistics.median(core_times)
     dagster_s = statistics.median(run.wall_s for run in day_runs)
     machinery_core, machinery_jobs = [], []
     with replayed_execution():
         for attempt in range(repeat + 1):  # the first pair records the executions, untimed
-            _, seconds = core_refresh(fresh_data_root(work, f"machinery_core_{attempt}", source), day, clock)
-            seconds = _with_own_garbage(seconds)
-            os.environ["LIVESEARCH_DATA_DIR"] = str(fresh_data_root(work, f"machinery_jobs_{attempt}", source))
-            run = dagster_refresh(day, shards, instance)
-            run_s = _with_own_garbage(run.wall_s)
+            _, seconds, run = timed_pair("machinery_", attempt)
             if attempt:
                 machinery_core.append(seconds)
-                machinery_jobs.append(run_s)
-                print(f"(d) machinery {day}: core {seconds:.2f} s, job {run_s:.2f} s")
+                machinery_jobs.append(run.wall_s)
+                print(f"(d) machinery {day}: core {seconds:.2f} s, job {run.wall_s:.2f} s")
     days = [day - dt.timedelta(days=n) for n in range(partitions, 0, -1)]
     # Set before the first multiprocess run starts the executor's forkserver: its step processes
     # inherit the environment the forkserver started with.
