@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import datetime as dt
 import gc
 import re
@@ -38,6 +39,24 @@ SECRET_ARG_PATTERN = re.compile(r"token|api[_-]?key|password|passwd|secret|crede
 
 # Errors that mean "this program cannot be resolved for this date", as opposed to bugs.
 _PROGRAM_ERRORS = (ExtractionError, ProgramError, CalendarRangeError)
+
+# The timeout of the tool call running in this task (set around `client.call_tool`), so that a
+# client queueing for a provider quota can tell it "this wait is not the call hanging".
+_CALL_TIMEOUT: contextvars.ContextVar[asyncio.Timeout | None] = contextvars.ContextVar("livesearch_call_timeout", default=None)
+
+
+def extend_call_deadline(seconds: float) -> None:
+    """Push the running tool call's timeout `seconds` later; a no-op outside the executor.
+
+    For clients that wait inside `call_tool` for a provider quota (dataservice/quota.py): with
+    32 calls in flight against a per-minute quota a call may queue for minutes, which must not
+    count as the provider hanging; the timeout still bounds the request itself.
+    """
+    timeout = _CALL_TIMEOUT.get()
+    if timeout is not None and seconds > 0:
+        when = timeout.when()
+        if when is not None:
+            timeout.reschedule(when + seconds)
 
 
 @dataclass(frozen=True)
@@ -131,9 +150,13 @@ class _SharedCalls:
             async with self._semaphore:
                 started = time.perf_counter()
                 try:
-                    async with asyncio.timeout(config.call_timeout_s):
-                        # A copy: the client must not be able to alter the recorded arguments.
-                        response = await self._client.call_tool(tool, dict(args))
+                    async with asyncio.timeout(config.call_timeout_s) as deadline:
+                        context_token = _CALL_TIMEOUT.set(deadline)
+                        try:
+                            # A copy: the client must not be able to alter the recorded arguments.
+                            response = await self._client.call_tool(tool, dict(args))
+                        finally:
+                            _CALL_TIMEOUT.reset(context_token)
                 except ToolCallError as exc:
                     if not exc.transient:
                         stats.failed_calls += 1

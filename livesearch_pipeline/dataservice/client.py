@@ -1,17 +1,24 @@
 """`McpToolClient`: the core ToolClient over an MCP client session.
 
 Three ways to reach a server: the embedded service in-process (no sockets), a stdio command
-(launched as a subprocess), or a streamable-HTTP URL. The client only classifies failures; the
-executor (core/executor.py) owns retries and timeouts:
+(launched as a subprocess), or a streamable-HTTP URL (with a bearer token from the caller or
+LIVESEARCH_DATA_SERVICE_TOKEN when set). The client classifies failures; the executor
+(core/executor.py) owns retries of transient ones and timeouts:
 - a tool error result (`isError`) or a malformed response -> ToolCallError(transient=False);
+- an error result marked retryable in `_meta["livesearch/retry"]` (a forwarder whose provider is
+  down) -> ToolCallError(transient=True);
 - a broken connection or a timeout -> ToolCallError(transient=True).
+The one retry the client makes itself is for quota: an error result marked rate limited (a
+forwarder to a metered provider such as Tushare) holds that tool for the time it names and is
+sent again, with the limiter semantics of dataservice/quota.py shared by all concurrent calls.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +30,14 @@ from pydantic import ValidationError
 
 from livesearch_pipeline.core.catalog import META_KEY, Catalog, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
+from livesearch_pipeline.dataservice.quota import RETRY_META_KEY, QuotaLimiter, call_with_quota, error_from_retry_meta
+
+# Read by `McpToolClient.url` and `livesearch serve-data` alike.
+AUTH_TOKEN_ENV = "LIVESEARCH_DATA_SERVICE_TOKEN"
+# The JSON-RPC error code of the HTTP data service's 401 body (the MCP SDK surfaces a JSON-RPC
+# error sent with a non-2xx status as is). JSON-RPC leaves -32000..-32099 to implementations;
+# the MCP SDK uses -32000, -32001, -32020..-32022 and -32042, so this one is ours alone.
+UNAUTHORIZED_RPC_CODE = -32030
 
 # JSON-RPC error codes that say "try again later" rather than "this request is wrong".
 _TRANSIENT_RPC_CODES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})
@@ -52,17 +67,59 @@ def _connection_failure(exc: BaseException, kinds: tuple[type[BaseException], ..
     return next((leaf for leaf in _leaves(exc) if isinstance(leaf, kinds)), None)
 
 
+def _unauthorized(exc: BaseException) -> bool:
+    """Whether `exc` holds the server's "missing or wrong bearer token": a credential problem,
+    not an outage (never retried)."""
+    import httpx2
+
+    for leaf in _leaves(exc):
+        if isinstance(leaf, MCPError) and leaf.code == UNAUTHORIZED_RPC_CODE:
+            return True
+        if isinstance(leaf, httpx2.HTTPStatusError) and leaf.response.status_code in (401, 403):
+            return True
+    return False
+
+
+@asynccontextmanager
+async def _bearer_http_transport(url: str, token: str) -> AsyncIterator[Any]:
+    """Streamable HTTP with `Authorization: Bearer <token>` on every request (httpx2 masks the
+    header in reprs; the token is never logged)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams
+
+
 class McpToolClient(ToolClient):
     """An async context manager; `call_tool` returns the tool's structured content."""
 
-    def __init__(self, target: Any, *, description: str, read_timeout_s: float | None = 120.0, manifest: Any = None) -> None:
-        """`target`: an `mcp` Server (in-process), StdioServerParameters, or a URL string.
-        `manifest`: a ServiceManifest describing tools that carry no `_meta` (third-party servers)."""
+    def __init__(
+        self,
+        target: Any,
+        *,
+        description: str,
+        read_timeout_s: float | None = 120.0,
+        manifest: Any = None,
+        limiter: QuotaLimiter | None = None,
+        rate_limit_retries: int = 3,
+        max_quota_wait_s: float = 3600.0,
+    ) -> None:
+        """`target`: an `mcp` Server (in-process), StdioServerParameters, a URL string or an
+        MCP transport. `manifest`: a ServiceManifest describing tools that carry no `_meta`
+        (third-party servers). `limiter`: paces calls per tool (default: no cap of its own, only
+        the holds that rate-limited answers impose; tests inject a clock and a sleep).
+        `rate_limit_retries`: refusals by the provider a call waits out before it fails;
+        `max_quota_wait_s`: the most one call waits for quota in all."""
         self._client = Client(target, read_timeout_seconds=read_timeout_s, cache=None)
         self._description = description
         self._manifest = manifest
         self._identity: str | None = None
         self._connection_errors = _connection_error_types()
+        self._limiter = limiter if limiter is not None else QuotaLimiter(None)
+        self._rate_limit_retries = rate_limit_retries
+        self._max_quota_wait_s = max_quota_wait_s
 
     # -- constructors
 
@@ -88,10 +145,14 @@ class McpToolClient(ToolClient):
         return cls(params, description=f"stdio:{Path(command).name}", **kwargs)
 
     @classmethod
-    def url(cls, url: str, **kwargs: Any) -> McpToolClient:
+    def url(cls, url: str, *, token: str | None = None, **kwargs: Any) -> McpToolClient:
+        """A streamable-HTTP server; `token` (default: ${LIVESEARCH_DATA_SERVICE_TOKEN} when set)
+        is sent as `Authorization: Bearer <token>`."""
         if "@" in url.split("//", 1)[-1].split("/", 1)[0]:
-            raise ValueError("put credentials in headers or the environment, not in the MCP server URL")
-        return cls(url, description=url, **kwargs)
+            raise ValueError(f"put credentials in {AUTH_TOKEN_ENV}, not in the MCP server URL")
+        token = token if token is not None else os.environ.get(AUTH_TOKEN_ENV) or None
+        target: Any = _bearer_http_transport(url, token) if token else url
+        return cls(target, description=url, **kwargs)
 
     # -- lifecycle
 
@@ -99,6 +160,8 @@ class McpToolClient(ToolClient):
         try:
             await self._client.__aenter__()
         except Exception as exc:
+            if _unauthorized(exc):
+                raise ToolCallError("<connect>", self._refused_message(), transient=False) from exc
             failure = _connection_failure(exc, self._connection_errors)
             if failure is None:
                 raise
@@ -122,24 +185,41 @@ class McpToolClient(ToolClient):
             raise RuntimeError("McpToolClient.identity is known once the client is entered (async with)")
         return self._identity
 
+    def _refused_message(self) -> str:
+        return (
+            f"the MCP server {self._description} refused the request (HTTP 401, missing or wrong bearer token); "
+            f"set {AUTH_TOKEN_ENV} to the server's token"
+        )
+
     # -- calls
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await call_with_quota(
+            self._limiter, name, lambda: self._call_once(name, arguments),
+            tool=name, max_rejections=self._rate_limit_retries, max_wait_s=self._max_quota_wait_s,
+        )
+
+    async def _call_once(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         try:
             result = await self._client.call_tool(name, arguments)
         except MCPError as exc:
+            if exc.code == UNAUTHORIZED_RPC_CODE:
+                raise ToolCallError(name, self._refused_message(), transient=False) from exc
             raise ToolCallError(name, f"MCP error {exc.code}: {exc.error.message}", transient=exc.code in _TRANSIENT_RPC_CODES) from exc
         except RuntimeError as exc:
             # The session raises RuntimeError when structured content breaks the output schema.
             raise ToolCallError(name, str(exc), transient=False) from exc
         except Exception as exc:
+            if _unauthorized(exc):
+                raise ToolCallError(name, self._refused_message(), transient=False) from exc
             failure = _connection_failure(exc, self._connection_errors)
             if failure is None:
                 raise
             message = f"connection to {self._description} failed: {type(failure).__name__}: {failure}"
             raise ToolCallError(name, message, transient=True) from exc
         if result.is_error:
-            raise ToolCallError(name, _text_of(result) or "tool error without a message", transient=False)
+            message = _text_of(result) or "tool error without a message"
+            raise error_from_retry_meta(name, message, (result.meta or {}).get(RETRY_META_KEY))
         content = result.structured_content
         if content is None:
             content = _parse_text_json(name, result)

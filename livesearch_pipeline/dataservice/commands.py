@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from typing import Any
 
@@ -18,11 +19,22 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add this area's subcommands to the `livesearch` parser."""
     from livesearch_pipeline.dataservice.market import DEFAULT_SEED
 
-    serve = subparsers.add_parser("serve-data", help="serve the embedded data service over MCP (stdio or HTTP)")
+    serve = subparsers.add_parser(
+        "serve-data",
+        help="serve the embedded data service over MCP (stdio or HTTP)",
+        description="Over HTTP, clients must send the bearer token in $LIVESEARCH_DATA_SERVICE_TOKEN when it is set; "
+        "it must be set to bind an address other than loopback.",
+    )
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765); MCP endpoint /mcp")
@@ -35,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="synthetic market (default) or forward to Tushare Pro (needs TUSHARE_TOKEN)",
     )
     serve.add_argument("--tushare-url", default=None, help="Tushare Pro endpoint (default: the official one)")
+    serve.add_argument(
+        "--tushare-calls-per-minute",
+        type=_positive_int,
+        default=None,
+        help="your account's per-interface quota (default: $TUSHARE_CALLS_PER_MINUTE or 200); calls beyond it "
+        "are answered 'retry after N s' instead of being sent",
+    )
     serve.set_defaults(func=serve_data_command)
 
     tools = subparsers.add_parser("tools", help="list the data service's tools (services, roles, asset classes)")
@@ -56,7 +75,12 @@ def _service(args: argparse.Namespace) -> Any:
         from livesearch_pipeline.dataservice.tushare import TUSHARE_URL, TushareClient
 
         local = DataService(config=ServiceConfig(seed=args.seed, clock=args.clock))
-        client = TushareClient(url=args.tushare_url or TUSHARE_URL, catalog=local.catalog)
+        # The server never holds a call to wait for quota (its callers' read timeouts would
+        # expire): it answers "retry after N s" and the client waits (dataservice/quota.py).
+        client = TushareClient(
+            url=args.tushare_url or TUSHARE_URL, catalog=local.catalog,
+            calls_per_minute=args.tushare_calls_per_minute, wait_for_quota=False,
+        )
         return ForwardingService(client, local.specs)
     return DataService(config=ServiceConfig(seed=args.seed, clock=args.clock))
 
@@ -64,16 +88,24 @@ def _service(args: argparse.Namespace) -> Any:
 def serve_data_command(args: argparse.Namespace) -> int:
     import anyio
 
-    from livesearch_pipeline.dataservice.server import bind_socket, http_server, serve_stdio
+    from livesearch_pipeline.dataservice.server import AUTH_TOKEN_ENV, bind_socket, check_http_auth, http_server, serve_stdio
 
-    service = _service(args)
+    token = os.environ.get(AUTH_TOKEN_ENV) or None  # never a command-line flag: `ps` would show it
+    try:
+        if args.transport == "http":
+            check_http_auth(args.host, token)
+        service = _service(args)  # e.g. no TUSHARE_TOKEN, a malformed TUSHARE_CALLS_PER_MINUTE
+    except ValueError as exc:
+        print(f"livesearch serve-data: {exc}", file=sys.stderr)
+        return 2
     if args.transport == "stdio":
         anyio.run(serve_stdio, service)
         return 0
     sock = bind_socket(args.host, args.port)
     host, port = sock.getsockname()[:2]
-    print(f"serving {service.identity} at http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-    http_server(service, host=args.host, port=port, log_level="info").run(sockets=[sock])
+    auth = f"bearer token required (${AUTH_TOKEN_ENV})" if token else "no authentication (loopback only)"
+    print(f"serving {service.identity} at http://{host}:{port}/mcp; {auth}", file=sys.stderr, flush=True)
+    http_server(service, host=args.host, port=port, log_level="info", token=token).run(sockets=[sock])
     return 0
 
 

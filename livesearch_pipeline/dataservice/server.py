@@ -7,13 +7,18 @@ Nothing here is written per tool. For every `ToolSpec` the server derives:
 - `_meta = {"livesearch": ToolMeta}` so that clients can rebuild the pipeline's catalog.
 
 A call is parsed and validated against the ParamSpecs (dates in their format become `dt.date`;
-`month` params "YYYYMM" and `quarter` params "YYYYQn" become the first day of that period),
-date arguments after the clock are clamped to it, the handler runs with a ToolContext, records
-dated after the clock are dropped, then `fields`/`offset`/`limit` apply. Bad arguments and
-handler failures come back as MCP tool errors (`isError`) with an actionable message; the server
-itself never goes down because of a call.
+`month` params "YYYYMM" and `quarter` params "YYYYQn" become the first day of that period).
+Dates after the clock behave as on Tushare: the end of a window is cut at the clock (a window
+straddling it returns the records up to the clock), any other date after it (a start, a point
+date, a report period) selects nothing, so the call returns no records without running the
+handler. The handler runs with a ToolContext, records dated after the clock are dropped, then
+`fields`/`offset`/`limit` apply. Bad arguments and handler failures come back as MCP tool errors
+(`isError`) with an actionable message; the server itself never goes down because of a call.
 
-Transports: in-process (`mcp.Client(build_server(...))`), stdio and streamable HTTP.
+Transports: in-process (`mcp.Client(build_server(...))`), stdio and streamable HTTP. Over HTTP
+the service can require a bearer token (LIVESEARCH_DATA_SERVICE_TOKEN); it must whenever it is
+bound to an address other than loopback, since with `--provider tushare` it spends the
+operator's Tushare token for whoever reaches it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import difflib
+import hmac
+import ipaddress
 import json
 import logging
 import math
@@ -37,7 +44,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from starlette.applications import Starlette
 
-from livesearch_pipeline.core.calendars import CalendarRangeError
+from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
 from livesearch_pipeline.core.catalog import META_KEY, Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.dataservice.catalog import (
@@ -48,6 +55,8 @@ from livesearch_pipeline.dataservice.catalog import (
     check_tool_specs,
     collect_tool_specs,
 )
+from livesearch_pipeline.dataservice.client import AUTH_TOKEN_ENV, UNAUTHORIZED_RPC_CODE
+from livesearch_pipeline.dataservice.quota import RETRY_META_KEY, retry_meta
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -241,6 +250,7 @@ def _parse_value(spec: ToolSpec, param: ParamSpec, value: Any) -> Any:
 
 
 def _clamp_to_clock(param: ParamSpec, value: dt.date, clock: dt.date) -> dt.date:
+    """The end of a window cut at the clock (for a month or quarter: the period holding it)."""
     if value <= clock:
         return value
     if param.type == "month":
@@ -271,8 +281,18 @@ def _parse_paging(spec: ToolSpec, arguments: Mapping[str, Any]) -> Paging:
     return Paging(limit, offset, fields)
 
 
+def dates_after_clock(spec: ToolSpec, parsed: Mapping[str, Any], clock: dt.date) -> list[str]:
+    """Parsed date arguments other than a window's end that lie after the clock: each selects
+    nothing yet, so the call has no records (Tushare answers such a call with an empty table)."""
+    ends = {d.name for d in spec.meta.date_params if d.role == "end"}
+    return [name for name, value in parsed.items() if isinstance(value, dt.date) and name not in ends and value > clock]
+
+
 def parse_arguments(spec: ToolSpec, arguments: Mapping[str, Any], clock: dt.date) -> tuple[dict[str, Any], Paging]:
-    """Validate `arguments` against the spec; return (handler args, paging). Raises ToolInputError."""
+    """Validate `arguments` against the spec; return (handler args, paging). Raises ToolInputError.
+
+    A window's end after the clock is cut at the clock; other dates are returned as given, and
+    the caller must not run the handler when `dates_after_clock` names any of them."""
     params = {p.name: p for p in spec.params}
     accepted = [*params, "limit", "offset", "fields"]
     unknown = sorted(set(arguments) - set(accepted))
@@ -286,12 +306,15 @@ def parse_arguments(spec: ToolSpec, arguments: Mapping[str, Any], clock: dt.date
         value = arguments.get(name)
         if value is None or value == "":
             continue
-        value = _parse_value(spec, param, value)
-        if isinstance(value, dt.date):
-            value = _clamp_to_clock(param, value, clock)
-        parsed[name] = value
+        parsed[name] = _parse_value(spec, param, value)
+    # The order is checked on the dates as asked: cutting an end at the clock must not turn a
+    # valid future window into "end before start".
     _check_date_order(spec, parsed)
-    return parsed, _parse_paging(spec, arguments)
+    paging = _parse_paging(spec, arguments)
+    for date in spec.meta.date_params:
+        if date.role == "end" and isinstance(parsed.get(date.name), dt.date):
+            parsed[date.name] = _clamp_to_clock(params[date.name], parsed[date.name], clock)
+    return parsed, paging
 
 
 def _check_date_order(spec: ToolSpec, parsed: Mapping[str, Any]) -> None:
@@ -392,7 +415,15 @@ class DataService:
         """Run one tool; raises UnknownToolError, ToolInputError, or the handler's exception."""
         spec = self.spec(name)
         clock = self.config.today()
+        try:
+            # Past a calendar's horizon its market has no sessions: refuse (naming the horizon
+            # and the fix) rather than serve a silently truncated market.
+            ensure_within_horizon(clock)
+        except CalendarRangeError as exc:
+            raise ToolInputError(f"the service clock {clock.isoformat()} is beyond a trading calendar: {exc}") from exc
         args, paging = parse_arguments(spec, arguments, clock)
+        if dates_after_clock(spec, args, clock):
+            return shape_records(spec, [], paging, clock)
         try:
             records = spec.handler(ToolContext(market=self.market, clock=clock, seed=self.config.seed), args)
         except CalendarRangeError as exc:
@@ -403,11 +434,32 @@ class DataService:
         return call_result(self, name, arguments)
 
 
+def forwarding_tool(spec: ToolSpec) -> types.Tool:
+    """The MCP tool of `spec` as a forwarder serves it: the provider chooses the record fields.
+
+    Without `fields` a provider returns its own default columns, which need not be the
+    catalog's, so records are documented (the catalog's fields) but not constrained.
+    """
+    tool = mcp_tool(spec)
+    inputs = json.loads(json.dumps(tool.input_schema))
+    inputs["properties"]["fields"]["description"] = (
+        "comma-separated record fields to request from the provider (default: the provider's default fields); "
+        "the reference surface has: " + ",".join(f.name for f in spec.meta.fields)
+    )
+    outputs = json.loads(json.dumps(tool.output_schema))
+    record = outputs["properties"]["items"]["items"]
+    record["properties"] = {name: {"description": prop["description"]} for name, prop in record["properties"].items()}
+    record["additionalProperties"] = True
+    return tool.model_copy(update={"input_schema": inputs, "output_schema": outputs})
+
+
 class ForwardingService:
     """The embedded service's data-tool surface served by another ToolClient (e.g. Tushare Pro).
 
     Schemas and `_meta` come from the same catalog table, so a pipeline pointed at the forwarder
     sees the tools it knows; arguments and records are whatever the provider accepts and returns.
+    A failure the caller may retry (the provider's rate limit, our own quota, an outage) comes
+    back as an error result whose `_meta[RETRY_META_KEY]` says so and when (dataservice/quota.py).
     """
 
     def __init__(self, client: ToolClient, specs: Sequence[ToolSpec] | None = None) -> None:
@@ -422,7 +474,7 @@ class ForwardingService:
 
     @cached_property
     def mcp_tools(self) -> list[types.Tool]:
-        return [mcp_tool(spec) for spec in self.specs]
+        return [forwarding_tool(spec) for spec in self.specs]
 
     async def handle(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
         if name not in self._names:
@@ -431,7 +483,7 @@ class ForwardingService:
             content = await self.client.call_tool(name, dict(arguments))
             text = render_json(content)
         except ToolCallError as exc:
-            return _error_result(str(exc))
+            return _error_result(str(exc), retry=retry_meta(exc))
         except Exception as exc:  # the boundary: a failing provider must not take the server down
             logger.exception("forwarded tool %s failed", name)
             return _error_result(f"internal error forwarding {name}: {type(exc).__name__}: {exc}")
@@ -453,8 +505,10 @@ def call_result(service: DataService, name: str, arguments: Mapping[str, Any]) -
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=content)
 
 
-def _error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+def _error_result(message: str, *, retry: dict[str, Any] | None = None) -> types.CallToolResult:
+    """A tool error; `retry` (quota.retry_meta) tells a client whether and when to call again."""
+    meta = {RETRY_META_KEY: retry} if retry is not None else None
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True, _meta=meta)
 
 
 def build_server(service: DataService | ForwardingService) -> Server[Any]:
@@ -490,9 +544,88 @@ async def serve_stdio(service: DataService | ForwardingService) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(service: DataService | ForwardingService, *, host: str = "127.0.0.1") -> Starlette:
-    """A Starlette app serving streamable HTTP at /mcp (JSON responses, stateless sessions)."""
-    return build_server(service).streamable_http_app(host=host, json_response=True, stateless_http=True)
+MIN_AUTH_TOKEN_CHARS = 16
+_TOKEN_ADVICE = "e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether every address `host` stands for is a loopback address (127.0.0.0/8, ::1).
+
+    0.0.0.0 and :: (every interface) are not; a name counts only if all its addresses are."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False  # unresolvable: binding fails anyway; never call it safe
+    return bool(infos) and all(ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback for info in infos)
+
+
+def check_http_auth(host: str, token: str | None) -> None:
+    """Refuse to serve HTTP in a way that exposes the service: without a token on a non-loopback
+    bind address, or with a token that is short or cannot travel in a header. Raises ValueError."""
+    if token:
+        if len(token) < MIN_AUTH_TOKEN_CHARS:
+            raise ValueError(f"{AUTH_TOKEN_ENV} has {len(token)} characters; use at least {MIN_AUTH_TOKEN_CHARS} random ones ({_TOKEN_ADVICE})")
+        if not (token.isascii() and token.isprintable()) or any(c.isspace() for c in token):
+            raise ValueError(f"{AUTH_TOKEN_ENV} must be printable ASCII without spaces (it travels in an HTTP header); {_TOKEN_ADVICE}")
+        return
+    if not is_loopback_host(host):
+        raise ValueError(
+            f"refusing to serve HTTP on {host!r} without authentication: an address other than loopback exposes the "
+            f"data service (and with --provider tushare your Tushare quota and token) to the network. Set "
+            f"{AUTH_TOKEN_ENV} to a random secret ({_TOKEN_ADVICE}) and give clients the same variable, or bind 127.0.0.1"
+        )
+
+
+class BearerTokenAuth:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`; anything
+    else gets 401 before it reaches the MCP endpoint. The comparison takes constant time."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = token.encode("ascii")
+
+    def __repr__(self) -> str:
+        return "BearerTokenAuth(token=***)"
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":  # lifespan events carry no request
+            await self.app(scope, receive, send)
+            return
+        supplied = next((value for name, value in scope["headers"] if name == b"authorization"), b"")
+        scheme, _, credentials = supplied.partition(b" ")
+        # compare_digest on every request, whatever the scheme, so timing tells nothing.
+        matches = hmac.compare_digest(credentials.strip(), self._expected)
+        if scheme.lower() == b"bearer" and matches:
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client") or ("?", 0)
+        logger.warning("HTTP data service: refused a request from %s: %s bearer token", client[0], "wrong" if supplied else "no")
+        # A JSON-RPC error body, so that MCP clients show this message rather than a bare status.
+        error = {"code": UNAUTHORIZED_RPC_CODE, "message": f"unauthorized: send Authorization: Bearer <the server's {AUTH_TOKEN_ENV}>"}
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+        await send({
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="livesearch-data"'),
+            ],
+        })
+        await send({"type": "http.response.body", "body": body})
+
+
+def http_app(service: DataService | ForwardingService, *, host: str = "127.0.0.1", token: str | None = None) -> Starlette:
+    """A Starlette app serving streamable HTTP at /mcp (JSON responses, stateless sessions);
+    with `token`, every request must carry it as a bearer token."""
+    app = build_server(service).streamable_http_app(host=host, json_response=True, stateless_http=True)
+    if token:
+        app.add_middleware(BearerTokenAuth, token=token)
+    return app
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -505,24 +638,40 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def http_server(service: DataService | ForwardingService, *, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning") -> Any:
-    """A uvicorn server for the HTTP transport; run it with `.run(sockets=[bind_socket(...)])`."""
+def http_server(
+    service: DataService | ForwardingService,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    log_level: str = "warning",
+    token: str | None = None,
+) -> Any:
+    """A uvicorn server for the HTTP transport; run it with `.run(sockets=[bind_socket(...)])`.
+    Raises ValueError (check_http_auth) for a non-loopback `host` without `token`."""
     import uvicorn
 
-    config = uvicorn.Config(http_app(service, host=host), host=host, port=port, log_level=log_level, lifespan="on")
+    check_http_auth(host, token)
+    config = uvicorn.Config(http_app(service, host=host, token=token), host=host, port=port, log_level=log_level, lifespan="on")
     return uvicorn.Server(config)
 
 
 @contextmanager
-def http_server_thread(service: DataService | ForwardingService, *, host: str = "127.0.0.1", start_timeout_s: float = 30.0) -> Iterator[str]:
+def http_server_thread(
+    service: DataService | ForwardingService,
+    *,
+    host: str = "127.0.0.1",
+    start_timeout_s: float = 30.0,
+    token: str | None = None,
+) -> Iterator[str]:
     """Serve `service` over streamable HTTP on a free port in a background thread; yields the URL.
 
     For tests and benchmarks: the socket is bound before the thread starts, so there is no race
     for the port, and the server is stopped and joined on exit.
     """
+    check_http_auth(host, token)
     sock = bind_socket(host, 0)
     port = sock.getsockname()[1]
-    server = http_server(service, host=host, port=port)
+    server = http_server(service, host=host, port=port, token=token)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="mcp-http", daemon=True)
     thread.start()
     deadline = time.monotonic() + start_timeout_s

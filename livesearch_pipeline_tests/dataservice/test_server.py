@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 
@@ -61,14 +62,67 @@ def test_window_is_served_newest_first_with_paging(service):
     assert page.structured_content["has_more"] is True and page.structured_content["total"] == 8
 
 
-def test_dates_after_the_clock_are_clamped_and_records_after_it_dropped(service):
-    clamped = call(service, "toy_daily", ts_code="600001.SH", start_date="20260105", end_date="20261231")
-    assert [r["trade_date"] for r in clamped.structured_content["items"]][0] == "20260109"
+def test_a_window_straddling_the_clock_ends_at_it_and_records_after_it_are_dropped(service):
+    straddling = call(service, "toy_daily", ts_code="600001.SH", start_date="20260105", end_date="20261231")
+    assert [r["trade_date"] for r in straddling.structured_content["items"]] == ["20260109", "20260108", "20260107", "20260106", "20260105"]
     leaky = call(service, "toy_leaky").structured_content
     assert [r["day"] for r in leaky["items"]] == ["20260109", "20260108", "20260107", "20260106"]
     monthly = call(service, "toy_monthly", start_m="202511", end_m="202604").structured_content
     # January 2026 is not over on the clock's date, so no value for it exists yet
     assert [r["month"] for r in monthly["items"]] == ["202512", "202511"]
+
+
+NOV27 = dt.date(2026, 11, 27)  # a Friday session
+
+
+def test_a_window_after_the_clock_has_no_rows_as_on_tushare():
+    """Issue 11 item 9: at clock 2026-11-27, `daily start_date=20261201 end_date=20261231` used to
+    be clamped to the clock and return the 20261127 row; Tushare returns nothing."""
+    service = DataService(TOY_SPECS[:1], ServiceConfig(seed=7, clock=NOV27), market=object())
+    future = call(service, "toy_daily", ts_code="600001.SH", start_date="20261201", end_date="20261231")
+    assert not future.is_error and future.structured_content == {"items": [], "total": 0, "has_more": False}
+    assert json.loads(future.content[0].text) == future.structured_content
+    straddling = call(service, "toy_daily", ts_code="600001.SH", start_date="20261123", end_date="20261231")
+    assert [r["trade_date"] for r in straddling.structured_content["items"]] == ["20261127", "20261126", "20261125", "20261124", "20261123"]
+    starts_after = call(service, "toy_daily", ts_code="600001.SH", start_date="20261128")  # no end: still nothing
+    assert starts_after.structured_content["total"] == 0
+    on_the_clock = call(service, "toy_daily", ts_code="600001.SH", start_date="20261127", end_date="20261231")
+    assert [r["trade_date"] for r in on_the_clock.structured_content["items"]] == ["20261127"]
+    # The window is checked as asked, before any cut at the clock.
+    reversed_window = call(service, "toy_daily", ts_code="600001.SH", start_date="20261231", end_date="20261201")
+    assert reversed_window.is_error and "end_date (2026-12-01) is before start_date (2026-12-31)" in reversed_window.content[0].text
+
+
+def test_the_measured_case_on_the_synthetic_market():
+    from livesearch_pipeline.dataservice.market import shared_market
+
+    service = DataService(config=ServiceConfig(clock=NOV27), market=shared_market())
+    code = service.market.universe.of_class("cn_equity")[0].code
+    assert service.call("daily", {"ts_code": code, "start_date": "20261201", "end_date": "20261231"})["total"] == 0
+    straddling = service.call("daily", {"ts_code": code, "start_date": "20261123", "end_date": "20261231"})
+    assert [r["trade_date"] for r in straddling["items"]] == ["20261127", "20261126", "20261125", "20261124", "20261123"]
+    assert service.call("income", {"ts_code": code, "period": "20261231"})["total"] == 0
+
+
+def test_periods_after_the_clock_have_no_rows(service):
+    # January 2026 has begun on the clock's date (2026-01-09), February has not.
+    assert call(service, "toy_monthly", start_m="202602").structured_content["total"] == 0
+    assert call(service, "toy_monthly", start_m="202601", end_m="202612").structured_content["total"] == 0  # Jan not over
+    assert [r["month"] for r in call(service, "toy_monthly", start_m="202511", end_m="202612").structured_content["items"]] == ["202512", "202511"]
+
+
+def test_the_handler_never_sees_a_date_after_the_clock():
+    seen: list[dict] = []
+
+    def recording(ctx, args):
+        seen.append(dict(args))
+        return []
+
+    spec = dataclasses.replace(TOY_SPECS[0], handler=recording)
+    service = DataService([spec], ServiceConfig(seed=7, clock=NOV27), market=object())
+    call(service, "toy_daily", ts_code="600001.SH", start_date="20261201", end_date="20261231")
+    call(service, "toy_daily", ts_code="600001.SH", start_date="20261101", end_date="20261231")
+    assert seen == [{"ts_code": "600001.SH", "start_date": dt.date(2026, 11, 1), "end_date": NOV27}]
 
 
 @pytest.mark.parametrize(
