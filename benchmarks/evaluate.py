@@ -87,7 +87,9 @@ def write_day(root: Path, n: int, *, seed: int, long_share: float) -> tuple[Path
     served_path.parent.mkdir(parents=True)
     served_path.write_text("".join(q.model_dump_json() + "\n" for q in served), encoding="utf-8")
     gold_path = SnapshotStore(root / "gold").write(
-        DAY, [g for g, _ in items], pool_version="bench", data_service="bench", code_version="bench"
+        DAY, [g for g, _ in items], pool_version="bench", pool_sha256="0" * 64, data_service="bench",
+        code_version="bench", max_withdrawn_share=0.05,
+        cutoff=dt.datetime.combine(DAY, dt.time(23, 59, 59), tzinfo=dt.timezone.utc),
     ).path
     predictions_path = root / "run" / "predictions.jsonl"
     predictions_path.parent.mkdir(parents=True)

@@ -400,7 +400,11 @@ def run_benchmark(
         cpu_started, started = time.process_time(), time.perf_counter()
         answers, stats = asyncio.run(execute_programs(questions, as_of, client, config))
         executed = time.perf_counter()
-        store.write(as_of, answers, pool_version="benchmark", data_service=client.identity, code_version="benchmark")
+        # The synthetic market answers as of `as_of` whatever the wall clock: a point-in-time
+        # provider, so the manifest states a cut-off (the evening of `as_of`), not a vintage.
+        store.write(as_of, answers, pool_version="benchmark", pool_sha256="0" * 64, data_service=client.identity,
+                    code_version="benchmark", max_withdrawn_share=1.0,
+                    cutoff=dt.datetime.combine(as_of, dt.time(22, 0), tzinfo=dt.timezone.utc))
         finished = time.perf_counter()
         cpu_s = time.process_time() - cpu_started
     return BenchmarkResult(

@@ -65,21 +65,51 @@ def most_recent_completed_day(now: dt.datetime | None = None) -> dt.date:
     return day
 
 
-def _execute(job_name: str, *, partition_key: str | None = None, run_config: dict | None = None) -> None:
+def _failure_cause(event) -> str:
+    """The user-facing cause of a failed step: a `dg.Failure`'s description, else the error's message."""
+    data = event.event_specific_data
+    described = getattr(getattr(data, "user_failure_data", None), "description", None)
+    if described:
+        return described
+    error = getattr(data, "error", None)
+    return error.message.strip() if error is not None else (event.message or "unknown failure")
+
+
+def _execute(job_name: str, *, partition_key: str | None = None, run_config: dict | None = None):
+    """Execute a job in-process on the instance; on failure the LAST line printed names the cause."""
+    from livesearch_pipeline.defs.run_hygiene import WORKER_TAG, current_worker_tag, fail_orphaned_cli_runs
     from livesearch_pipeline.definitions import defs
 
+    instance = _instance()
+    for run_id in fail_orphaned_cli_runs(instance):
+        print(f"marked run {run_id} failed: its livesearch process was killed", file=sys.stderr)
     job = defs.resolve_job_def(job_name)
-    result = job.execute_in_process(instance=_instance(), partition_key=partition_key, run_config=run_config or {},
-                                    raise_on_error=False)
+    result = job.execute_in_process(instance=instance, partition_key=partition_key, run_config=run_config or {},
+                                    raise_on_error=False, tags={WORKER_TAG: current_worker_tag()})
+    what = f"job {job_name}{f' for {partition_key}' if partition_key else ''}"
     if not result.success:
-        failures = [e for e in result.all_events if e.is_failure]
-        detail = "\n".join(f"  {e.step_key or ''}: {e.message}" for e in failures[:5])
-        raise SystemExit(f"job {job_name} failed{f' for {partition_key}' if partition_key else ''}:\n{detail}")
+        failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+        causes = [f"{e.step_key}: {_failure_cause(e)}" for e in failures]
+        if not causes:
+            causes = [e.message or "run failed" for e in result.all_events if e.is_failure][-1:] or ["run failed"]
+        detail = "".join(f"  {c}\n" for c in causes[1:5])
+        raise SystemExit(f"{detail}{what} failed (run {result.run_id}): {causes[0]}")
     for event in result.all_events:
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
             data = event.event_specific_data
             if not data.passed:
-                raise SystemExit(f"check {data.check_name} failed for {partition_key}: {data.metadata}")
+                raise SystemExit(f"{what}: check {data.check_name} failed: {data.metadata}")
+    return result
+
+
+def _materialized_flag(result, asset_name: str, key: str):
+    """A metadata value of the run's materialisation of `asset_name` (None when absent)."""
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_MATERIALIZATION":
+            materialization = event.event_specific_data.materialization
+            if materialization.asset_key.path[-1] == asset_name and key in materialization.metadata:
+                return materialization.metadata[key].value
+    return None
 
 
 def _construction_config(as_of: dt.date | None, tools: list[str] | None = None) -> dict:
@@ -119,11 +149,16 @@ def refresh_dates(dates: list[dt.date]) -> None:
 
     store = SnapshotStore(DataPaths.from_env().gold)
     for day in dates:
-        existed = store.exists(day)
-        _execute("daily_refresh", partition_key=day.isoformat())
+        result = _execute("daily_refresh", partition_key=day.isoformat())
         manifest = store.verify(day)
-        state = "verified, unchanged" if existed else "written"
-        print(f"{day}  {manifest.records} answers {dict(manifest.counts_by_status)}  sha256 {manifest.sha256[:16]}…  {state}")
+        # What this run's freeze did, not what the disk looked like before it: two concurrent
+        # refreshes of one day report "written" once and "verified" once.
+        created = _materialized_flag(result, "gold_answers", "created")
+        state = "written" if created else "verified, identical to the frozen snapshot"
+        timing = (f"cut-off {manifest.cutoff.isoformat()}" if manifest.cutoff else
+                  f"vintage {manifest.vintage.isoformat()}{' (LATE BACKFILL)' if manifest.late_backfill else ''}")
+        print(f"{day}  {manifest.records} answers {dict(manifest.counts_by_status)}, {len(manifest.withdrawn)} withdrawn  "
+              f"sha256 {manifest.sha256[:16]}…  {timing}  {state}")
 
 
 def _refresh(args: argparse.Namespace) -> int:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from livesearch_pipeline.core.calendars import session_on_or_before
 from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
-from livesearch_pipeline.core.snapshot import sha256_bytes, write_atomic
+from livesearch_pipeline.core.snapshot import render_answers, sha256_bytes, withdrawn_answers, write_atomic
 from livesearch_pipeline.evaluation.evaluator import qid_set_hash
 
 
@@ -65,3 +68,90 @@ def preview_markdown(answers: Sequence[GoldAnswer], questions: Mapping[str, Ques
         lines.append(f"| {a.qid} | {cell(text[:90])} | {a.status} | {cell(a.answer or a.error or '')} | "
                      f"{cell(a.observed_period or '')} |")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- validate, then freeze
+
+
+@dataclass(frozen=True)
+class LatestObservations:
+    """`latest` answers of daily questions whose observed period is not the last session on or before D."""
+
+    checked: int
+    stale: list[dict] = field(default_factory=list)
+
+    @property
+    def share(self) -> float:
+        return len(self.stale) / self.checked if self.checked else 0.0
+
+
+def latest_observations(day: dt.date, answers: Sequence[GoldAnswer], pool: Mapping[str, Question]) -> LatestObservations:
+    checked, stale = 0, []
+    for a in answers:
+        q = pool.get(a.qid)
+        if q is None or a.status != "ok" or q.refresh_class != "daily":
+            continue
+        select = q.program.extract.select
+        if select.mode != "latest" or select.key_fmt != "%Y%m%d" or q.program.extract.combine is not None:
+            continue
+        calendar = next((s.calendar for c in q.program.calls for s in c.dates.values() if s.calendar), None)
+        if calendar is None:
+            continue
+        checked += 1
+        expected = session_on_or_before(calendar, day).strftime("%Y%m%d")
+        if a.observed_period != expected:
+            stale.append({"qid": a.qid, "observed": a.observed_period, "expected": expected})
+    return LatestObservations(checked=checked, stale=stale)
+
+
+def withdraw_stale_latest(day: dt.date, answers: Sequence[GoldAnswer],
+                          pool: Mapping[str, Question]) -> list[GoldAnswer]:
+    """A daily `latest` answer that did not observe the last session on or before D does not
+    answer "the most recent trading day" (the instrument was suspended, or its bar is missing):
+    it becomes `empty`, naming what it observed, and so is withdrawn from D like any other."""
+    stale = {row["qid"]: row for row in latest_observations(day, answers, pool).stale}
+    if not stale:
+        return list(answers)
+    return [
+        a if a.qid not in stale else GoldAnswer(
+            qid=a.qid, date=a.date, status="empty", unit=a.unit, observed_period=a.observed_period, args=a.args,
+            match=a.match, error=f"no record on the last session {stale[a.qid]['expected']} (the latest observed is "
+                                 f"{stale[a.qid]['observed']}: suspended or not published)")
+        for a in answers
+    ]
+
+
+def blocking_problems(day: dt.date, answers: Sequence[GoldAnswer], max_withdrawn_share: float) -> list[str]:
+    """Every blocking condition judged on the computed answers of D, before anything is frozen.
+
+    A problem here means the day is not trustworthy as a whole (the data service was down, or
+    served a stale market so that `latest` answers missed the last session): nothing is frozen,
+    and the same day can be refreshed again later. A few empty, failed or stale programs are not
+    a problem: they are withdrawn from D's scoring set.
+    """
+    if not answers:
+        return ["no answer was computed"]
+    withdrawn = withdrawn_answers(answers)
+    share = len(withdrawn) / len(answers)
+    if share > max_withdrawn_share:
+        first = "; ".join(f"{qid} {reason}" for qid, reason in list(withdrawn.items())[:3])
+        return [f"{len(withdrawn)} of {len(answers)} answers ({share:.1%}) are empty, stale or errors, above the "
+                f"cap of {max_withdrawn_share:.1%} (first: {first})"]
+    return []
+
+
+def write_rejected(directory: Path, day: dt.date, answers: Sequence[GoldAnswer], problems: Sequence[str],
+                   *, attempted_at: dt.datetime, context: Mapping[str, object]) -> Path:
+    """Keep a refused day's answers for inspection, outside the gold store and clearly named.
+
+    `rejected/gold_answers_<D>.rejected-<UTC time>.jsonl` plus a `.reason.json` beside it. Each
+    attempt gets its own pair, so a later successful refresh of D never collides with them.
+    """
+    stamp = attempted_at.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    path = directory / f"gold_answers_{day.isoformat()}.rejected-{stamp}.jsonl"
+    write_atomic(path, render_answers(answers), exclusive=True)
+    reason = {"date": day.isoformat(), "attempted_at": attempted_at.isoformat(), "problems": list(problems),
+              "answers": path.name, **context}
+    write_atomic(path.with_suffix(".reason.json"), (json.dumps(reason, indent=2, sort_keys=True) + "\n").encode(),
+                 exclusive=True)
+    return path

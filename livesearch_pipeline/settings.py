@@ -31,6 +31,11 @@ class DataPaths:
         return self.root / "gold"
 
     @property
+    def rejected(self) -> Path:
+        """Answers of refresh attempts that failed a blocking condition (never gold)."""
+        return self.root / "rejected"
+
+    @property
     def served(self) -> Path:
         return self.root / "served"
 
@@ -41,6 +46,10 @@ class DataPaths:
     @property
     def cache(self) -> Path:
         return self.root / "cache"
+
+    @property
+    def web(self) -> Path:  # the offline web: one corpus (index + pages) per date, web/<D>/web.sqlite
+        return self.root / "web"
 
     def served_file(self, day: dt.date) -> Path:
         return self.served / f"served_questions_{day.isoformat()}.jsonl"

@@ -2,17 +2,19 @@
 
 For each covered (tool, entity) the tool is called once over its widest window; every
 extractor shape that makes sense for the tool's time key is then generated from the observed
-records (latest, snapshots at relative anchors, match on a categorical key, minute bars,
-window aggregates), plus two-call programs (two entities compared; a value at a date resolved
-by another tool). All candidates are executed twice with the core executor; a candidate
-survives only if both executions returned the same non-null answer and no filter drops it.
+records (latest, snapshots at relative anchors, minute bars, window aggregates), plus two-call
+programs (two entities compared; a value at a date resolved by another tool). Only fields whose
+catalog role is `measure` (and `label`, for reference records) become answers; a response with
+several series per time key (currency pairs, exchanges, holders, constituents, segments) is
+enumerated one series at a time, pinned in `where`. All candidates are executed twice with the
+core executor; a candidate survives only if both executions returned the same non-null answer
+and no filter drops it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -21,6 +23,7 @@ from livesearch_pipeline.construction.models import Candidate, CandidateFacts, C
 from livesearch_pipeline.construction.sampling import (
     CLASS_CALENDAR,
     call_concrete,
+    counts_sessions,
     is_series_tool,
     records_of,
     window_dates,
@@ -46,7 +49,10 @@ LATEST_WINDOW = 10
 SNAPSHOT_BACK = 5
 AGGREGATE_WINDOWS = (5, 20, 60)
 MINUTE_TIMES = ("10:30", "14:00")
-IDENTIFIER_NAMES = frozenset({"ts_code", "code", "symbol", "con_code", "index_code", "fund_code", "isin"})
+# Series drafted per response: an instrument's holders, constituents or segments; a market-wide
+# tool's currency pairs or exchanges (the longest-running first).
+MAX_SERIES_PER_ENTITY = 3
+MAX_SERIES_PER_TOOL = 8
 # The daily bar tool of each instrument class: the first call of date-resolving programs and
 # the tool compared across two entities.
 BAR_TOOLS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily",
@@ -104,109 +110,118 @@ def field_kind(f: FieldMeta) -> str:
     return "price"
 
 
-_WORD_MAGNITUDES = ((1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
-
-
-def word_unit(unit: str | None) -> tuple[str | None, float]:
-    """A unit with a numeric magnitude ("10k shares", "100M CNY") as a word unit and a scale.
-
-    An answer written "34058.70 10k shares" has two numbers in it; "340587.00 thousand shares"
-    has one. Returns (unit, scale) with value_in_new_unit = value × scale.
-    """
-    if unit is None or not re.search(r"\d", unit):
-        return unit, 1.0
-    base, factor = unit_scale(unit)
-    for size, word in _WORD_MAGNITUDES:
-        if factor >= size:
-            return f"{word} {base}", factor / size
-    return base, factor
-
-
-def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str) -> Format:
-    if aggregate in ("argmax", "argmin"):
-        return Format(kind="date", in_fmt=key_fmt, out_fmt="%Y-%m-%d")
-    if aggregate == "count":
-        return Format(kind="integer")
-    if aggregate == "pct_change":
-        return Format(kind="percent", decimals=2, unit="%")
-    if f.type == "text":
-        return Format(kind="text")
-    if f.type == "date":
-        return Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")
-    if f.unit == "%":
-        small = isinstance(sample, (int, float)) and abs(sample) < 0.1
-        return Format(kind="percent", decimals=4 if small else 2, unit="%")
-    unit, scale = word_unit(f.unit)
-    if f.type == "integer" and scale == 1.0 and aggregate in (None, "sum", "max", "min", "first", "last", "change"):
-        return Format(kind="integer", unit=unit)
-    small = isinstance(sample, (int, float)) and abs(sample * scale) < 1
-    decimals = 4 if (aggregate == "std" or small) else 2
-    return Format(kind="number", decimals=decimals, unit=unit, scale=scale)
-
-
-def proposed_rule(fmt: Format) -> MatchRule:
-    """The rule a template verbalizer proposes before the clamp (DESIGN §4.3)."""
-    if fmt.kind in ("text",):
-        return MatchRule(rule="semantic")
-    if fmt.kind in ("date", "integer"):
-        return MatchRule(rule="exact", unit=fmt.unit)
-    return MatchRule(rule="approx", unit=fmt.unit, decimals=fmt.decimals)
+# Answer formats come from the field lexicon (construction/formats.py); re-exported here for
+# the callers below and for older imports.
+from livesearch_pipeline.construction.formats import proposed_rule, value_format, word_unit  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- generation
 
 
-def _numeric_fields(tool: ToolMeta, records: Sequence[Mapping[str, Any]], counts: _Counts) -> list[FieldMeta]:
+def _answer_fields(tool: ToolMeta, records: Sequence[Mapping[str, Any]], counts: _Counts | None) -> list[FieldMeta]:
+    """The fields whose values may be answers, by catalog role (DESIGN §2 item 4).
+
+    Measures always; labels only for records without a time key, where the question asks for a
+    fact of the entity itself (its industry, its chairman) and is judged semantically. Flags,
+    codes, identifiers, factors, dates and descriptions never; each such field a generator
+    would otherwise have used is counted as `role_<role>` in the filters table.
+    """
+    static = tool.time_key is None
     out = []
     for f in tool.fields:
-        if f.name == tool.time_key or f.name == tool.entity_param:
+        if f.name in (tool.time_key, tool.entity_param) or f.name in tool.series_keys:
             continue
-        if f.type == "code" or f.name in IDENTIFIER_NAMES:
-            counts.drop("identifier")
-            continue
-        if f.type not in ("number", "integer"):
-            continue
-        values = [r.get(f.name) for r in records]
-        if all(v is None for v in values):
-            counts.drop("all_null")
-            continue
-        out.append(f)
-    return out
-
-
-def _text_fields(tool: ToolMeta, records: Sequence[Mapping[str, Any]], counts: _Counts) -> list[FieldMeta]:
-    out = []
-    for f in tool.fields:
-        if f.name in (tool.time_key, tool.entity_param) or f.type not in ("text", "date"):
-            continue
-        if f.name in IDENTIFIER_NAMES or f.name.endswith("_code"):
-            counts.drop("identifier")
+        usable = f.role == "measure" or (static and f.role == "label")
+        if not usable:
+            # Text fields of dated records were never answers; a number or a static fact was.
+            if counts is not None and (static or f.type in ("number", "integer")):
+                counts.drop(f"role_{f.role}")
             continue
         if all(r.get(f.name) in (None, "") for r in records):
-            counts.drop("all_null")
+            if counts is not None:
+                counts.drop("all_null")
             continue
         out.append(f)
     return out
+
+
+def _numeric_fields(tool: ToolMeta, records: Sequence[Mapping[str, Any]], counts: _Counts | None) -> list[FieldMeta]:
+    return [f for f in _answer_fields(tool, records, counts) if f.type in ("number", "integer")]
 
 
 def _entity_args(tool: ToolMeta, entity: EntityInfo) -> dict[str, Any]:
     return {tool.entity_param: entity.code} if (tool.entity_param and not is_series_tool(tool)) else {}
 
 
-def _series_where(tool: ToolMeta, entity: EntityInfo) -> dict[str, Any]:
-    """Series tools listing several sub-series (FX pairs, ...) select theirs with `where`."""
-    if is_series_tool(tool) and tool.entity_param and entity.code != tool.name:
-        return {tool.entity_param: entity.code}
-    return {}
+def series_keys_of(tool: ToolMeta, args: Mapping[str, Any]) -> list[str]:
+    """The record fields a selection over a call with `args` must pin to read one series: the
+    tool's series keys, plus its entity field when the call does not name the entity."""
+    keys = list(tool.series_keys)
+    if tool.entity_param and tool.entity_param not in args and tool.field(tool.entity_param) is not None:
+        keys.append(tool.entity_param)
+    return keys
 
 
-def _calendar(tool: ToolMeta, entity: EntityInfo) -> str:
-    return tool.calendar or entity.calendar or CLASS_CALENDAR.get(entity.asset_class, "XSHG")
+@dataclass(frozen=True)
+class _Series:
+    where: dict[str, Any]
+    records: list[Mapping[str, Any]]
+    stable: bool  # present on every date of the explored window: window aggregates allowed
 
 
-def _is_session_windowed(tool: ToolMeta) -> bool:
-    dates = window_dates(tool, "XSHG", sessions=LATEST_WINDOW)
-    return any(spec.sessions_back is not None and spec.sessions_back > 0 for spec in dates.values())
+def series_of(tool: ToolMeta, args: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+              counts: _Counts | None = None) -> list[_Series]:
+    """The series a program may select from a response, each with the `where` that pins it.
+
+    A single-series response is one series with an empty `where`. Otherwise a series must be
+    unambiguous (one record per time key: several "机构专用" seats on one day are not one
+    series) and present on the most recent date; the longest-running come first.
+    """
+    keys = series_keys_of(tool, args)
+    if not keys:
+        return [_Series({}, list(records), True)]
+    groups: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        value = tuple(r.get(k) for k in keys)
+        if all(v not in (None, "") for v in value):
+            groups[value].append(r)
+    stamps = {r.get(tool.time_key) for r in records} if tool.time_key else set()
+    newest = max((s for s in stamps if s is not None), default=None)
+    found = []
+    for value, recs in groups.items():
+        dates = Counter(r.get(tool.time_key) for r in recs) if tool.time_key else Counter({None: len(recs)})
+        if any(n > 1 for n in dates.values()):
+            if counts is not None:
+                counts.drop("series_ambiguous")
+            continue
+        if tool.time_key and newest not in dates:
+            if counts is not None:
+                counts.drop("series_not_current")
+            continue
+        found.append((value, recs, set(dates) == stamps))
+    found.sort(key=lambda item: (-len(item[1]), [str(v) for v in item[0]]))
+    limit = MAX_SERIES_PER_ENTITY if tool.entity_param in args else MAX_SERIES_PER_TOOL
+    return [_Series(dict(zip(keys, value)), recs, stable) for value, recs, stable in found[:limit]]
+
+
+def _calendar(tool: ToolMeta, entity: EntityInfo) -> str | None:
+    """The calendar of the tool's sessions; None for a series on no exchange calendar (FX)."""
+    if tool.calendar:
+        return tool.calendar
+    if is_series_tool(tool):
+        return None
+    return entity.calendar or CLASS_CALENDAR.get(entity.asset_class, "XSHG")
+
+
+def _snapshot_select(key: str, key_fmt: str, cal: str | None, where: dict[str, Any]) -> Selection:
+    """The record SNAPSHOT_BACK sessions before the most recent one. On a weekday series (no
+    calendar) that is the latest record on or before D - 7 days: the same weekday a week back,
+    whatever weekday D is, so a weekend D reads the Friday a week before the last Friday."""
+    if cal is None:
+        return Selection(mode="latest", key=key, key_fmt=key_fmt, where=where,
+                         anchor=DateSpec(days_back=SNAPSHOT_BACK * 7 // 5, fmt=key_fmt))
+    return Selection(mode="snapshot", key=key, key_fmt=key_fmt, where=where,
+                     anchor=DateSpec(sessions_back=SNAPSHOT_BACK, calendar=cal, fmt=key_fmt))
 
 
 def period_anchor(dates: Mapping[str, DateSpec]) -> str | None:
@@ -220,15 +235,24 @@ def period_anchor(dates: Mapping[str, DateSpec]) -> str | None:
 
 
 def drafts_for(tool: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str, Any]], counts: _Counts) -> list[_Draft]:
-    """Every extractor shape that makes sense for this tool's time key, on observed records."""
-    cal = _calendar(tool, entity)
+    """Every extractor shape that makes sense for this tool's time key, on observed records,
+    for each series of the response (one series per time key, named in `where`)."""
     args = _entity_args(tool, entity)
-    where = _series_where(tool, entity)
-    if where:
-        records = [r for r in records if r.get(tool.entity_param) == entity.code]
+    fields = _answer_fields(tool, records, counts)
+    drafts: list[_Draft] = []
+    for series in series_of(tool, args, records, counts):
+        drafts.extend(_series_drafts(tool, entity, args, series, fields))
+    return drafts
+
+
+def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], series: _Series,
+                   fields: Sequence[FieldMeta]) -> list[_Draft]:
+    cal = _calendar(tool, entity)
+    where, records = series.where, series.records
     drafts: list[_Draft] = []
     key, key_fmt = tool.time_key, tool.time_key_fmt or "%Y%m%d"
-    numeric = _numeric_fields(tool, records, counts)
+    present = [f for f in fields if any(r.get(f.name) not in (None, "") for r in records)]
+    numeric = [f for f in present if f.type in ("number", "integer")]
     refresh = tool.refresh_class
 
     def program(dates: dict[str, DateSpec], select: Selection, f: FieldMeta, aggregate: str | None, fmt: Format) -> Program:
@@ -243,14 +267,14 @@ def drafts_for(tool: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str
         # Time-less reference data: the entity's own record, matched on its code.
         if not tool.entity_param or is_series_tool(tool):
             return []
-        select = Selection(mode="match", key=tool.entity_param, value=entity.code)
-        for f in [*numeric, *_text_fields(tool, records, counts)]:
+        select = Selection(mode="match", key=tool.entity_param, value=entity.code, where=where)
+        for f in present:
             fmt = value_format(f, None, sample(f), key_fmt)
             drafts.append(_Draft(program({}, select, f, None, fmt), entity, tool, f, "static", "T2", "static"))
         return drafts
 
     minute = "%H" in key_fmt
-    windowed = _is_session_windowed(tool)
+    windowed = counts_sessions(tool)
     if minute:
         dates = window_dates(tool, cal, sessions=2)
         for f in numeric:
@@ -271,10 +295,11 @@ def drafts_for(tool: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str
         select = Selection(mode="latest", key=key, key_fmt=key_fmt, where=where)
         drafts.append(_Draft(program(latest_dates, select, f, None, fmt), entity, tool, f, latest_anchor, latest_tier, refresh))
         if windowed:
-            snap = Selection(mode="snapshot", key=key, key_fmt=key_fmt, where=where,
-                             anchor=DateSpec(sessions_back=SNAPSHOT_BACK, calendar=cal, fmt=key_fmt))
+            snap = _snapshot_select(key, key_fmt, cal, where)
             drafts.append(_Draft(program(latest_dates, snap, f, None, fmt), entity, tool, f,
                                  f"snapshot:{SNAPSHOT_BACK}", "T2", refresh))
+            if not series.stable:
+                continue  # a series missing on some dates would aggregate fewer records than it says
             kind = field_kind(f)
             aggregates = {"price": PRICE_AGGREGATES, "flow": FLOW_AGGREGATES, "ratio": RATIO_AGGREGATES}[kind]
             for n in AGGREGATE_WINDOWS:
@@ -284,24 +309,6 @@ def drafts_for(tool: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str
                     select = Selection(mode="all", key=key, key_fmt=key_fmt, where=where)
                     drafts.append(_Draft(program(dates, select, f, agg, afmt), entity, tool, f,
                                          f"window:{n}", "T3", refresh, aggregate=agg))
-    # Categorical rows within one date (constituents, holders, segments): one of them, by value.
-    point_dated = not any(spec.days_back is not None or (spec.sessions_back or 0) > 0 for spec in latest_dates.values())
-    for cat in _text_fields(tool, records, counts):
-        latest_key = max((r.get(key) for r in records if r.get(key) is not None), default=None)
-        rows = [r for r in records if r.get(key) == latest_key]
-        values = [r.get(cat.name) for r in rows]
-        if len(rows) < 2 or len(set(values)) != len(values):
-            continue
-        for f in numeric[:3]:
-            fmt = value_format(f, None, sample(f), key_fmt)
-            if point_dated:
-                # The call returns one date: the categorical key alone identifies the record.
-                select = Selection(mode="match", key=cat.name, value=values[0], where=where)
-            else:
-                select = Selection(mode="latest", key=key, key_fmt=key_fmt, where={**where, cat.name: values[0]})
-            drafts.append(_Draft(program(latest_dates, select, f, None, fmt), entity, tool, f,
-                                 f"match:{cat.name}={values[0]}", "T2", refresh))
-        break
     return drafts
 
 
@@ -332,6 +339,9 @@ def resolved_date_drafts(bar: ToolMeta, target: ToolMeta, entity: EntityInfo, re
     point = next((p for p in target.date_params if p.role == "point" and "%d" in p.fmt), None)
     if point is None or target.time_key is None or not target.entity_param:
         return []
+    if series_keys_of(target, {target.entity_param: entity.code}):
+        # Several series on the resolved date (holders, seats): no one record to read.
+        return []
     cal = _calendar(bar, entity)
     bar_key_fmt = bar.time_key_fmt or "%Y%m%d"
     c1 = Call(id="c1", tool=bar.name, args=_entity_args(bar, entity), dates=window_dates(bar, cal, sessions=20))
@@ -339,7 +349,8 @@ def resolved_date_drafts(bar: ToolMeta, target: ToolMeta, entity: EntityInfo, re
                    field=BAR_FIELD, aggregate="argmax")
     c2 = Call(id="c2", tool=target.name, args={target.entity_param: entity.code}, refs={point.name: ref})
     drafts = []
-    for f in _numeric_fields(target, records, counts)[:2]:
+    # Roles were counted when `target` itself was drafted: count nothing twice.
+    for f in _numeric_fields(target, records, None)[:2]:
         fmt = value_format(f, None, next((r.get(f.name) for r in records if r.get(f.name) is not None), None),
                            target.time_key_fmt or "%Y%m%d")
         extract = Extractor(call="c2", select=Selection(mode="latest", key=target.time_key,
@@ -392,7 +403,7 @@ async def enumerate_candidates(
 
     async def explore(tool: ToolMeta, entity: EntityInfo) -> None:
         cal = _calendar(tool, entity)
-        widest = max(AGGREGATE_WINDOWS) if _is_session_windowed(tool) else LATEST_WINDOW
+        widest = max(AGGREGATE_WINDOWS) if counts_sessions(tool) else LATEST_WINDOW
         call = Call(id="c1", tool=tool.name, args=_entity_args(tool, entity), dates=window_dates(tool, cal, sessions=widest))
         async with semaphore:
             try:
@@ -420,19 +431,7 @@ async def enumerate_candidates(
         records = explored.get((tool.name, entity.code))
         if not records:
             continue
-        subs = [entity]
-        if is_series_tool(tool) and tool.entity_param:
-            # Sub-series present on every date of the window (stable membership), e.g. FX pairs.
-            keys = {r.get(tool.time_key) for r in records}
-            per_code = defaultdict(set)
-            for r in records:
-                per_code[r.get(tool.entity_param)].add(r.get(tool.time_key))
-            codes = sorted(c for c, ks in per_code.items() if c is not None and ks == keys)
-            if len(codes) > 1:
-                subs = [EntityInfo(code=str(c), name=f"{c}", asset_class=entity.asset_class,
-                                   visibility=entity.visibility, calendar=entity.calendar) for c in codes[:6]]
-        for sub in subs:
-            drafts.extend(drafts_for(tool, sub, records, counts))
+        drafts.extend(drafts_for(tool, entity, records, counts))
 
     # Two-call programs.
     for asset_class, bar_name in BAR_TOOLS.items():

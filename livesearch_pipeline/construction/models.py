@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from livesearch_pipeline.core.models import (
     AssetClass,
+    Dynamics,
     MatchRule,
     Program,
     Qid,
@@ -80,6 +82,40 @@ class Candidate(StrictModel):
     visibility: int = Field(ge=0, le=10)
     program: Program
     facts: CandidateFacts
+    # Set by the dynamics stage, which also sets refresh_class and tier from it.
+    dynamics: Dynamics | None = None
+
+
+class DynamicsRow(StrictModel):
+    """One replayed candidate: its answer on every replayed day, the profile, kept or why dropped."""
+
+    qid: Qid
+    tool: str
+    signature: str
+    entity: str
+    anchor: str
+    aggregate: str | None = None
+    days: list[dt.date]
+    answers: list[str | None]  # the answer on each day; None where the program was not `ok`
+    dynamics: Dynamics
+    dropped: str | None = None  # the filter that dropped it (a row of dynamics_filters.jsonl)
+    detail: str
+
+    @model_validator(mode="after")
+    def _aligned(self) -> DynamicsRow:
+        if len(self.days) != len(self.answers) or len(self.days) != self.dynamics.days:
+            raise ValueError(f"{self.qid}: {len(self.days)} days, {len(self.answers)} answers, "
+                             f"profile of {self.dynamics.days} days")
+        if (self.dropped is None) != (self.dynamics.observed_class is not None):
+            raise ValueError(f"{self.qid}: a kept row has an observed class, a dropped one has none")
+        return self
+
+
+class EnumerationDate(StrictModel):
+    """`enumeration_date.json`: the construction date the candidates were enumerated at; the
+    dynamics stage replays the sessions ending on it."""
+
+    as_of: dt.date
 
 
 class FilterCount(StrictModel):
@@ -91,7 +127,7 @@ class RejectRow(StrictModel):
     """A candidate the verbalize stage did not turn into a question, and why."""
 
     qid: Qid
-    stage: Literal["llm_reject", "malformed", "date_gate", "clamp", "llm_error"]
+    stage: Literal["llm_reject", "malformed", "date_gate", "clamp", "llm_error", "lint"]
     reason: str
     question: str | None = None
     question_zh: str | None = None

@@ -15,8 +15,17 @@ from typing import Sequence, TypeVar
 
 from pydantic import BaseModel
 
+from livesearch_pipeline.construction.dynamics import DynamicsPolicy, DynamicsResult, OpenAt, profile_candidates
 from livesearch_pipeline.construction.enumerate import EnumerationResult, enumerate_candidates
-from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, FilterCount, ProbeRow, RejectRow
+from livesearch_pipeline.construction.models import (
+    Candidate,
+    CoverageRow,
+    EntityInfo,
+    EnumerationDate,
+    FilterCount,
+    ProbeRow,
+    RejectRow,
+)
 from livesearch_pipeline.construction.pool import PoolPolicy, SignatureHistory, preselect, select_pool, write_pool
 from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools, restrict_catalog
 from livesearch_pipeline.construction.verbalize import (
@@ -43,6 +52,11 @@ TABLES = {
     "coverage": "coverage.jsonl",
     "candidates": "candidates.jsonl",
     "filters": "enumeration_filters.jsonl",
+    "enumeration_date": "enumeration_date.json",
+    # Stage 4b: every candidate's replay (kept or dropped), the drops by reason, the kept ones.
+    "dynamics": "candidate_dynamics.jsonl",
+    "dynamics_filters": "dynamics_filters.jsonl",
+    "profiled": "profiled_candidates.jsonl",
     "verbalized": "verbalized_questions.jsonl",
     "rejects": "rejects.jsonl",
 }
@@ -73,6 +87,22 @@ def write_catalog(path: Path, catalog: Catalog) -> None:
     write_atomic(path, (json.dumps(catalog.model_dump(mode="json"), indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())
 
 
+def write_enumeration_date(construction_dir: Path, as_of: dt.date) -> None:
+    path = construction_dir / TABLES["enumeration_date"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, (EnumerationDate(as_of=as_of).model_dump_json() + "\n").encode())
+
+
+def read_enumeration_date(construction_dir: Path) -> dt.date:
+    path = construction_dir / TABLES["enumeration_date"]
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; materialise the candidates stage first")
+    try:
+        return EnumerationDate.model_validate_json(path.read_bytes()).as_of
+    except ValueError as exc:
+        raise ValueError(f"{path}: not a valid {EnumerationDate.__name__}: {exc}") from exc
+
+
 def read_catalog(path: Path) -> Catalog:
     return Catalog.model_validate_json(path.read_bytes())
 
@@ -94,6 +124,7 @@ class BuildConfig:
     llm: LLMVerbalizerConfig | None = None
     # Data tools to build from (names from the catalog); empty = every data tool.
     tools: tuple[str, ...] = ()
+    dynamics: DynamicsPolicy = DynamicsPolicy()
 
 
 @dataclass
@@ -102,6 +133,7 @@ class BuildReport:
     probe: list[ProbeRow]
     coverage: list[CoverageRow]
     enumeration: EnumerationResult
+    dynamics: DynamicsResult
     verbalized: int
     rejects: list[RejectRow]
     pool_size: int
@@ -120,7 +152,33 @@ async def verbalize_candidates(candidates: Sequence[Candidate], llm: LLMVerbaliz
     else:
         items, rejects = await llm_verbalize(candidates, llm)
     questions, gate_rejects = finalize(items)
-    return questions, sorted([*rejects, *gate_rejects], key=lambda r: r.qid)
+    return with_dynamics(questions, candidates), sorted([*rejects, *gate_rejects], key=lambda r: r.qid)
+
+
+def with_dynamics(questions: Sequence[Question], candidates: Sequence[Candidate]) -> list[Question]:
+    """Each question with its candidate's dynamics profile in its provenance (DESIGN §4.1)."""
+    profiles = {c.qid: c.dynamics for c in candidates}
+    out = []
+    for q in questions:
+        dynamics = profiles.get(q.qid)
+        if dynamics is None:
+            out.append(q)
+            continue
+        # Validated again: the profile's class and tier must be the question's own.
+        out.append(Question.model_validate(
+            {**q.model_dump(), "provenance": {**q.provenance.model_dump(), "dynamics": dynamics.model_dump()}}))
+    return out
+
+
+async def profile_stage(candidates: Sequence[Candidate], catalog: Catalog, construction_dir: Path, as_of: dt.date,
+                        *, open_at: OpenAt | None, client: ToolClient | None,
+                        policy: DynamicsPolicy) -> DynamicsResult:
+    """Stage 4b: replay, write the three dynamics tables, return the result."""
+    result = await profile_candidates(candidates, catalog, as_of, open_at=open_at, client=client, policy=policy)
+    write_table(construction_dir / TABLES["dynamics"], result.rows)
+    write_table(construction_dir / TABLES["dynamics_filters"], result.filters)
+    write_table(construction_dir / TABLES["profiled"], result.candidates)
+    return result
 
 
 async def build_pool(
@@ -130,8 +188,16 @@ async def build_pool(
     pool_dir: Path,
     config: BuildConfig,
     history: dict[str, SignatureHistory] | None = None,
+    *,
+    point_in_time: OpenAt | None = None,
 ) -> BuildReport:
-    """Run stages 2–6 against `client` and write every table plus the pool."""
+    """Run stages 2–6 against `client` and write every table plus the pool.
+
+    `point_in_time(day)` opens the data service at a past day's cut-off for the dynamics replay
+    (the embedded service: `dataservice.point_in_time.EmbeddedPointInTime`). Without it the
+    replay re-dates the programs against `client` as it is, and every profile records
+    `point_in_time: false` (a provider without a clock).
+    """
     restricted = restrict_catalog(catalog, config.tools)
     seconds: dict[str, float] = {}
     started = mark = time.perf_counter()
@@ -155,8 +221,12 @@ async def build_pool(
     enumeration = await enumerate_candidates(client, catalog, coverage, entities, config.as_of)
     write_table(construction_dir / TABLES["candidates"], enumeration.candidates)
     write_table(construction_dir / TABLES["filters"], enumeration.filters)
+    write_enumeration_date(construction_dir, config.as_of)
     lap("enumerate")
-    reserve = reserve_for_verbalizing(enumeration.candidates, config.policy)
+    dynamics = await profile_stage(enumeration.candidates, catalog, construction_dir, config.as_of,
+                                   open_at=point_in_time, client=client, policy=config.dynamics)
+    lap("dynamics")
+    reserve = reserve_for_verbalizing(dynamics.candidates, config.policy)
     questions, rejects = await verbalize_candidates(reserve, config.llm)
     write_table(construction_dir / TABLES["verbalized"], questions)
     write_table(construction_dir / TABLES["rejects"], rejects)
@@ -166,7 +236,7 @@ async def build_pool(
     lap("pool")
     seconds["total"] = time.perf_counter() - started
     return BuildReport(manifest=manifest, probe=probe, coverage=coverage, enumeration=enumeration,
-                       verbalized=len(questions), rejects=rejects, pool_size=len(selection.questions),
+                       dynamics=dynamics, verbalized=len(questions), rejects=rejects, pool_size=len(selection.questions),
                        stage_seconds=seconds)
 
 

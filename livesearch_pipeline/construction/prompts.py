@@ -4,27 +4,57 @@ from __future__ import annotations
 
 import json
 
+from livesearch_pipeline.construction.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.models import Candidate
 
-VERBALIZER_SYSTEM = """\
-You write questions for a benchmark of financial search agents. You receive one candidate:
-a data-service tool, an instrument, a field, a relative time anchor, an optional aggregate,
-and the value the program computed today. Decide whether a careful analyst could answer it
-from public sources, then write the question.
+# Professional style (shared/examples/professional_questions.md), made-up companies.
+PROFESSIONAL_EXAMPLES = (
+    ("What was the closing price of Hengyu Electric (600123.SH) on the most recent trading day, in CNY to 2 decimals?",
+     "恒宇电气（600123.SH）最近一个交易日的收盘价是多少元？保留2位小数。"),
+    ("What was the total market capitalisation of Qingshan Mining (601888.SH) on the most recent trading day, "
+     "in billions of CNY to 2 decimals?",
+     "青山矿业（601888.SH）最近一个交易日的总市值是多少亿元？保留2位小数。"),
+    ("What was the weekly closing level of the Jinhe Consumer Index (000952.SH) for the most recent completed "
+     "week, in points to 2 decimals?",
+     "金禾消费指数（000952.SH）最近一个完整交易周的周收盘点位是多少点？保留2位小数。"),
+    ("What was the holding as a percentage of total shares of Lanting Foods (002456.SZ) for the shareholder "
+     "“兰亭控股集团有限公司” at the end of the most recently reported period, in percent to 2 decimals?",
+     "兰亭食品（002456.SZ）股东“兰亭控股集团有限公司”最近一期报告期末的占总股本比例是多少？以百分比表示，保留2位小数。"),
+    ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover "
+     "value (the earliest, if tied)? Give the date as YYYY-MM-DD.",
+     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日（如有并列取最早者）？请按YYYY-MM-DD格式作答。"),
+)
 
-Rules (FinSearchComp's ambiguity guide):
-- State the instrument by name and code, the exact quantity, its unit and currency, the
-  precision expected, the price adjustment basis (unadjusted unless told otherwise), and the
-  time anchor in RELATIVE terms only ("the most recent trading session", "the last 20 trading
-  sessions", "the last completed quarter").
-- NEVER write an absolute date, month name with a day, quarter label, fiscal year or year
-  number, in any language. Concrete dates live in the program, not in the text.
-- Do not reveal or hint at the value.
-- For Chinese-market instruments (A-shares, Chinese indices and funds, Chinese macro data)
-  also write `question_zh`, the same question in Simplified Chinese; otherwise null.
+VERBALIZER_SYSTEM = """\
+You write questions for a benchmark of financial search agents, the way a sell-side analyst
+would ask them. You receive one candidate: an instrument, a field with its reviewed lexicon
+entry (English and Chinese noun phrases), a relative time anchor, an optional aggregate, the
+answer format and the value the program computed today. Decide whether a careful analyst
+could answer it from public sources, then write the question.
+
+Style (follow the examples):
+- Entity first, by name and code; then the quantity in the lexicon's words (use them as given,
+  never the tool or field description, never a raw field name such as `holder_name` or
+  `ts_code`); then the relative time; then ONE unit, stated once, with the precision, exactly
+  as `unit_en` / `unit_zh` say. Do not put a unit inside the noun phrase.
+- Name the series when the program selects one (`series`: a currency pair, an exchange, a
+  shareholder in quotes, a business segment). Say "week" / "month" for weekly and monthly bars.
+- Time in RELATIVE terms only ("the most recent trading day", "the last 20 trading days",
+  "the most recently reported period"). NEVER an absolute date, month name with a day, quarter
+  label, fiscal year or year number, in any language.
+- Do not reveal or hint at the value; do not ask for a name the question already gives.
+- At most 25 English words where possible.
+- For Chinese-market instruments (A-shares, Chinese indices and funds) also write
+  `question_zh`, entirely in Chinese (元, 港元, 美元, 万元, 亿元, 万股, 点; never CNY, HKD,
+  points, shares): ask "是多少<unit_zh>？保留N位小数。", a percentage "以百分比表示", a date
+  "是哪一个交易日？请按YYYY-MM-DD格式作答。" (never 是多少 for a date). Otherwise null.
 - Propose a matching rule: {"rule": "exact"|"approx"|"semantic", "abs_tol": number|null,
   "rel_tol": number|null, "unit": string|null, "decimals": int|null}. Numbers are never
-  semantic. The pipeline clamps your rule mechanically.
+  semantic. The pipeline clamps your rule and lints your texts mechanically; a text with a
+  pasted description, a raw identifier, two units or a Latin unit in Chinese is rejected.
+
+Examples (made-up companies):
+""" + "\n".join(f"- {en}\n  {zh}" for en, zh in PROFESSIONAL_EXAMPLES) + """
 
 Reply with ONE JSON object and nothing else:
 {"keep": true|false, "reason": "...", "question": "..."|null, "question_zh": "..."|null,
@@ -32,20 +62,33 @@ Reply with ONE JSON object and nothing else:
 """
 
 
-def verbalizer_user_message(candidate: Candidate) -> str:
+def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None) -> str:
+    from livesearch_pipeline.construction.formats import zh_unit
+    from livesearch_pipeline.construction.verbalize import series_forms, unit_phrase_en
+
+    lexicon = lexicon or load_lexicon()
     facts = candidate.facts
+    fmt = candidate.program.extract.format
+    entry = lexicon.entry(facts.tool, facts.field)
+    try:
+        unit_zh = zh_unit(fmt)[0] if fmt.kind in ("number", "integer") else None
+    except LexiconError:
+        unit_zh = None
     payload = {
         "instrument": {"code": candidate.entity, "name": candidate.entity_name,
                        "asset_class": candidate.asset_class},
-        "tool": {"name": facts.tool, "description": facts.tool_description},
-        "field": {"name": facts.field, "description": facts.field_description,
-                  "description_zh": facts.field_description_zh, "unit": facts.field_unit},
+        "field": {"name": facts.field,
+                  "lexicon": entry.model_dump(mode="json") if entry else None},
         "anchor": facts.anchor,
+        "refresh_class": candidate.refresh_class,
         "aggregate": facts.aggregate,
         "exchange_calendar": facts.calendar,
+        "series": [forms[-1] for forms in series_forms(candidate)],
         "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
         "date_resolved_by": facts.ref_description,
-        "answer_format": candidate.program.extract.format.model_dump(mode="json", exclude_defaults=True),
+        "answer_format": fmt.model_dump(mode="json", exclude_defaults=True),
+        "unit_en": unit_phrase_en(fmt).lstrip(", ") or None,
+        "unit_zh": unit_zh,
         "todays_value": facts.observed_answer,
     }
     return json.dumps(payload, ensure_ascii=False, sort_keys=True)

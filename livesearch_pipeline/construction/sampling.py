@@ -95,12 +95,14 @@ def tool_classes(tool: ToolMeta) -> list[str]:
     return list(tool.asset_classes[:1])
 
 
-def _calendar_for(tool: ToolMeta, entity: EntityInfo | None) -> str:
+def _calendar_for(tool: ToolMeta, entity: EntityInfo | None) -> str | None:
+    """The calendar whose sessions the tool's records follow; None for a series on no exchange
+    calendar (FX quotes every weekday), whose windows are counted in calendar days."""
     if tool.calendar:
         return tool.calendar
-    if entity is not None and entity.calendar:
+    if entity is not None and entity.calendar and not is_series_tool(tool):
         return entity.calendar
-    return "XSHG"
+    return None
 
 
 def _date_param(tool: ToolMeta, role: str):
@@ -116,16 +118,37 @@ LOOKBACK_DAYS = {"daily": 30, "weekly": 120, "monthly": 400, "quarterly": 800, "
 PERIOD_OF_REFRESH = {"monthly": "month", "quarterly": "quarter", "annual": "year", "weekly": "month", "daily": "month"}
 
 
-def window_dates(tool: ToolMeta, calendar: str, *, sessions: int | None) -> dict[str, DateSpec]:
+def weekday_span(sessions: int) -> int:
+    """days_back of the first day of a window holding the last `sessions` weekdays up to D.
+
+    Any 7 consecutive days hold exactly 5 weekdays, so for a multiple of 5 the window
+    D-(7n/5-1)..D holds exactly n weekday records whatever weekday D is (a weekend D included).
+    """
+    return -(-sessions * 7 // 5) - 1
+
+
+def counts_sessions(tool: ToolMeta) -> bool:
+    """Whether the tool takes a start/end window of daily records (sessions or FX weekdays)."""
+    start, end = _date_param(tool, "start"), _date_param(tool, "end")
+    return bool(start and end and tool.refresh_class == "daily" and "%d" in start.fmt)
+
+
+def window_dates(tool: ToolMeta, calendar: str | None, *, sessions: int | None) -> dict[str, DateSpec]:
     """Relative date arguments that make `tool` return a recent window.
 
-    Daily tools with a start/end pair get a window of `sessions` sessions on their calendar;
-    other start/end tools a look-back in days by refresh class; point-dated tools the latest
-    session (or, for period-keyed tools, the last completed period).
+    Daily tools with a start/end pair get a window of `sessions` sessions on their calendar (a
+    series on no calendar, FX, the span of as many weekdays, see `weekday_span`); other
+    start/end tools a look-back in days by refresh class; point-dated tools the latest session
+    (or, for period-keyed tools, the last completed period).
     """
     start, end = _date_param(tool, "start"), _date_param(tool, "end")
     if start and end:
-        if tool.refresh_class == "daily" and sessions is not None and "%d" in start.fmt:
+        if counts_sessions(tool) and sessions is not None:
+            if calendar is None:
+                return {
+                    start.name: DateSpec(days_back=weekday_span(sessions), fmt=start.fmt),
+                    end.name: DateSpec(days_back=0, fmt=end.fmt),
+                }
             return {
                 start.name: DateSpec(sessions_back=sessions - 1, calendar=calendar, fmt=start.fmt),
                 end.name: DateSpec(sessions_back=0, calendar=calendar, fmt=end.fmt),
@@ -138,6 +161,8 @@ def window_dates(tool: ToolMeta, calendar: str, *, sessions: int | None) -> dict
     point = _date_param(tool, "point")
     if point:
         if "%d" in point.fmt:
+            if calendar is None:
+                return {point.name: DateSpec(days_back=0, fmt=point.fmt)}
             return {point.name: DateSpec(sessions_back=0, calendar=calendar, fmt=point.fmt)}
         period = "quarter" if "Q" in point.fmt else PERIOD_OF_REFRESH.get(tool.refresh_class, "month")
         return {point.name: DateSpec(period=period, periods_back=1, fmt=point.fmt)}

@@ -3,58 +3,59 @@
 Two verbalizers share one pipeline:
 - the deterministic **template** verbalizer (no LLM; recorded as `template` in provenance);
 - the **LLM** verbalizer (litellm), which may also reject a candidate.
-Whatever writes the text, the rule is clamped mechanically (core.matching.clamp_rule) and both
-texts pass the date gate (core.dategate), or the candidate lands in the rejects table.
+Both write from the reviewed field lexicon (construction/lexicon.py): the template the way an
+analyst asks — entity first by name and code, the quantity in the lexicon's words, the relative
+time, then one unit stated once with its precision (construction/formats.py) — and the LLM from
+a prompt carrying the lexicon entry and professional examples. Whatever writes the text, both
+texts pass the date gate (core.dategate) and the text lint (construction/lint.py), and the rule
+is clamped mechanically (core.matching.clamp_rule), or the candidate lands in the rejects table.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from pydantic import ValidationError
 
-from livesearch_pipeline.construction.enumerate import proposed_rule
+from livesearch_pipeline.construction.formats import proposed_rule, zh_unit
+from livesearch_pipeline.construction.lexicon import Lexicon, LexiconError, load_lexicon
+from livesearch_pipeline.construction.lint import LintContext, lint_question
 from livesearch_pipeline.construction.models import Candidate, RejectRow
 from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM, verbalizer_user_message
+from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.matching import clamp_rule
 from livesearch_pipeline.core.models import Format, MatchRule, Provenance, Question, StrictModel
 
 TEMPLATE = "template"
-MARKET_EN = {"XSHG": "Shanghai/Shenzhen", "XHKG": "Hong Kong", "XNYS": "New York"}
-MARKET_ZH = {"XSHG": "沪深", "XHKG": "香港", "XNYS": "纽约"}
 ZH_CLASSES = frozenset({"cn_equity", "index", "fund"})
-AGG_EN = {
-    "mean": "the average of the daily {f}",
-    "max": "the highest daily {f}",
-    "min": "the lowest daily {f}",
-    "sum": "the total of the daily {f}",
-    "change": "the change in {f} from the first to the last of those sessions (last minus first)",
-    "pct_change": "the percentage change in {f} from the first to the last of those sessions",
-    "std": "the sample standard deviation of the daily {f}",
-    "argmax": "the session on which the {f} was highest (the earliest, if tied)",
-    "argmin": "the session on which the {f} was lowest (the earliest, if tied)",
-    "count": "the number of sessions with a reported {f}",
-    "first": "the {f} on the first of those sessions",
-    "last": "the {f} on the last of those sessions",
+
+# Statement tools whose flows accumulate from the start of the fiscal year to the period end.
+YTD_TOOLS = frozenset({
+    "income", "cashflow", "fina_indicator", "fina_mainbz", "hk_income", "hk_cashflow",
+    "hk_fina_indicator", "us_income", "us_cashflow", "us_fina_indicator",
+})
+# Event tools: a stock has a record only on the days the event happened, so "the most recent
+# trading day" would be wrong; the question names the event instead.
+EVENT_WHEN = {
+    "top_list": ("on the most recent day it appeared on the exchange's top-traders list", "最近一次登上龙虎榜当日"),
+    "top_inst": ("on the most recent day it appeared on the exchange's top-traders list", "最近一次登上龙虎榜当日"),
+    "hsgt_top10": ("on the most recent day it ranked among the ten most-traded Stock Connect stocks",
+                   "最近一次进入沪深港通十大成交股当日"),
+    "block_trade": ("in its most recent block trade", "最近一笔大宗交易中"),
+    "limit_list": ("on the most recent day it closed at a price limit", "最近一次涨跌停当日"),
+    "suspend_d": ("in its most recent suspension record", "最近一次停复牌记录中"),
+    # Published on one day a month: the latest record is the latest publication, not the day's.
+    "shibor_lpr": ("as most recently published", "最近一次公布时"),
 }
-AGG_ZH = {
-    "mean": "{f}的平均值",
-    "max": "{f}的最高值",
-    "min": "{f}的最低值",
-    "sum": "{f}的合计",
-    "change": "{f}的变化量（末值减首值）",
-    "pct_change": "{f}从首个到最后一个交易日的涨跌幅",
-    "std": "{f}的样本标准差",
-    "argmax": "{f}最高的交易日（如有并列取最早者）",
-    "argmin": "{f}最低的交易日（如有并列取最早者）",
-    "count": "有{f}记录的交易日数",
-    "first": "首个交易日的{f}",
-    "last": "最后一个交易日的{f}",
+EXCHANGES = {
+    "SSE": ("Shanghai Stock Exchange", "上交所"), "SH": ("Shanghai Stock Exchange", "上交所"),
+    "SZSE": ("Shenzhen Stock Exchange", "深交所"), "SZ": ("Shenzhen Stock Exchange", "深交所"),
+    "BSE": ("Beijing Stock Exchange", "北交所"), "HKEX": ("Hong Kong Stock Exchange", "港交所"),
+    "NYSE": ("New York Stock Exchange", "纽交所"), "NASDAQ": ("Nasdaq", "纳斯达克"),
 }
 
 
@@ -75,38 +76,12 @@ class Verbalized:
     question_zh: str | None
     proposed: MatchRule
     verbalizer: str
+    # Set when no text could be written (e.g. a field missing from the lexicon): finalize turns
+    # it into a reject with this reason instead of a question.
+    problem: str | None = None
 
 
-# --------------------------------------------------------------------------- template texts
-
-
-def _precision_en(fmt: Format) -> str:
-    if fmt.kind == "number":
-        unit = f" in {fmt.unit}" if fmt.unit else ""
-        return f"Give the number{unit}, rounded to {fmt.decimals} decimal places."
-    if fmt.kind == "percent":
-        return f"Give the answer as a percentage, rounded to {fmt.decimals} decimal places."
-    if fmt.kind == "integer":
-        unit = f" in {fmt.unit}" if fmt.unit else ""
-        return f"Give a whole number{unit}."
-    if fmt.kind == "date":
-        return "Give the date as YYYY-MM-DD."
-    return "Give the exact text as the data source records it."
-
-
-def _precision_zh(fmt: Format) -> str:
-    if fmt.kind == "number":
-        unit = f"以{fmt.unit}为单位，" if fmt.unit else ""
-        return f"请{unit}保留{fmt.decimals}位小数。"
-    if fmt.kind == "percent":
-        return f"请以百分比表示，保留{fmt.decimals}位小数。"
-    if fmt.kind == "integer":
-        unit = f"以{fmt.unit}为单位" if fmt.unit else ""
-        return f"请{unit}给出整数。"
-    if fmt.kind == "date":
-        return "请按YYYY-MM-DD格式给出日期。"
-    return "请给出数据源记载的原文。"
-
+# --------------------------------------------------------------------------- relative periods
 
 PERIOD_EN = {"month": "calendar month", "quarter": "calendar quarter", "half": "half-year", "year": "calendar year"}
 PERIOD_ZH = {"month": "月份", "quarter": "季度", "half": "半年度", "year": "年度"}
@@ -147,104 +122,285 @@ def pinned_period(c: Candidate) -> str | None:
     return None if spec is None else f"{spec.period}:{spec.periods_back}"
 
 
-def _subject(code: str, name: str, tool: str) -> str | None:
-    return None if code == tool else f"{name} ({code})"
+# --------------------------------------------------------------------------- parts of a text
 
 
-def template_question_en(c: Candidate) -> str:
+@dataclass(frozen=True)
+class _Parts:
+    """What every template needs, in both languages."""
+
+    noun_en: str
+    noun_zh: str
+    plural: bool
+    subject_en: str | None  # "Hengyu Electric (600123.SH)", "USD/CNH", or None for a series tool
+    subject_zh: str | None
+    series_en: str  # " for the shareholder “X”", " on the Shanghai Stock Exchange", or ""
+    series_zh: str
+    freq: str | None  # "week" / "month" for weekly and monthly bars
+
+
+def _fx_pair(code: str) -> str | None:
+    head = code.split(".")[0]
+    return f"{head[:3]}/{head[3:]}" if len(head) == 6 and head.isalpha() and head.isupper() else None
+
+
+def _series_phrase(key: str, value: str, lexicon: Lexicon, tool: str) -> tuple[str, str]:
+    """How a professional names the series `key = value` selects, in English and Chinese."""
+    if key in ("exchange_id", "exchange", "market") and value in EXCHANGES:
+        en, zh = EXCHANGES[value]
+        return f" on the {en}", f"{zh}"
+    if key == "holder_name":
+        return f" for the shareholder “{value}”", f"股东“{value}”"
+    if key == "bz_item":
+        return f" for the business segment “{value}”", f"主营业务“{value}”"
+    if key in ("con_code", "symbol"):
+        return f" for the constituent {value}", f"成分股{value}"
+    entry = lexicon.entry(tool, key)
+    noun_en, noun_zh = (entry.en, entry.zh) if entry else (key.replace("_", " "), key)
+    return f" for the {noun_en} “{value}”", f"{noun_zh}为“{value}”的"
+
+
+def _parts(c: Candidate, lexicon: Lexicon) -> _Parts:
     f = c.facts
-    fmt = c.program.extract.format
-    market = MARKET_EN.get(f.calendar or "", "the exchange's")
-    subject = _subject(c.entity, c.entity_name, f.tool)
-    of = f" of {subject}" if subject else ""
-    what = f.field_description
+    entry = lexicon.require(f.tool, f.field)
+    select = c.program.extract.select
+    series = dict(select.where)
     kind, _, rest = f.anchor.partition(":")
+    if kind == "match":
+        cat, _, value = rest.partition("=")
+        series.setdefault(cat, value)
+    subject_en = subject_zh = None
+    if c.entity != f.tool and c.entity not in series.values():
+        subject_en, subject_zh = f"{c.entity_name} ({c.entity})", f"{c.entity_name}（{c.entity}）"
+    series_en = series_zh = ""
+    for key, value in series.items():
+        pair = _fx_pair(str(value)) if key == "ts_code" else None
+        if pair is not None:
+            subject_en = subject_zh = pair
+            continue
+        if str(value) == c.entity and subject_en is None:
+            subject_en = subject_zh = str(value)
+            continue
+        en, zh = _series_phrase(key, str(value), lexicon, f.tool)
+        series_en += en
+        series_zh += zh
+    return _Parts(entry.en, entry.zh, entry.plural, subject_en, subject_zh, series_en, series_zh,
+                  lexicon.bars.get(f.tool))
+
+
+def _when(c: Candidate, p: _Parts) -> tuple[str, str]:
+    """The relative time of a `latest` record of the candidate's tool (EN, ZH)."""
+    f = c.facts
+    key = c.program.extract.select.key
+    kind, _, rest = f.anchor.partition(":")
+    pinned = rest if kind == "period" else pinned_period(c)
+    if pinned:
+        return f"for {period_phrase_en(pinned)}", period_phrase_zh(pinned)
+    if f.tool in EVENT_WHEN:
+        return EVENT_WHEN[f.tool]
+    if p.freq == "week":
+        return "for the most recent completed week", "最近一个完整交易周"
+    if p.freq == "month":
+        return "for the most recent completed month", "最近一个完整交易月"
+    if key == "end_date":
+        if f.tool in YTD_TOOLS:
+            return ("for the most recently reported period (year to date)",
+                    "最近一期已披露财报（年初至报告期末）")
+        return "at the end of the most recently reported period", "最近一期报告期末"
+    if key == "month":
+        return "for the most recent month published", "最近一个已公布月份"
+    if key == "quarter":
+        return "for the most recent quarter published", "最近一个已公布季度"
+    if key == "nav_date":
+        return ("on the most recent trading day for which it has been published",
+                "最近一个已公布净值的交易日")
+    if key in ("ann_date", "ipo_date", "in_date", "start_date", "imp_anndate"):
+        return "in the most recent announcement", "最近一次公告中"
+    market = _market_en(c, p)
+    return f"on the most recent{market} trading day", f"最近一个{_market_zh(c, p)}交易日"
+
+
+def _market_en(c: Candidate, p: _Parts) -> str:
+    # An instrument implies its market, a named exchange is one; a market-wide series names the
+    # calendar it follows.
+    if p.series_en or (p.subject_en is not None and c.entity != c.facts.tool and _fx_pair(c.entity) is None):
+        return ""
+    return {"XSHG": " Shanghai", "XHKG": " Hong Kong", "XNYS": " New York"}.get(c.facts.calendar or "", "")
+
+
+def _market_zh(c: Candidate, p: _Parts) -> str:
+    if p.series_zh or (p.subject_zh is not None and c.entity != c.facts.tool):
+        return ""
+    return {"XSHG": "A股", "XHKG": "港股", "XNYS": "美股"}.get(c.facts.calendar or "", "")
+
+
+def unit_phrase_en(fmt: Format) -> str:
+    """", in billions of CNY to 2 decimals" — the one place the English text states the unit."""
+    if fmt.kind == "percent":
+        return f", in percent to {_decimals_en(fmt.decimals)}"
+    if fmt.kind == "integer":
+        return f", as a whole number of {fmt.unit}" if fmt.unit else ", as a whole number"
+    if fmt.kind != "number":
+        return ""
+    if fmt.unit is None:
+        return f", to {_decimals_en(fmt.decimals)}"
+    word, _, base = fmt.unit.rpartition(" ")
+    unit = f"{word}s of {base}" if word else base
+    return f", in {unit} to {_decimals_en(fmt.decimals)}"
+
+
+def _decimals_en(n: int | None) -> str:
+    return "1 decimal" if n == 1 else f"{n} decimals"
+
+
+def _ask_zh(fmt: Format) -> str:
+    """"是多少亿元？保留2位小数。" — the question word and the one unit of the Chinese text."""
+    if fmt.kind == "percent":
+        return f"是多少？以百分比表示，保留{fmt.decimals}位小数。"
+    if fmt.kind == "date":
+        return "是哪一个交易日？请按YYYY-MM-DD格式作答。"
+    if fmt.kind == "text":
+        return "是什么？"
+    unit, decimals = zh_unit(fmt)
+    if fmt.kind == "integer":
+        return f"是多少{unit}？请给出整数。"
+    return f"是多少{unit}？保留{decimals}位小数。"
+
+
+def _be(p: _Parts) -> str:
+    return "were" if p.plural else "was"
+
+
+def _of(p: _Parts) -> str:
+    return f" of {p.subject_en}" if p.subject_en else ""
+
+
+AGG_EN = {"mean": "average", "max": "highest", "min": "lowest", "sum": "total", "first": "first", "last": "last"}
+AGG_ZH = {"mean": "平均值", "max": "最高值", "min": "最低值", "sum": "合计", "first": "首日值", "last": "末日值"}
+
+
+def template_question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
+    lexicon = lexicon or load_lexicon()
+    f = c.facts
+    p = _parts(c, lexicon)
+    fmt = c.program.extract.format
+    unit = unit_phrase_en(fmt)
+    kind, _, rest = f.anchor.partition(":")
+    noun, be, of, series = p.noun_en, _be(p), _of(p), p.series_en
     if f.other_entity:
+        when, _ = _when(c, p)
         other = f"{f.other_entity_name} ({f.other_entity})"
-        text = (f"As of the most recent {market} trading session, what was the {what}{of} minus "
-                f"the {what} of {other}?")
-    elif f.ref_description:
+        return (f"By how much did the {noun}{of} exceed that of {other} {when} "
+                f"(the first minus the second){unit}?")
+    if f.ref_description:
         n = rest or "20"
-        text = (f"On the {market} trading session with the highest closing price{of} during the last {n} "
-                f"sessions up to and including the most recent one, what was its {what} "
-                f"(as reported by {f.tool_description.rstrip('.')})?")
-    elif kind == "static":
-        text = f"What is the {what}{of}?"
-    elif kind == "latest":
-        when = (f"the most recent {market} trading session" if c.refresh_class == "daily"
-                else "the most recent period published so far")
-        series = "" if subject else f" ({f.tool_description.rstrip('.')})"
-        text = f"For {when}, what was the {what}{of}{series}?"
-    elif kind == "period":
-        text = f"For {period_phrase_en(rest)}, what was the {what}{of}?"
-    elif kind == "snapshot":
-        text = (f"On the {market} trading session {rest} sessions before the most recent one, "
-                f"what was the {what}{of}?")
-    elif kind == "window":
-        agg = AGG_EN[f.aggregate or "mean"].format(f=what)
-        text = (f"Over the last {rest} {market} trading sessions up to and including the most recent one, "
-                f"what was {agg}{of}?")
-    elif kind == "minute":
-        back, _, at = rest.partition(":")
-        text = (f"In the one-minute bar stamped {at} (exchange time) of the {market} trading session "
-                f"before the most recent one, what was the {what}{of}?")
-    elif kind == "match":
-        cat, _, value = rest.partition("=")
-        pinned = pinned_period(c)
-        when = f"For {period_phrase_en(pinned)}, in the data" if pinned else "In the most recent data"
-        text = (f"{when}{of} ({f.tool_description.rstrip('.')}), what was the {what} "
-                f"of the entry whose {cat} is \"{value}\"?")
-    else:
-        raise ValueError(f"{c.qid}: unknown anchor {f.anchor!r}")
-    return f"{text} {_precision_en(fmt)}"
-
-
-def template_question_zh(c: Candidate) -> str | None:
-    """The Chinese text, for Chinese-market entities whose field has a Chinese description."""
-    f = c.facts
-    if c.asset_class not in ZH_CLASSES or not f.field_description_zh:
-        return None
-    fmt = c.program.extract.format
-    market = MARKET_ZH.get(f.calendar or "", "")
-    subject = f"{c.entity_name}（{c.entity}）"
-    what = f.field_description_zh
-    kind, _, rest = f.anchor.partition(":")
-    if f.other_entity:
-        text = f"截至最近一个{market}交易日，{subject}的{what}减去{f.other_entity_name}（{f.other_entity}）的{what}是多少？"
-    elif f.ref_description:
-        text = f"在最近{rest or '20'}个{market}交易日（含最近一个交易日）中{subject}收盘价最高的那一天，其{what}是多少？"
-    elif kind == "static":
-        text = f"{subject}的{what}是什么？"
-    elif kind == "latest":
-        when = f"最近一个{market}交易日" if c.refresh_class == "daily" else "截至目前已发布的最近一期"
-        text = f"{when}，{subject}的{what}是多少？"
-    elif kind == "period":
-        text = f"{period_phrase_zh(rest)}，{subject}的{what}是多少？"
-    elif kind == "snapshot":
-        text = f"最近一个{market}交易日之前的第{rest}个交易日，{subject}的{what}是多少？"
-    elif kind == "window":
-        agg = AGG_ZH[f.aggregate or "mean"].format(f=what)
-        text = f"最近{rest}个{market}交易日（含最近一个交易日）内，{subject}{agg}是多少？"
-    elif kind == "minute":
+        return (f"On the trading day within the last {n} sessions when {p.subject_en} closed highest, "
+                f"what {be} its {noun}{unit}?")
+    if kind == "static":
+        return f"What {'are' if p.plural else 'is'} the {noun}{of}{series}{unit}?"
+    if kind in ("latest", "period", "match"):
+        when, _ = _when(c, p)
+        return f"What {be} the {noun}{of}{series} {when}{unit}?"
+    if kind == "snapshot":
+        bar = f" latest completed {p.freq}'s" if p.freq else ""
+        return f"What {be} the{bar} {noun}{of}{series} {rest} trading days before the most recent one{unit}?"
+    if kind == "minute":
         _, _, at = rest.partition(":")
-        text = f"最近一个{market}交易日的前一个交易日，{subject}在{at}（交易所时间）的一分钟K线中{what}是多少？"
-    elif kind == "match":
-        cat, _, value = rest.partition("=")
-        pinned = pinned_period(c)
-        when = f"{period_phrase_zh(pinned)}{subject}的数据中" if pinned else f"在{subject}的最近一期数据中"
-        text = f"{when}，{cat}为“{value}”的条目的{what}是多少？"
-    else:
-        raise ValueError(f"{c.qid}: unknown anchor {f.anchor!r}")
-    return f"{text}{_precision_zh(fmt)}"
+        return (f"What {be} the {noun}{of}{series} in the one-minute bar ending at {at} on the trading day "
+                f"before the most recent one{unit}?")
+    if kind == "window":
+        window = f"the last {rest} trading days"
+        bars = f"the {p.freq}ly bars of " if p.freq else ""
+        agg = f.aggregate or "mean"
+        if agg in AGG_EN:
+            # "total northbound net buying" already says total.
+            head = noun if noun.split()[0] == AGG_EN[agg] else f"{AGG_EN[agg]} {noun}"
+            return f"What {be} the {head}{of}{series} over {bars}{window}{unit}?"
+        if agg == "std":
+            return f"What was the sample standard deviation of the {noun}{of}{series} over {bars}{window}{unit}?"
+        if agg == "change":
+            return f"By how much did the {noun}{of}{series} change over {bars}{window}, last minus first{unit}?"
+        if agg == "pct_change":
+            return f"By what percentage did the {noun}{of}{series} change over {bars}{window}{unit}?"
+        if agg in ("argmax", "argmin"):
+            extreme = "highest" if agg == "argmax" else "lowest"
+            if p.subject_en is None:
+                return (f"On which of the last {rest} trading days {'were' if p.plural else 'was'} the {noun}{series} "
+                        f"at its {extreme} (the earliest, if tied)? Give the date as YYYY-MM-DD.")
+            return (f"On which trading day in the last {rest} sessions did {p.subject_en}{series} record its {extreme} "
+                    f"{noun} (the earliest, if tied)? Give the date as YYYY-MM-DD.")
+        if agg == "count":
+            if p.subject_en is None:
+                return f"On how many of the last {rest} trading days was the {noun}{series} reported{unit}?"
+            return f"On how many of the last {rest} trading days did {p.subject_en}{series} report a {noun}{unit}?"
+        raise ValueError(f"{c.qid}: unknown aggregate {agg!r}")
+    raise ValueError(f"{c.qid}: unknown anchor {f.anchor!r}")
+
+
+def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | None:
+    """The Chinese text, for Chinese-market entities: entirely Chinese, one unit, stated once."""
+    if c.asset_class not in ZH_CLASSES:
+        return None
+    lexicon = lexicon or load_lexicon()
+    f = c.facts
+    p = _parts(c, lexicon)
+    fmt = c.program.extract.format
+    ask = _ask_zh(fmt)
+    kind, _, rest = f.anchor.partition(":")
+    noun, who = p.noun_zh, f"{p.subject_zh or ''}{p.series_zh}"
+    if f.other_entity:
+        _, when = _when(c, p)
+        other = f"{f.other_entity_name}（{f.other_entity}）"
+        return f"{who}{when}的{noun}减去{other}的{noun}（前者减后者）{ask}"
+    if f.ref_description:
+        return f"{who}最近{rest or '20'}个交易日中收盘价最高的那一天，其{noun}{ask}"
+    if kind == "static":
+        return f"{who}的{noun}{ask}"
+    if kind in ("latest", "period", "match"):
+        _, when = _when(c, p)
+        return f"{who}{when}的{noun}{ask}"
+    if kind == "snapshot":
+        bar = f"截至该日最近一个完整交易{'周' if p.freq == 'week' else '月'}的" if p.freq else ""
+        return f"{who}最近一个交易日之前第{rest}个交易日{bar}的{noun}{ask}"
+    if kind == "minute":
+        _, _, at = rest.partition(":")
+        return f"{who}在最近一个交易日的前一个交易日{at}结束的一分钟K线中，{noun}{ask}"
+    if kind == "window":
+        window = f"最近{rest}个交易日（含最近一个交易日）"
+        bars = f"的{'周' if p.freq == 'week' else '月'}线" if p.freq else ""
+        agg = f.aggregate or "mean"
+        if agg in AGG_ZH:
+            return f"{who}{window}{bars}{noun}的{AGG_ZH[agg]}{ask}"
+        if agg == "std":
+            return f"{who}{window}{bars}{noun}的样本标准差{ask}"
+        if agg == "change":
+            return f"{who}{window}{bars}{noun}的变化（末值减首值）{ask}"
+        if agg == "pct_change":
+            return f"{who}{window}{bars}{noun}的涨跌幅（末值相对首值）{ask}"
+        if agg in ("argmax", "argmin"):
+            extreme = "最高" if agg == "argmax" else "最低"
+            return f"{who}最近{rest}个交易日中{noun}{extreme}的是哪一个交易日（如有并列取最早者）？请按YYYY-MM-DD格式作答。"
+        if agg == "count":
+            return f"{who}最近{rest}个交易日中有{noun}记录的交易日有多少个？请给出整数。"
+        raise ValueError(f"{c.qid}: unknown aggregate {agg!r}")
+    raise ValueError(f"{c.qid}: unknown anchor {f.anchor!r}")
 
 
 def template_rule(c: Candidate) -> MatchRule:
     return proposed_rule(c.program.extract.format)
 
 
-def template_verbalize(candidates: Sequence[Candidate]) -> list[Verbalized]:
-    return [Verbalized(c, template_question_en(c), template_question_zh(c), template_rule(c), TEMPLATE)
-            for c in candidates]
+def template_verbalize(candidates: Sequence[Candidate], lexicon: Lexicon | None = None) -> list[Verbalized]:
+    lexicon = lexicon or load_lexicon()
+    out = []
+    for c in candidates:
+        try:
+            en, zh = template_question_en(c, lexicon), template_question_zh(c, lexicon)
+        except LexiconError as exc:
+            out.append(Verbalized(c, "", None, template_rule(c), TEMPLATE, problem=str(exc)))
+            continue
+        out.append(Verbalized(c, en, zh, template_rule(c), TEMPLATE))
+    return out
 
 
 # --------------------------------------------------------------------------- LLM texts
@@ -303,13 +459,68 @@ def _strip_fences(text: str) -> str:
 # --------------------------------------------------------------------------- clamp and gate
 
 
-def finalize(items: Sequence[Verbalized]) -> tuple[list[Question], list[RejectRow]]:
-    """Clamp each proposed rule and gate each text; build the question records."""
+def series_forms(c: Candidate) -> tuple[tuple[str, ...], ...]:
+    """Each series the program selects (its `where` keys), as the forms a text may name it by."""
+    out = []
+    for key, value in c.program.extract.select.where.items():
+        value = str(value)
+        forms = [value]
+        if key in ("exchange_id", "exchange", "market") and value in EXCHANGES:
+            forms += list(EXCHANGES[value])
+        pair = _fx_pair(value) if key == "ts_code" else None
+        if pair:
+            forms.append(pair)
+        out.append(tuple(forms))
+    return tuple(out)
+
+
+def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon | None = None) -> LintContext:
+    """What the text lint needs to know about a candidate beside its texts."""
+    lexicon = lexicon or load_lexicon()
+    f = c.facts
+    fmt = c.program.extract.format
+    select = c.program.extract.select
+    tool = catalog.get(f.tool) if catalog is not None else None
+    descriptions = [f.field_description]
+    descriptions_zh = [f.field_description_zh or ""]
+    identifiers = {f.field, select.key, *select.where, *(a for call in c.program.calls for a in call.args)}
+    unpinned: tuple[str, ...] = ()
+    if tool is not None:
+        descriptions += [x.description for x in tool.fields]
+        descriptions_zh += [x.description_zh or "" for x in tool.fields]
+        identifiers |= {x.name for x in tool.fields}
+        keys = [k for k in getattr(tool, "series_keys", []) if k != tool.entity_param]
+        unpinned = tuple(k for k in keys if k not in select.where
+                         and not (select.mode == "match" and select.key == k))
+    entry = lexicon.entry(f.tool, f.field)
+    value = f.observed_value
+    scaled = float(value) * fmt.scale if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    names = tuple(n for n in (c.entity_name, f.other_entity_name, *(str(v) for v in select.where.values())) if n)
+    answer = f.observed_answer if fmt.kind == "text" else None
+    freq = lexicon.bars.get(f.tool)
+    return LintContext(
+        fmt=fmt, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
+        tool_descriptions=(f.tool_description,),
+        descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
+        names=names, series=series_forms(c), series_unpinned=unpinned, bar_frequency=freq,
+        answer=answer, value=scaled,
+    )
+
+
+def finalize(items: Sequence[Verbalized], catalog: Catalog | None = None) -> tuple[list[Question], list[RejectRow]]:
+    """Gate, lint and clamp: each text must pass the date gate and the text lint (both the
+    template's and the LLM's), each proposed rule is clamped; a failing candidate lands in the
+    rejects table with its reason. `catalog` (optional) lets the lint check every description
+    of the tool and its series keys; without it, the candidate's own facts are used."""
     questions: list[Question] = []
     rejects: list[RejectRow] = []
+    lexicon = load_lexicon()
     for v in items:
         c = v.candidate
         fmt = c.program.extract.format
+        if v.problem is not None:
+            rejects.append(RejectRow(qid=c.qid, stage="lint", reason=v.problem, proposed_match=v.proposed))
+            continue
         for text in (v.question, v.question_zh):
             if text is None:
                 continue
@@ -320,6 +531,11 @@ def finalize(items: Sequence[Verbalized]) -> tuple[list[Question], list[RejectRo
                                          question=v.question, question_zh=v.question_zh, proposed_match=v.proposed))
                 break
         else:
+            findings = lint_question(v.question, v.question_zh, lint_context(c, catalog, lexicon))
+            if findings:
+                rejects.append(RejectRow(qid=c.qid, stage="lint", reason="; ".join(str(f) for f in findings),
+                                         question=v.question, question_zh=v.question_zh, proposed_match=v.proposed))
+                continue
             value = c.facts.observed_value
             try:
                 rule, decisions = clamp_rule(v.proposed, fmt, aggregate=c.program.extract.aggregate,

@@ -1,33 +1,222 @@
-"""Exchange trading calendars (exchange-calendars), built once per process.
+"""Exchange trading calendars (exchange-calendars), built once per process with a fixed span.
 
 Calendars start on an explicit date (CALENDAR_START) instead of the library's 20-year default,
 which keeps construction fast and states the earliest date the benchmark can be re-dated to.
-Their end is the library's: holidays are only known for a limited horizon (XSHG's are recorded
-year by year), and a date beyond it is an error, never a guess.
+
+They also END on an explicit date (CALENDAR_ENDS), never on the library's default (the day the
+process runs plus one year): the synthetic market is generated over these sessions, so a span
+that moved with the wall clock would make a past day's values depend on the day the process ran.
+Ends are 31 December of a year, so that every yearly schedule of the market (dividends, reports,
+holder events) either lies wholly inside the span or wholly after it.
+
+Holidays come from the installed exchange-calendars. For years it does not know yet (it records
+XSHG holidays year by year, as the exchanges announce them), a reviewed per-exchange supplement
+in `holiday_supplements/<EXCHANGE>.yaml` fills in; the library always wins for a year it knows.
+A date beyond the span is a CalendarRangeError that names the fix, never a guess.
+
+The span can be overridden for a process with the environment variable LIVESEARCH_CALENDAR_ENDS
+(`XSHG=2026-12-31,XNYS=2030-12-31`; exchanges not named keep their default), read when a
+calendar is first built. It exists to test that extending a calendar changes no past value.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import bisect
+import datetime as dt
 import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
 
 import exchange_calendars as xcals
 import pandas as pd
+import yaml
+from exchange_calendars.exchange_calendar_xhkg import XHKGExchangeCalendar
+from exchange_calendars.exchange_calendar_xnys import XNYSExchangeCalendar
+from exchange_calendars.exchange_calendar_xshg import XSHGExchangeCalendar
 
 CALENDAR_START = dt.date(2014, 1, 1)
 CALENDARS = ("XSHG", "XHKG", "XNYS")
+# The fixed last day of each calendar. Raise it (a 31 December) once the year after it is known
+# for that exchange: from the installed exchange-calendars or from a reviewed supplement year.
+CALENDAR_ENDS: dict[str, dt.date] = {
+    "XSHG": dt.date(2027, 12, 31),
+    "XHKG": dt.date(2027, 12, 31),
+    "XNYS": dt.date(2027, 12, 31),
+}
+HORIZON_ENV = "LIVESEARCH_CALENDAR_ENDS"
+SUPPLEMENT_DIR = Path(__file__).with_name("holiday_supplements")
+SUPPLEMENT_STATUSES = ("provisional", "official")
+
+_LIBRARY_CLASSES: dict[str, type[xcals.ExchangeCalendar]] = {
+    "XSHG": XSHGExchangeCalendar,
+    "XHKG": XHKGExchangeCalendar,
+    "XNYS": XNYSExchangeCalendar,
+}
 
 
 class CalendarRangeError(ValueError):
     """A date outside the span a calendar knows."""
 
 
+class HolidaySupplementError(ValueError):
+    """A holiday-supplement file that is not well formed."""
+
+
+# ------------------------------------------------------------------ holiday supplements
+
+
+@dataclass(frozen=True)
+class SupplementYear:
+    year: int
+    status: str  # "provisional" (derived from the rules) or "official" (the exchange's notice)
+    source: str
+    holidays: tuple[dt.date, ...]  # weekdays without a session, ascending
+
+
+@dataclass(frozen=True)
+class HolidaySupplement:
+    exchange: str
+    path: Path
+    years: dict[int, SupplementYear]
+
+
+def load_supplement(name: str, directory: Path = SUPPLEMENT_DIR) -> HolidaySupplement | None:
+    """The holiday supplement of exchange `name` in `directory` (None when it has none),
+    validated: every year has a status, a source and holidays that are weekdays of that year."""
+    path = Path(directory) / f"{name}.yaml"
+    if not path.is_file():
+        return None
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise HolidaySupplementError(f"{path}: not valid YAML: {exc}") from exc
+    where = str(path)
+    if not isinstance(data, dict) or data.get("exchange") != name or not isinstance(data.get("years"), dict):
+        raise HolidaySupplementError(f"{where}: expected a mapping with exchange: {name} and years: {{YEAR: ...}}")
+    years: dict[int, SupplementYear] = {}
+    for year, entry in data["years"].items():
+        if not isinstance(year, int) or not isinstance(entry, dict):
+            raise HolidaySupplementError(f"{where}: years must map an integer year to a mapping; got {year!r}")
+        status, source, holidays = entry.get("status"), entry.get("source"), entry.get("holidays")
+        if status not in SUPPLEMENT_STATUSES:
+            raise HolidaySupplementError(f"{where}: year {year}: status must be one of {SUPPLEMENT_STATUSES}; got {status!r}")
+        if not isinstance(source, str) or not source.strip():
+            raise HolidaySupplementError(f"{where}: year {year}: a source (the notice or the rule used) is required")
+        if not isinstance(holidays, list) or not holidays:
+            raise HolidaySupplementError(f"{where}: year {year}: holidays must be a non-empty list")
+        days = []
+        for item in holidays:
+            day = item.get("date") if isinstance(item, dict) else None
+            if not isinstance(day, dt.date) or isinstance(day, dt.datetime):
+                raise HolidaySupplementError(f"{where}: year {year}: each holiday needs date: YYYY-MM-DD; got {item!r}")
+            if day.year != year:
+                raise HolidaySupplementError(f"{where}: year {year}: {day} is not in {year}")
+            if day.weekday() >= 5:
+                raise HolidaySupplementError(f"{where}: year {year}: {day} is a weekend day (weekends are never sessions)")
+            days.append(day)
+        if len(set(days)) != len(days):
+            raise HolidaySupplementError(f"{where}: year {year}: a holiday is listed twice")
+        years[year] = SupplementYear(year, status, source.strip(), tuple(sorted(days)))
+    return HolidaySupplement(name, path, years)
+
+
+def library_last_day(name: str) -> dt.date | None:
+    """The last day whose holidays the installed exchange-calendars knows (None: no limit)."""
+    bound = _library_class(name).bound_max()
+    return None if bound is None else bound.date()
+
+
+def _library_class(name: str) -> type[xcals.ExchangeCalendar]:
+    if name not in _LIBRARY_CLASSES:
+        raise ValueError(f"unknown calendar {name!r}; expected one of {', '.join(CALENDARS)}")
+    return _LIBRARY_CLASSES[name]
+
+
+def supplement_years_used(name: str, end: dt.date, directory: Path = SUPPLEMENT_DIR) -> tuple[SupplementYear, ...]:
+    """The supplement years a calendar ending on `end` needs: those after the library's last
+    known year, up to `end`. Raises CalendarRangeError naming the fix when one is missing."""
+    library_last = library_last_day(name)
+    if library_last is None or end <= library_last:
+        return ()
+    supplement = load_supplement(name, directory)
+    needed = range(library_last.year + 1, end.year + 1)
+    missing = [y for y in needed if supplement is None or y not in supplement.years]
+    if missing:
+        raise CalendarRangeError(
+            f"the {name} calendar cannot extend to {end}: exchange-calendars {xcals.__version__} knows {name} holidays "
+            f"through {library_last} and {Path(directory) / (name + '.yaml')} has no year {missing[0]}. "
+            f"{_fix_hint(name, missing[0])}"
+        )
+    return tuple(supplement.years[y] for y in needed)
+
+
+def _fix_hint(name: str, year: int) -> str:
+    return (
+        f"Fix: add {year} to livesearch_pipeline/core/holiday_supplements/{name}.yaml from the exchange's holiday "
+        f"notice, or upgrade exchange-calendars to a release that knows {name} {year}; then raise "
+        f"CALENDAR_ENDS[{name!r}] in livesearch_pipeline/core/calendars.py to {year}-12-31."
+    )
+
+
+# ------------------------------------------------------------------ spans
+
+
+def configured_ends() -> dict[str, dt.date]:
+    """CALENDAR_ENDS with the LIVESEARCH_CALENDAR_ENDS overrides applied (validated)."""
+    ends = dict(CALENDAR_ENDS)
+    text = os.environ.get(HORIZON_ENV, "").strip()
+    if not text:
+        return ends
+    for item in text.split(","):
+        name, sep, value = item.strip().partition("=")
+        if not sep or name not in CALENDARS:
+            raise ValueError(f"{HORIZON_ENV}: expected EXCHANGE=YYYY-12-31 items ({', '.join(CALENDARS)}); got {item!r}")
+        try:
+            day = dt.date.fromisoformat(value.strip())
+        except ValueError as exc:
+            raise ValueError(f"{HORIZON_ENV}: {item!r}: {exc}") from exc
+        ends[name] = day
+    return ends
+
+
+@functools.cache
+def calendar_end(name: str) -> dt.date:
+    """The fixed last day of calendar `name` (31 December of a year); the override variable is
+    read once per process, when the first calendar is built or checked."""
+    _library_class(name)
+    end = configured_ends()[name]
+    if (end.month, end.day) != (12, 31) or end.year <= CALENDAR_START.year:
+        raise ValueError(f"the {name} calendar end must be 31 December of a year after {CALENDAR_START.year}; got {end}")
+    return end
+
+
+def build_calendar(name: str, end: dt.date, supplements: Path = SUPPLEMENT_DIR) -> xcals.ExchangeCalendar:
+    """Calendar `name` from CALENDAR_START to `end`: the library's holidays, plus the supplement's
+    for the years after the library's last known one (never for a year the library knows)."""
+    base = _library_class(name)
+    extra = supplement_years_used(name, end, supplements)
+    if not extra:
+        return base(start=CALENDAR_START.isoformat(), end=end.isoformat())
+    added = [pd.Timestamp(d) for year in extra for d in year.holidays]
+    last_known = pd.Timestamp(dt.date(extra[-1].year, 12, 31))
+
+    class Supplemented(base):  # type: ignore[valid-type, misc]
+        @classmethod
+        def bound_max(cls) -> pd.Timestamp:
+            return last_known
+
+        @property
+        def adhoc_holidays(self):
+            return list(super().adhoc_holidays) + added
+
+    Supplemented.__name__ = Supplemented.__qualname__ = f"{base.__name__}WithSupplement"
+    return Supplemented(start=CALENDAR_START.isoformat(), end=end.isoformat())
+
+
 @functools.cache
 def get_calendar(name: str) -> xcals.ExchangeCalendar:
-    if name not in CALENDARS:
-        raise ValueError(f"unknown calendar {name!r}; expected one of {', '.join(CALENDARS)}")
-    return xcals.get_calendar(name, start=CALENDAR_START.isoformat())
+    return build_calendar(name, calendar_end(name))
 
 
 @functools.cache
@@ -36,13 +225,41 @@ def session_dates(name: str) -> tuple[dt.date, ...]:
     return tuple(ts.date() for ts in get_calendar(name).sessions)
 
 
+def horizon(name: str) -> dt.date:
+    """The last day calendar `name` covers (its end; the last session is on or before it)."""
+    get_calendar(name)  # the span must also be buildable (known holidays), not just configured
+    return calendar_end(name)
+
+
+def ensure_within_horizon(day: dt.date) -> None:
+    """Raise CalendarRangeError (naming the fix) unless every calendar covers `day`.
+
+    The refresh plan calls this before executing anything: past a calendar's horizon its market
+    has no sessions, and a day would silently lose that market's data."""
+    for name in CALENDARS:
+        _check_range(name, day)
+
+
 def _check_range(name: str, day: dt.date) -> None:
-    cal = get_calendar(name)
-    first, last = cal.first_session.date(), cal.last_session.date()
-    if not (CALENDAR_START <= day <= last):
-        raise CalendarRangeError(
-            f"{day.isoformat()} is outside the {name} calendar ({first.isoformat()}..{last.isoformat()})"
-        )
+    end = horizon(name)
+    if CALENDAR_START <= day <= end:
+        return
+    first = session_dates(name)[0]
+    if day < CALENDAR_START:
+        raise CalendarRangeError(f"{day.isoformat()} is outside the {name} calendar ({first}..{end}): it starts on {CALENDAR_START}")
+    library_last = library_last_day(name)
+    knows = f"exchange-calendars {xcals.__version__} knows {name} holidays " + (
+        "without a year limit" if library_last is None else f"through {library_last}"
+    )
+    supplement = load_supplement(name)
+    known_years = sorted(y for y in supplement.years if library_last is None or y > library_last.year) if supplement else []
+    if known_years:
+        knows += f", the holiday supplement through {known_years[-1]}"
+    if day.year in known_years or library_last is None or day <= library_last:
+        fix = f"Fix: raise CALENDAR_ENDS[{name!r}] in livesearch_pipeline/core/calendars.py to {day.year}-12-31."
+    else:
+        fix = _fix_hint(name, day.year)
+    raise CalendarRangeError(f"{day.isoformat()} is outside the {name} calendar ({first}..{end}; {knows}). {fix}")
 
 
 def is_session(name: str, day: dt.date) -> bool:

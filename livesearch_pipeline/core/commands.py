@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 
 from pydantic import ValidationError
 
 from livesearch_pipeline.core.dategate import check_text
-from livesearch_pipeline.core.matching import match_answer
+from livesearch_pipeline.core.matching import match_answer, parse_date
 from livesearch_pipeline.core.models import MatchRule
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -21,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gate = subparsers.add_parser(
         "gate",
         help="check question texts for absolute dates (exit 1 if any is rejected)",
-        description="Check each TEXT against the date gate (DESIGN §4.4): any absolute date rejects it.",
+        description="Check each TEXT against the date gate (docs/design.md §4.4): any absolute date rejects it.",
     )
     gate.add_argument("texts", nargs="+", metavar="TEXT", help="question text to check")
     gate.set_defaults(func=run_gate)
@@ -29,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     match = subparsers.add_parser(
         "match",
         help="score one answer against a gold value under a matching rule",
-        description="Score ANSWER against the gold value V under a matching rule (DESIGN §4.3). "
+        description="Score ANSWER against the gold value V under a matching rule (docs/design.md §4.3). "
         "Exit 0 when correct, 1 when wrong or undecidable without a judge, 2 on bad input.",
     )
     match.add_argument("--match", required=True, dest="rule_json", metavar="JSON",
@@ -37,9 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     match.add_argument("--value", required=True, metavar="V",
                        help="gold value, expressed in the rule's unit (or --value-unit)")
     match.add_argument("--value-unit", default=None, metavar="U", help="unit of V when not the rule's")
-    match.add_argument("--value-type", choices=("auto", "number", "text"), default="auto",
-                       help="read V as a number or as text (auto: a number when it parses as one "
-                       "and the rule is not semantic)")
+    match.add_argument("--value-type", choices=("auto", "number", "text", "date"), default="auto",
+                       help="read V as a number, as text or as a date (auto: from the rule and V's form: a "
+                       "date when V is written as one, or is 8 digits and the rule is a unitless exact rule "
+                       "as dates have; text under a semantic rule; else a number when it parses as one)")
     match.add_argument("--answer", required=True, metavar="TEXT", help="the agent's answer")
     match.set_defaults(func=run_match)
 
@@ -58,7 +60,26 @@ def run_gate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if rejected else EXIT_OK
 
 
+_DATE_FORM = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日")
+
+
+def _is_date_rule(rule: MatchRule) -> bool:
+    """Dates are scored by an exact rule with no unit, decimals or tolerance (the clamp makes
+    every date format so); a number under such a rule is an exact count or code."""
+    return (rule.rule == "exact" and rule.unit is None and rule.decimals is None
+            and rule.abs_tol is None and rule.rel_tol is None)
+
+
 def _gold_value(raw: str, value_type: str, rule: MatchRule) -> float | str:
+    """The gold value as `match_answer` takes it: a float, a text, or a date as YYYY-MM-DD."""
+    date = parse_date(raw.strip())
+    if value_type == "date":
+        if date is None:
+            raise ValueError(f"--value {raw!r} is not a date (e.g. 20140914 or 2014-09-14)")
+        return date.isoformat()
+    if value_type == "auto" and date is not None and (
+            _DATE_FORM.fullmatch(raw.strip()) or (re.fullmatch(r"\d{8}", raw.strip()) and _is_date_rule(rule))):
+        return date.isoformat()
     if value_type == "text" or (value_type == "auto" and rule.rule == "semantic"):
         return raw
     try:

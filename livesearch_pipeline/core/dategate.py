@@ -87,6 +87,9 @@ _GATES: dict[str, re.Pattern[str]] = {
 }
 
 # (reason, pattern, is_bare_year, gate). Order matters only for equal spans: the first reason wins.
+# `\s*+` (possessive) where two optional blanks meet: giving blanks back can never let the
+# next token (a digit, "Q", "H", "of") match, and backtracking them is quadratic in a long blank run.
+# "第" takes its blanks with it, so that a search does not start a match at every blank of a run.
 _PATTERNS: tuple[tuple[str, re.Pattern[str], bool, str], ...] = tuple(
     (reason, re.compile(pattern), bare, gate)
     for reason, pattern, bare, gate in (
@@ -101,15 +104,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], bool, str], ...] = tuple(
         ("month/day",
          r"(?<![\d./])(?:(?:0[1-9]|1[0-2])/(?:[12]\d|3[01]|0?[1-9])|[1-9]/(?:0[1-9]|[12]\d|3[01]))"
          r"(?![\d/]|\.\d)", False, "separated digits"),
-        ("month name with a day", rf"{_MONTH}\s*{_DAY}\b(?:\s*,?\s*{_YEAR4}\b)?", False, "month word"),
-        ("day with a month name", rf"\b{_DAY}\s*(?:of\s+)?{_MONTH}(?:\s*,?\s*{_YEAR4}\b)?", False, "month word"),
-        ("month name with a year", rf"{_MONTH}\s*,?\s*(?:of\s+)?{_YEAR}\b", False, "month word"),
+        ("month name with a day", rf"{_MONTH}\s*{_DAY}\b(?:\s*+,?\s*+{_YEAR4}\b)?", False, "month word"),
+        ("day with a month name", rf"\b{_DAY}\s*(?:of\s+)?{_MONTH}(?:\s*+,?\s*+{_YEAR4}\b)?", False, "month word"),
+        ("month name with a year", rf"{_MONTH}\s*+,?\s*+(?:of\s+)?{_YEAR}\b", False, "month word"),
         ("month name", rf"\b(?i:{_MONTH_FULL})\b", False, "month word"),
         ("quarter with a year",
-         rf"(?i:\bQ[1-4]\s*(?:FY\s*)?{_YEAR}\b|\b{_YEAR4}\s*-?\s*Q[1-4]\b|\b[1-4]Q\s*'?(?:\d{{4}}|\d{{2}})\b)",
+         rf"(?i:\bQ[1-4]\s*(?:FY\s*)?{_YEAR}\b|\b{_YEAR4}\s*+-?\s*+Q[1-4]\b|\b[1-4]Q\s*'?(?:\d{{4}}|\d{{2}})\b)",
          False, "quarter or half code"),
         ("half-year with a year",
-         rf"(?i:\bH[12]\s*(?:FY\s*)?{_YEAR}\b|\b{_YEAR4}\s*-?\s*H[12]\b|\b[12]H\s*'?(?:\d{{4}}|\d{{2}})\b)",
+         rf"(?i:\bH[12]\s*(?:FY\s*)?{_YEAR}\b|\b{_YEAR4}\s*+-?\s*+H[12]\b|\b[12]H\s*'?(?:\d{{4}}|\d{{2}})\b)",
          False, "quarter or half code"),
         ("fiscal year", r"(?i:\bFY\s*'?(?:\d{4}|\d{2})\b)", False, "quarter or half code"),
         ("named quarter", r"(?i:\bQ[1-4]\b)", False, "quarter or half code"),
@@ -126,7 +129,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], bool, str], ...] = tuple(
          rf"(?<![\d{_CN_RELATIVE_BEFORE}])(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月(?!期)",
          False, "月"),
         ("quarter (季度)",
-         rf"(?<![{_CN_RELATIVE_BEFORE}\d])第?\s*(?:[一二三四]|[1-4])\s*季(?:度|报)", False, "季"),
+         rf"(?<![{_CN_RELATIVE_BEFORE}\d])(?:第\s*)?(?:[一二三四]|[1-4])\s*季(?:度|报)", False, "季"),
         ("bare year", rf"(?<![\d.,$¥+\-]){_YEAR4}(?![\d]|[.,]\d)", True, "year digits"),
     )
 )
@@ -167,12 +170,14 @@ def find_date_spans(text: str, *, include_bare_years: bool = True) -> tuple[Gate
             found.append(GateHit(m.start(), m.end(), text[m.start():m.end()], reason))
     found.sort(key=lambda h: (h.start, -(h.end - h.start)))
     kept: list[GateHit] = []
+    # Hits come by start, so every kept hit starts at or before this one: it lies inside one of
+    # them exactly when it ends by the furthest kept end (one comparison, not a scan of `kept`).
+    furthest_end = -1
     for hit in found:
-        if kept and hit.start >= kept[-1].start and hit.end <= kept[-1].end:
-            continue
-        if any(k.start <= hit.start and hit.end <= k.end for k in kept):
+        if hit.end <= furthest_end:
             continue
         kept.append(hit)
+        furthest_end = hit.end
     return tuple(kept)
 
 

@@ -30,7 +30,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, Literal, Mapping, Sequence
 
 from livesearch_pipeline.core.dates import format_date, parse_datetime, resolve_date
-from livesearch_pipeline.core.models import Combine, Extractor, Format, ValueRef
+from livesearch_pipeline.core.models import Combine, Extractor, Format, Selection, ValueRef
 
 Number = int | float
 ExtractedScalar = float | int | str
@@ -127,20 +127,29 @@ class _Selected:
     keys: list[str] | None  # time keys, ascending with records; None for match mode
 
 
+def _where(sel: Selection, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not sel.where:
+        return records
+    return [r for r in records if all(_same_value(r.get(f), v) for f, v in sel.where.items())]
+
+
 def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date) -> _Selected:
     sel = ref.select
-    if sel.where:
-        records = [r for r in records if all(_same_value(r.get(f), v) for f, v in sel.where.items())]
     if sel.mode == "match":
-        return _Selected([r for r in records if _same_value(r.get(sel.key), sel.value)], None)
-
-    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in records), key=lambda kr: kr[0])
+        return _Selected([r for r in _where(sel, records) if _same_value(r.get(sel.key), sel.value)], None)
     if sel.mode == "latest":
+        # The latest time key of the whole response first, then the named series on it: a series
+        # absent from the latest period (a holder that left the top ten, a delisted pair) selects
+        # nothing, instead of silently answering with an older period's value.
+        timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in records), key=lambda kr: kr[0])
         limit = resolve_date(sel.anchor, as_of) if sel.anchor else as_of
         eligible = [(t, r) for t, r in timed if t.date() <= limit]
         newest = eligible[-1][0] if eligible else None
-        timed = [(t, r) for t, r in eligible if t == newest]
-    elif sel.mode == "snapshot":
+        on_newest = _where(sel, [r for t, r in eligible if t == newest])
+        return _Selected(on_newest, [str(r[sel.key]) for r in on_newest])
+
+    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _where(sel, records)), key=lambda kr: kr[0])
+    if sel.mode == "snapshot":
         assert sel.anchor is not None  # Selection's validator
         wanted = format_date(resolve_date(sel.anchor, as_of), sel.key_fmt)
         timed = [(t, r) for t, r in timed if format_date(t, sel.key_fmt) == wanted]

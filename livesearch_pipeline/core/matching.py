@@ -5,8 +5,10 @@ is given in `gold_unit` (default: the rule's unit). An answer number is read as 
 carries a magnitude word, a scaled unit ("手", "bps") or a percent sign; a bare number — or one
 that only restates the currency ("1,234.56 CNY") — is read in the rule's unit, because agents
 routinely repeat the currency but drop the scale the question asked for ("in 亿元").
-For a percent rule, a bare number is in percent points: "0.0123" does not match 1.23 %, since
-nothing in the text says it is a fraction.
+A bare number is also read the other way a professional may mean it (see `_readings`): in
+base units against a scaled rule ("5,384,434,777 HKD" for 5.38 billion HKD) and, for a percent
+rule, as a fraction ("0.0123" for 1.23 %, as FinSearchComp's judge accepts), under the same
+tolerance in the rule's unit.
 
 A sign mismatch fails under every rule. Float noise from unit scaling is absorbed by a
 relative epsilon of 1e-9, far below any tolerance the clamp allows.
@@ -43,12 +45,15 @@ class MatchOutcome:
 
 
 _PUNCT_OR_SPACE = re.compile(r"[\W_]+", re.UNICODE)
-# Legal-form suffixes that name the same company with or without them.
-_COMPANY_SUFFIXES = re.compile(
-    r"(?:\s(?:co\s?ltd|company\s+limited|co|ltd|limited|inc|incorporated|corp|corporation|plc|llc|"
-    r"group|holdings?|sa|ag|nv)\s*)+$"
-    r"|(?:股份有限公司|有限责任公司|有限公司|集团|控股|公司)+$"
-)
+# Legal-form suffixes that name the same company with or without them: whole words at the end
+# (two-word forms first, since "company" alone is not one), or Chinese forms glued to the last
+# word (longest first: "股份有限公司" must not stop at "公司").
+_COMPANY_SUFFIX_PAIRS = frozenset({("co", "ltd"), ("company", "limited")})
+_COMPANY_SUFFIX_WORDS = frozenset({
+    "coltd", "co", "ltd", "limited", "inc", "incorporated", "corp", "corporation", "plc", "llc",
+    "group", "holding", "holdings", "sa", "ag", "nv",
+})
+_COMPANY_SUFFIXES_CN = ("股份有限公司", "有限责任公司", "有限公司", "集团", "控股", "公司")
 
 
 def normalize_text(text: str) -> str:
@@ -58,12 +63,29 @@ def normalize_text(text: str) -> str:
 
 
 def _strip_company_suffix(normalized: str) -> str:
-    previous = None
-    current = normalized
-    while current != previous:
-        previous = current
-        current = _COMPANY_SUFFIXES.sub("", " " + current).strip()
-    return current or normalized
+    """`normalized` without trailing legal-form suffixes; unchanged when nothing else is left.
+
+    Words are popped from the end, so the cost is linear in the text: an end-anchored regex
+    is retried at every position, and alternatives such as "co ltd" / "co" + "ltd" made it
+    backtrack exponentially on an answer repeating them.
+    """
+    words = normalized.split()
+    while words:
+        if len(words) >= 2 and (words[-2], words[-1]) in _COMPANY_SUFFIX_PAIRS:
+            del words[-2:]
+        elif words[-1] in _COMPANY_SUFFIX_WORDS:
+            words.pop()
+        else:
+            last = words[-1]
+            suffix = next((s for s in _COMPANY_SUFFIXES_CN if last.endswith(s)), None)
+            if suffix is None:
+                break
+            last = last[: -len(suffix)]
+            if last:
+                words[-1] = last
+            else:
+                words.pop()
+    return " ".join(words) or normalized
 
 
 _DATE_FORMATS = (
@@ -216,25 +238,55 @@ def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: st
     if conflict:
         return MatchOutcome(False, conflict, False, chosen.value)
 
-    answer_base = chosen.value if _reads_as_stated(chosen) else chosen.value * rule_factor
-    in_rule_unit = answer_base / rule_factor
+    readings = _readings(chosen, rule_factor, rule_base)
     unit_label = f" {rule.unit}" if rule.unit else ""
+    answer_base = readings[0][0]
+    in_rule_unit = answer_base / rule_factor
     if answer_base != 0 and gold_base != 0 and (answer_base < 0) != (gold_base < 0):
         return MatchOutcome(False, f"sign mismatch: answer {_fmt(in_rule_unit)}{unit_label}, "
                             f"gold {_fmt(gold_base / rule_factor)}{unit_label}", False, in_rule_unit)
+    outcomes = [_compare(rule, reading, note, gold_base, rule_factor, unit_label) for reading, note in readings]
+    return next((o for o in outcomes if o.correct), outcomes[0])
+
+
+def _readings(chosen: ParsedNumber, rule_factor: float, rule_base: str | None) -> list[tuple[float, str]]:
+    """The answer number in base units, as a grader may read it: first as stated (a bare number
+    in the rule's unit), then the alternatives a professional's answer may mean.
+
+    - A bare number against a scaled rule ("billion HKD") may be in base units: "5,384,434,777
+      HKD" is 5.38 billion HKD. The two readings differ by the scale (at least 1,000), so no
+      wrong answer passes under the other reading by accident.
+    - A bare number against a percent rule may be a fraction, as FinSearchComp's judge accepts:
+      "0.0123" for 1.23 %. It is compared in percent points under the same tolerance, so it
+      must carry two more decimals than the rule ("0.0123" passes 1.23 % at 2 decimals,
+      "0.012" does not). A sign mismatch fails under every reading.
+    """
+    if _reads_as_stated(chosen):
+        return [(chosen.value, "")]
+    readings = [(chosen.value * rule_factor, "")]
+    if rule_base == "%":
+        readings.append((chosen.value * 100.0, " (read as a fraction)"))
+    elif rule_factor != 1.0:
+        readings.append((chosen.value, " (read in base units)"))
+    return readings
+
+
+def _compare(rule: MatchRule, answer_base: float, note: str, gold_base: float, rule_factor: float,
+             unit_label: str) -> MatchOutcome:
+    in_rule_unit = answer_base / rule_factor
     difference = abs(answer_base - gold_base)
     gold_shown = f"gold {_fmt(gold_base / rule_factor)}{unit_label}"
     if rule.rule == "exact":
         equal = math.isclose(answer_base, gold_base, rel_tol=FLOAT_EPSILON, abs_tol=0.0)
         verdict = "equals" if equal else "differs from"
-        return MatchOutcome(equal, f"exact: {_fmt(in_rule_unit)}{unit_label} {verdict} {gold_shown}",
+        return MatchOutcome(equal, f"exact: {_fmt(in_rule_unit)}{unit_label}{note} {verdict} {gold_shown}",
                             False, in_rule_unit)
     tolerance, source = _approx_tolerance(rule, rule_factor, gold_base)
     within = difference <= tolerance * (1 + FLOAT_EPSILON) + FLOAT_EPSILON * abs(gold_base)
     relation = "<=" if within else ">"
     return MatchOutcome(
         within,
-        f"approx: |{_fmt(in_rule_unit)} - {_fmt(gold_base / rule_factor)}|{unit_label} = "
+        f"approx: |{_fmt(in_rule_unit)} - {_fmt(gold_base / rule_factor)}|{unit_label}{note} = "
         f"{_fmt(difference / rule_factor)} {relation} {_fmt(tolerance / rule_factor)} ({source})",
         False, in_rule_unit,
     )

@@ -207,12 +207,61 @@ class ClampDecision(StrictModel):
 # --------------------------------------------------------------------------- question pool
 
 
+# Trivial-answer flags of a replayed question: its value is 0, a 1.00 factor, only 0/1, or the
+# same on every replayed day.
+DynamicsFlag = Literal["zero", "unit_factor", "flag_like", "constant"]
+
+
+class Dynamics(StrictModel):
+    """How a question's answer behaved when construction replayed it at past as-of days.
+
+    Each of `days` consecutive sessions of `calendar` (ending at the construction date) ran the
+    gold program at that day's point-in-time cut-off (`point_in_time` is False only for a
+    provider without a clock). `changes` counts the consecutive pairs (both answers `ok`) on
+    which the earlier day's answer fails the later day's gold under the question's own matching
+    rule: exactly what reusing yesterday's gold would fail. `observed_class` and `tier` are the
+    decisions taken from it (None when the candidate was dropped), with the reasons in words.
+    """
+
+    calendar: CalendarName | None  # None: a series on no exchange calendar, replayed on weekdays
+    days: int = Field(ge=2)
+    first_day: dt.date
+    last_day: dt.date
+    point_in_time: bool
+    pairs: int = Field(ge=0)
+    changes: int = Field(ge=0)
+    change_rate: float = Field(ge=0, le=1)
+    distinct_answers: int = Field(ge=0)
+    not_ok_days: int = Field(ge=0)
+    flags: list[DynamicsFlag] = Field(default_factory=list)
+    tool_cadence: RefreshClass
+    observed_class: RefreshClass | None = None
+    class_reason: str
+    tier: Tier | None = None
+    tier_reason: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Dynamics:
+        if self.changes > self.pairs:
+            raise ValueError(f"dynamics: {self.changes} changes over only {self.pairs} pairs")
+        if self.pairs and abs(self.change_rate - self.changes / self.pairs) > 1e-9:
+            raise ValueError(f"dynamics: change_rate {self.change_rate} is not {self.changes}/{self.pairs}")
+        if (self.observed_class is None) != (self.tier is None) or (self.tier is None) != (self.tier_reason is None):
+            raise ValueError("dynamics: observed_class, tier and tier_reason are set together (a kept question) or not at all")
+        if self.tier == "T1" and self.observed_class != "daily":
+            raise ValueError(f"dynamics: a T1 question must change on most sessions (observed class daily), "
+                             f"not {self.observed_class!r} ({self.changes}/{self.pairs} pairs changed)")
+        return self
+
+
 class Provenance(StrictModel):
     verbalizer: str  # "template" or "litellm:<model>"
     proposed_match: MatchRule | None = None
     clamp: list[ClampDecision] = Field(default_factory=list)
     pool_version: str | None = None
     derived_from: Qid | None = None  # set when stage 2 re-instantiated a template
+    # The construction replay that decided refresh_class and tier (None for pools built before it).
+    dynamics: Dynamics | None = None
 
 
 class Question(StrictModel):
@@ -231,6 +280,15 @@ class Question(StrictModel):
     visibility: int = Field(ge=0, le=10)
     signature: str
     provenance: Provenance
+
+    @model_validator(mode="after")
+    def _labels_follow_dynamics(self) -> Question:
+        # An auditor reads class and tier from the profile: they may never disagree with it.
+        dynamics = self.provenance.dynamics
+        if dynamics is not None and (dynamics.observed_class, dynamics.tier) != (self.refresh_class, self.tier):
+            raise ValueError(f"{self.qid}: refresh_class/tier {self.refresh_class}/{self.tier} disagree with the "
+                             f"dynamics profile ({dynamics.observed_class}/{dynamics.tier})")
+        return self
 
 
 class PoolManifest(StrictModel):
@@ -285,9 +343,31 @@ class SnapshotManifest(StrictModel):
     records: int = Field(ge=0)
     counts_by_status: dict[AnswerStatus, int]
     pool_version: str
+    pool_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # sha256 of the questions.jsonl that was executed
     data_service: str
+    # Point in time. A provider with a clock (the embedded market) is queried as of `cutoff`, D's
+    # cut-off, whatever the wall clock: a backfill gives the bytes of the day itself. A provider
+    # without one (Tushare, an external MCP server) has no cut-off: `vintage` is when the data was
+    # retrieved, and `late_backfill` says that this was after D's cut-off (recomputed gold, which
+    # may hold figures published after D).
+    cutoff: dt.datetime | None = None
+    vintage: dt.datetime | None = None
+    late_backfill: bool = False
+    # Questions withdrawn from D (their program returned `empty` or `error` on D): qid -> reason.
+    # D's scoring set is the served set minus these; above `max_withdrawn_share` nothing is frozen.
+    withdrawn: dict[Qid, str] = Field(default_factory=dict)
+    max_withdrawn_share: float = Field(ge=0, le=1)
     code_version: str
     created_at: dt.datetime
+
+    @model_validator(mode="after")
+    def _point_in_time_is_stated(self) -> "SnapshotManifest":
+        if (self.cutoff is None) == (self.vintage is None):
+            raise ValueError("a snapshot manifest states exactly one of `cutoff` (point-in-time provider) "
+                             "and `vintage` (retrieval time of a provider without a clock)")
+        if self.cutoff is not None and self.late_backfill:
+            raise ValueError("`late_backfill` applies only to a provider without a point-in-time clock")
+        return self
 
 
 # --------------------------------------------------------------------------- serving and scoring

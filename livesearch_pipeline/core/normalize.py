@@ -167,6 +167,11 @@ _RIGHT = re.compile(
     rf"(?P<unit>\s*(?:{_UNIT_WORDS}))?"
     r"(?P<close>\s*\))?"
 )
+# A magnitude and unit written after an accounting negative's closing parenthesis:
+# "(1.25) million CNY" is minus 1.25 million CNY.
+_AFTER_CLOSE = re.compile(
+    rf"(?:(?P<mag_en>\s?(?:{_EN_MAG}))|(?P<mag_cn>\s?[十百千万亿]+))?(?P<unit>\s*(?:{_UNIT_WORDS}))?"
+)
 _UNIT_WORD_BASE = {
     "us dollar": "USD", "us dollars": "USD", "dollar": "USD", "dollars": "USD",
     "hk dollar": "HKD", "hk dollars": "HKD", "hong kong dollar": "HKD", "hong kong dollars": "HKD",
@@ -225,9 +230,16 @@ def parse_numbers(text: str) -> list[ParsedNumber]:
     date_spans = find_date_spans(text, include_bare_years=False)
     enumerators = _enumerator_starts(folded)
     numbers: list[ParsedNumber] = []
+    # Numerals and date spans both come in start order: the spans starting before a numeral's end
+    # grow as a prefix, and the numeral overlaps one of them exactly when their furthest end is
+    # past its start. One pass over both, instead of every span for every numeral.
+    next_span, furthest_end = 0, -1
     for m in _NUMERAL.finditer(folded):
         n_start, n_end = m.start(), m.end()
-        if any(h.start < n_end and n_start < h.end for h in date_spans):
+        while next_span < len(date_spans) and date_spans[next_span].start < n_end:
+            furthest_end = max(furthest_end, date_spans[next_span].end)
+            next_span += 1
+        if furthest_end > n_start:
             continue
         if n_start in enumerators or _LISTING_SUFFIX.match(folded, n_end):
             continue
@@ -264,10 +276,17 @@ def _read_number(text: str, folded: str, m: re.Match[str], previous_end: int | N
     if negative_by is None and parenthesised and not is_percent_number and not restates_previous:
         # An accounting negative. "(3%)" and "1,234.56 (1,234.56 CNY)" are asides.
         negative_by = "()"
-    scale = _magnitude(right)
+    tail = None
+    if parenthesised and not is_percent_number and not (right.group("mag_en") or right.group("mag_cn")
+                                                         or right.group("unit")):
+        tail = _AFTER_CLOSE.match(folded, right.end())
+        if not tail.group(0).strip():
+            tail = None
+    sized = tail or right
+    scale = _magnitude(sized)
     unit = _unit_of_word(left.group("cur"))[0] if left.group("cur") else None
-    if right.group("unit"):
-        word_unit, word_factor = _unit_of_word(right.group("unit"))
+    if sized.group("unit"):
+        word_unit, word_factor = _unit_of_word(sized.group("unit"))
         if unit is not None and word_unit != unit:
             return None  # "$5 元" states two currencies: no reading a grader could trust
         unit = word_unit
@@ -284,6 +303,8 @@ def _read_number(text: str, folded: str, m: re.Match[str], previous_end: int | N
     if negative_by is None and folded[start] == "-":
         start += 1  # the dash belonged to a range or a word, not to this number
     end = right.end() if parenthesised or not right.group("close") else right.start("close")
+    if tail is not None:
+        end = tail.end()
     end = _strip_trailing_space(folded, n_end, end)
     value = float(numeral.replace(",", "")) * scale
     if negative_by:
@@ -323,12 +344,24 @@ _EQUALS_BEFORE = re.compile(r"[=≈]\s*\Z")
 _BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__", re.S)
 
 
-def _distinct_values(numbers: list[ParsedNumber]) -> list[float]:
-    values: list[float] = []
-    for n in numbers:
-        if not any(math.isclose(n.value, v, rel_tol=1e-12, abs_tol=1e-12) for v in values):
-            values.append(n.value)
-    return values
+def _single_value(numbers: list[ParsedNumber]) -> bool:
+    """Whether the numbers state one value. Linear: listing the distinct values is quadratic
+    in an answer stating many different numbers."""
+    return bool(numbers) and all(
+        math.isclose(n.value, numbers[0].value, rel_tol=1e-12, abs_tol=1e-12) for n in numbers
+    )
+
+
+def _inside_spans(numbers: list[ParsedNumber], spans: list[tuple[int, int]]) -> list[ParsedNumber]:
+    """The numbers lying inside one of `spans`; both in start order, spans disjoint (a merge)."""
+    inside: list[ParsedNumber] = []
+    index = 0
+    for number in numbers:
+        while index < len(spans) and spans[index][1] < number.end:
+            index += 1
+        if index < len(spans) and spans[index][0] <= number.start:
+            inside.append(number)
+    return inside
 
 
 def _filter_expected(
@@ -396,8 +429,8 @@ def final_number(
             return after[0], candidates
 
     bold_spans = [m.span() for m in _BOLD.finditer(text)]
-    in_bold = [c for c in candidates if any(s <= c.start and c.end <= e for s, e in bold_spans)]
-    if in_bold and len(_distinct_values(in_bold)) == 1:
+    in_bold = _inside_spans(candidates, bold_spans)
+    if _single_value(in_bold):
         return in_bold[-1], candidates
 
     last = candidates[-1]
@@ -405,16 +438,16 @@ def final_number(
         return last, candidates
 
     primary = [c for c in candidates if not _is_reference(text, c)] or candidates
-    if primary and len(_distinct_values(primary)) == 1:
+    if _single_value(primary):
         return primary[0], candidates
     if expect_unit is not None:
         stating_unit = [c for c in primary if c.unit == expect_unit]
-        if stating_unit and len(_distinct_values(stating_unit)) == 1:
+        if _single_value(stating_unit):
             return stating_unit[0], candidates
 
     conclusions = list(_CONCLUSION_MARKER.finditer(text))
     if conclusions:
         concluded = [c for c in primary if c.start >= conclusions[-1].end()]
-        if concluded and len(_distinct_values(concluded)) == 1:
+        if _single_value(concluded):
             return concluded[0], candidates
     return None, candidates

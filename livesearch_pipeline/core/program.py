@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from livesearch_pipeline.core.catalog import Catalog, FieldType, ToolMeta
 from livesearch_pipeline.core.dates import resolve_date_spec
 from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, read_value
-from livesearch_pipeline.core.models import ArgValue, Call, Extractor, Program, Question, ValueRef
+from livesearch_pipeline.core.models import ArgValue, Call, DateSpec, Extractor, Program, Question, ValueRef
 from livesearch_pipeline.core.qid import compute_qid
 
 NUMERIC_TYPES: frozenset[FieldType] = frozenset({"number", "integer"})
@@ -130,10 +130,67 @@ def _check_call(call: Call, meta: ToolMeta | None, part: str) -> list[tuple[str,
     return problems
 
 
+def _series_problems(ref: ValueRef, call: Call, meta: ToolMeta | None, part: str) -> list[tuple[str, str]]:
+    """One series per time key (DESIGN §2 item 4): a selection over a tool that returns several
+    series for one date names each series key in `where` (or matches on it), so an aggregate
+    never mixes two currency pairs or two exchanges and the question can name its series."""
+    if meta is None:
+        return []
+    needed = list(meta.series_keys)
+    # An instrument tool called without its entity lists every instrument of the date.
+    entity = meta.entity_param
+    if entity and meta.field(entity) is not None and entity not in call.args and entity not in call.refs:
+        needed.append(entity)
+    pinned = set(ref.select.where) | ({ref.select.key} if ref.select.mode == "match" else set())
+    missing = [key for key in needed if key not in pinned]
+    if not missing:
+        return []
+    per = f"per {meta.time_key!r}" if meta.time_key else "in one response"
+    return [(f"{part}.select.where",
+             f"tool {meta.name!r} returns several series {per}; the selection must name its series "
+             f"in select.where (missing: {', '.join(repr(k) for k in missing)})")]
+
+
+def _window_problems(ref: ValueRef, call: Call, meta: ToolMeta | None, part: str) -> list[tuple[str, str]]:
+    """A session count must be on the calendar the series trades on: exchange sessions of another
+    market, or of any exchange for a calendar-less weekday series (FX), count days the series
+    does not have, so "the last 20 sessions" would hold more or fewer than 20 records."""
+    if meta is None or not meta.time_key_fmt or "%d" not in meta.time_key_fmt:
+        return []
+    problems = []
+    anchor = ref.select.anchor
+    # Call dates on another exchange's calendar are _check_call's; the selection anchor is ours.
+    if anchor is not None and anchor.calendar and meta.calendar and anchor.calendar != meta.calendar:
+        problems.append((f"{part}.select.anchor", f"{anchor.calendar} but {meta.name!r} trades on {meta.calendar}"))
+    if meta.calendar is None:
+        specs = [(f"calls ({call.id}).dates.{name}", spec) for name, spec in call.dates.items()]
+        specs += [(f"{part}.select.anchor", anchor)] if anchor is not None else []
+        problems.extend(
+            (where, f"{spec.calendar} sessions, but {meta.name!r} follows no exchange calendar; "
+                    "count calendar days (days_back) instead")
+            for where, spec in specs if spec.sessions_back is not None
+        )
+    return problems
+
+
+def _answer_role_problems(ref: ValueRef, meta: ToolMeta | None, part: str) -> list[tuple[str, str]]:
+    """Only measures and labels are answers (argmax/argmin answer with the date on which a
+    measure peaked; a count counts records): never a flag, code, identifier, adjustment factor,
+    date or description."""
+    if meta is None or ref.aggregate == "count":
+        return []
+    field = meta.field(ref.field)
+    if field is None or field.answerable:
+        return []
+    return [(f"{part}.field", f"field {ref.field!r} of {meta.name!r} has role {field.role!r}; "
+                              "only measures and labels are answers")]
+
+
 def validate_program(program: Program, catalog: Catalog, *, qid: str | None = None) -> None:
     """Raise ProgramError listing every problem that would make the program unsafe or wrong."""
     problems: list[tuple[str, str]] = []
     tool_of: dict[str, ToolMeta | None] = {}
+    call_of: dict[str, Call] = {}
     position: dict[str, int] = {}
     for i, call in enumerate(program.calls):
         part = f"calls[{i}] ({call.id})"
@@ -143,6 +200,7 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
             position[call.id] = i
         meta = catalog.get(call.tool)
         tool_of.setdefault(call.id, meta)
+        call_of.setdefault(call.id, call)
         problems.extend(_check_call(call, meta, part))
 
     def check_ref(ref: ValueRef, part: str, before: int | None) -> None:
@@ -153,6 +211,10 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
             problems.append((f"{part}.call", f"call {ref.call!r} is not an earlier call (a program is a DAG in call order)"))
             return
         problems.extend(_check_ref(ref, tool_of[ref.call], part))
+        problems.extend(_series_problems(ref, call_of[ref.call], tool_of[ref.call], part))
+        problems.extend(_window_problems(ref, call_of[ref.call], tool_of[ref.call], part))
+        if before is None:  # the answer itself, not an argument read for a later call
+            problems.extend(_answer_role_problems(ref, tool_of[ref.call], part))
 
     for i, call in enumerate(program.calls):
         for name, ref in call.refs.items():
@@ -170,7 +232,8 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
         result = "number"
     problems.extend(_check_format(extractor, result))
     if problems:
-        raise ProgramError(qid or "program", problems)
+        # A call's date problem is found once per selection over it; report it once.
+        raise ProgramError(qid or "program", list(dict.fromkeys(problems)))
 
 
 # --------------------------------------------------------------------------- execution helpers
@@ -221,6 +284,76 @@ def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> d
     return args
 
 
+# --------------------------------------------------------------------------- bounds
+
+# Bounds on what one program may make the data service do. Built programs stay far inside them
+# (construction: at most 2 calls, windows of at most 60 sessions, look-backs of at most 3,650
+# days for static tools, 1 period back); a pool from an untrusted source must not turn a
+# refresh into a bulk download (20,000 calls, or decades of minute bars).
+MAX_CALLS_PER_PROGRAM = 4
+MAX_SESSIONS_BACK = 260  # about one trading year
+MAX_DAYS_BACK = 3660  # ten years and a leap-day margin
+MAX_PERIODS_BACK = 20  # five years of quarters
+
+
+def _date_specs(program: Program) -> list[tuple[str, DateSpec]]:
+    specs: list[tuple[str, DateSpec]] = []
+    for i, call in enumerate(program.calls):
+        specs.extend((f"calls[{i}] ({call.id}).dates.{name}", spec) for name, spec in call.dates.items())
+        specs.extend((f"calls[{i}] ({call.id}).refs.{name}.select.anchor", ref.select.anchor)
+                     for name, ref in call.refs.items() if ref.select.anchor is not None)
+    refs = [("extract", program.extract)]
+    if program.extract.combine is not None:
+        refs.append(("extract.combine.other", program.extract.combine.other))
+    specs.extend((f"{part}.select.anchor", ref.select.anchor) for part, ref in refs if ref.select.anchor is not None)
+    return specs
+
+
+def check_program_bounds(program: Program, *, qid: str | None = None) -> None:
+    """Raise ProgramError when the program makes more calls, or reaches further back, than the bounds."""
+    problems: list[tuple[str, str]] = []
+    if len(program.calls) > MAX_CALLS_PER_PROGRAM:
+        # Reported alone: walking every call of such a program is the cost the bound prevents.
+        raise ProgramError(qid or "program", [
+            ("calls", f"{len(program.calls)} calls, more than the {MAX_CALLS_PER_PROGRAM} a program may make")])
+    for part, spec in _date_specs(program):
+        for name, value, bound in (("sessions_back", spec.sessions_back, MAX_SESSIONS_BACK),
+                                   ("days_back", spec.days_back, MAX_DAYS_BACK),
+                                   ("periods_back", spec.periods_back, MAX_PERIODS_BACK)):
+            if value is not None and value > bound:
+                problems.append((f"{part}.{name}", f"{value} is beyond the bound of {bound}"))
+    if problems:
+        raise ProgramError(qid or "program", problems)
+
+
+# Every data tool answers `{"items": [record], "total": n, "has_more": bool}` (the embedded
+# service's output schema, which the Tushare forwarder reproduces): records live under "items".
+RECORDS_PATH = "items"
+
+
+def check_record_paths(program: Program, *, qid: str | None = None) -> None:
+    """Raise ProgramError when a value is read from anywhere but the records of a response."""
+    refs: list[tuple[str, ValueRef]] = [("extract", program.extract)]
+    if program.extract.combine is not None:
+        refs.append(("extract.combine.other", program.extract.combine.other))
+    for i, call in enumerate(program.calls):
+        refs.extend((f"calls[{i}] ({call.id}).refs.{name}", ref) for name, ref in call.refs.items())
+    problems = [(f"{part}.path", f"{ref.path!r} is not a path of a data tool's response (records are under "
+                 f"{RECORDS_PATH!r})") for part, ref in refs if ref.path != RECORDS_PATH]
+    if problems:
+        raise ProgramError(qid or "program", problems)
+
+
+def check_question(question: Question, catalog: Catalog) -> None:
+    """Everything that must hold before a pool question's program may run: the bounds, the
+    record paths, and the catalog's `validate_program` (known tool of role `data`, fields that
+    exist, date formats the tool expects, format kinds that fit the value). Raises ProgramError;
+    the bounds come first, so that a 20,000-call program is refused before it is walked."""
+    check_program_bounds(question.program, qid=question.qid)
+    check_record_paths(question.program, qid=question.qid)
+    validate_program(question.program, catalog, qid=question.qid)
+
+
 # --------------------------------------------------------------------------- pool
 
 
@@ -229,17 +362,32 @@ def load_pool(path: Path, catalog: Catalog | None = None) -> list[Question]:
 
     Every line must be a valid Question whose qid equals `compute_qid(program, entity)` (a
     mismatch means the pool was edited by hand or built by other code); qids are unique; with
-    a catalog, every program also passes `validate_program`. Errors name the file and line.
+    a catalog, every program also passes `check_question` (catalog and bounds). Errors name the
+    file and line. A pool about to be executed is loaded with `construction.pool.load_checked_pool`,
+    which also checks the bytes against the pool manifest's sha256.
     """
     path = Path(path)
-    parsed = _parse_pool(str(path), path.read_bytes())
+    return parse_pool_bytes(str(path), path.read_bytes(), catalog)
+
+
+def parse_pool_bytes(where: str, data: bytes, catalog: Catalog | None = None) -> list[Question]:
+    """`load_pool` on bytes already read (so that the bytes hashed are the bytes parsed)."""
+    parsed = _parse_pool(where, data)
     if catalog is not None:
-        for number, question in enumerate(parsed, start=1):
-            try:
-                validate_program(question.program, catalog, qid=question.qid)
-            except ProgramError as exc:
-                raise PoolLoadError(f"{path}:{number}: {exc}") from exc
+        _check_pool(where, data, catalog.model_dump_json())
     return list(parsed)
+
+
+# The steps of one refresh check the same pool against the same catalog (~0.2 ms a question);
+# keyed by both texts, so a changed pool or catalog is checked afresh. Errors are never cached.
+@functools.lru_cache(maxsize=2)
+def _check_pool(where: str, data: bytes, catalog_json: str) -> None:
+    catalog = Catalog.model_validate_json(catalog_json)
+    for number, question in enumerate(_parse_pool(where, data), start=1):
+        try:
+            check_question(question, catalog)
+        except ProgramError as exc:
+            raise PoolLoadError(f"{where}:{number}: {exc}") from exc
 
 
 # One daily refresh reads the same pool in several steps of one process (served questions, shard

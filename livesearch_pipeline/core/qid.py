@@ -25,6 +25,7 @@ from livesearch_pipeline.core.models import Program
 
 SIGNATURE_ENTITY = "<entity>"
 SIGNATURE_MATCH_VALUE = "<value>"
+SIGNATURE_SERIES = "<series>"
 
 
 def _jsonable(obj: Any) -> Any:
@@ -51,34 +52,42 @@ def compute_qid(program: Program, entity: str) -> str:
     return "ls-" + _sha256(canonical_json({"entity": entity, "program": program}))[:16]
 
 
-def _strip_ref(ref: dict[str, Any], entity_params: dict[str, str | None]) -> None:
+def _strip_ref(ref: dict[str, Any], entity_params: dict[str, str | None],
+               series_keys: dict[str, tuple[str, ...]]) -> None:
     select = ref["select"]
     if select["mode"] == "match":
         select["value"] = SIGNATURE_MATCH_VALUE
     entity_param = entity_params.get(ref["call"])
     if entity_param and entity_param in select["where"]:
         select["where"][entity_param] = SIGNATURE_ENTITY
+    # The series a program pins (a currency pair, an exchange, a holder) plays the entity's part:
+    # the same template over another series is the same template.
+    for key in series_keys.get(ref["call"], ()):
+        if key in select["where"]:
+            select["where"][key] = SIGNATURE_SERIES
 
 
 def compute_signature(program: Program, catalog: Catalog) -> str:
-    """`sig-` + 12 hex digits of the program with entities and match values blanked.
+    """`sig-` + 12 hex digits of the program with entities, series and match values blanked.
 
-    The same template instantiated for another entity (or another holder rank, constituent...)
-    has the same signature. Raises ValueError for a tool the catalog does not know.
+    The same template instantiated for another entity (or another series: currency pair,
+    exchange, holder, constituent...) has the same signature. Raises ValueError for a tool the catalog does not know.
     """
     shape = program.model_dump(mode="json", exclude_defaults=False)
     entity_params: dict[str, str | None] = {}
+    series_keys: dict[str, tuple[str, ...]] = {}
     for call in shape["calls"]:
         meta = catalog.get(call["tool"])
         if meta is None:
             raise ValueError(f"call {call['id']!r}: tool {call['tool']!r} is not in the catalog")
         entity_params[call["id"]] = meta.entity_param
+        series_keys[call["id"]] = tuple(meta.series_keys)
         if meta.entity_param and meta.entity_param in call["args"]:
             call["args"][meta.entity_param] = SIGNATURE_ENTITY
     for call in shape["calls"]:
         for ref in call["refs"].values():
-            _strip_ref(ref, entity_params)
-    _strip_ref(shape["extract"], entity_params)
+            _strip_ref(ref, entity_params, series_keys)
+    _strip_ref(shape["extract"], entity_params, series_keys)
     if shape["extract"]["combine"] is not None:
-        _strip_ref(shape["extract"]["combine"]["other"], entity_params)
+        _strip_ref(shape["extract"]["combine"]["other"], entity_params, series_keys)
     return "sig-" + _sha256(canonical_json(shape))[:12]

@@ -27,7 +27,7 @@ import os
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +50,41 @@ class SnapshotIntegrityError(RuntimeError):
 
 class SnapshotNotFoundError(FileNotFoundError):
     """No snapshot (neither JSONL nor manifest) exists for the date."""
+
+
+class SnapshotRejectedError(ValueError):
+    """The computed answers of a day fail a blocking condition: nothing may be frozen."""
+
+
+def withdrawn_answers(answers: Sequence[GoldAnswer]) -> dict[str, str]:
+    """qid -> reason for every answer whose program returned `empty` or `error` on the day."""
+    reasons: dict[str, str] = {}
+    for answer in sorted(answers, key=lambda a: a.qid):
+        if answer.status == "empty":
+            reasons[answer.qid] = f"empty: {answer.error or 'the program ran and selected no record'}"
+        elif answer.status == "error":
+            reasons[answer.qid] = f"error: {answer.error}"
+    return reasons
+
+
+def judge_answers(date: dt.date, answers: Sequence[GoldAnswer], max_withdrawn_share: float) -> dict[str, str]:
+    """The withdrawn questions of `date`, or SnapshotRejectedError when too many are withdrawn."""
+    if not answers:
+        raise SnapshotRejectedError(f"gold {date.isoformat()}: no answer was computed; nothing to freeze")
+    withdrawn = withdrawn_answers(answers)
+    share = len(withdrawn) / len(answers)
+    if share > max_withdrawn_share:
+        first = "; ".join(f"{qid} {reason}" for qid, reason in list(withdrawn.items())[:3])
+        raise SnapshotRejectedError(
+            f"gold {date.isoformat()}: {len(withdrawn)} of {len(answers)} answers ({share:.1%}) are empty or "
+            f"errors, above the cap of {max_withdrawn_share:.1%}; nothing was frozen. First: {first}"
+        )
+    return withdrawn
+
+
+def scoring_qids(served_qids: Iterable[str], manifest: SnapshotManifest) -> list[str]:
+    """D's scoring set: the served qids minus the ones D's manifest withdraws, sorted."""
+    return sorted(set(served_qids) - manifest.withdrawn.keys())
 
 
 @dataclass(frozen=True)
@@ -210,15 +245,23 @@ class SnapshotStore:
         answers: Sequence[GoldAnswer],
         *,
         pool_version: str,
+        pool_sha256: str,
         data_service: str,
         code_version: str,
+        max_withdrawn_share: float,
+        cutoff: dt.datetime | None = None,
+        vintage: dt.datetime | None = None,
+        late_backfill: bool = False,
         created_at: dt.datetime | None = None,
     ) -> SnapshotWrite:
         """Write the snapshot of `date` once (see the module docstring for every case).
 
-        Identical bytes already on disk: a no-op returning the existing manifest
+        Validate, then freeze: the answers are judged first (`judge_answers`); a day whose
+        withdrawn share exceeds `max_withdrawn_share` raises SnapshotRejectedError and writes
+        nothing. Identical bytes already on disk: a no-op returning the existing manifest
         (``created=False``). Different bytes: SnapshotConflictError, nothing changed.
         """
+        withdrawn = judge_answers(date, answers, max_withdrawn_share)
         wrong_dates = [a.qid for a in answers if a.date != date]
         if wrong_dates:
             raise ValueError(
@@ -234,7 +277,13 @@ class SnapshotStore:
             records=len(answers),
             counts_by_status=_count_statuses(answers),
             pool_version=pool_version,
+            pool_sha256=pool_sha256,
             data_service=data_service,
+            cutoff=cutoff,
+            vintage=vintage,
+            late_backfill=late_backfill,
+            withdrawn=withdrawn,
+            max_withdrawn_share=max_withdrawn_share,
             code_version=code_version,
             created_at=created_at or dt.datetime.now(dt.timezone.utc),
         )
@@ -321,6 +370,13 @@ class SnapshotStore:
             raise SnapshotIntegrityError(
                 f"{path} holds {len(answers)} records {counts} but its manifest records "
                 f"{manifest.records} {manifest.counts_by_status}"
+            )
+        unanswered = {a.qid for a in answers if a.status != "ok"}
+        if unanswered != manifest.withdrawn.keys():
+            raise SnapshotIntegrityError(
+                f"{path}: the manifest withdraws {len(manifest.withdrawn)} qid(s) but {len(unanswered)} answer(s) "
+                f"are empty or errors; not withdrawn: {sorted(unanswered - manifest.withdrawn.keys())[:5]}, "
+                f"withdrawn although answered: {sorted(manifest.withdrawn.keys() - unanswered)[:5]}"
             )
         return manifest, answers
 

@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from livesearch_pipeline.core.catalog import Catalog, ToolMeta
+from livesearch_pipeline.core.catalog import HELPER_SERVICE, Catalog, ToolMeta, role_problems
 from livesearch_pipeline.dataservice.market import DEFAULT_SEED
 from livesearch_pipeline.dataservice.spec import ToolSpec
 
@@ -32,7 +32,7 @@ DATA_SERVICES = (
     "microstructure",
     "macro",
 )
-UTILITY_SERVICE = "utility"
+UTILITY_SERVICE = HELPER_SERVICE  # one name for the helpers' service (core.catalog)
 
 TOOL_MODULES = (
     "quotes_cn",
@@ -117,7 +117,12 @@ def _spec_problems(spec: ToolSpec) -> list[str]:
     )
     if meta.role == "data" and meta.service not in DATA_SERVICES:
         problems.append(f"{where}: data service {meta.service!r} is not one of {', '.join(DATA_SERVICES)}")
-    if meta.role != "data" and meta.service != UTILITY_SERVICE:
+    # A trading calendar is a utility of the reference service (the paper's reference/calendar
+    # service): it answers "is D a session", never a question; search and intraday tools are not
+    # part of any data service.
+    if meta.role == "utility" and meta.service not in (UTILITY_SERVICE, *DATA_SERVICES):
+        problems.append(f"{where}: utility service {meta.service!r} is neither {UTILITY_SERVICE!r} nor a data service")
+    if meta.role in ("search", "intraday") and meta.service != UTILITY_SERVICE:
         problems.append(f"{where}: role {meta.role!r} tools belong to service {UTILITY_SERVICE!r}")
     if not meta.asset_classes:
         problems.append(f"{where}: no asset classes")
@@ -136,6 +141,7 @@ def _spec_problems(spec: ToolSpec) -> list[str]:
     for param in spec.params:
         if param.type == "date" and not param.fmt:
             problems.append(f"{where}: date parameter {param.name!r} has no fmt")
+    problems.extend(f"{where}: {problem}" for problem in role_problems(meta))
     if meta.time_key is not None:
         if meta.time_key not in field_names:
             problems.append(f"{where}: time_key {meta.time_key!r} is not a record field")

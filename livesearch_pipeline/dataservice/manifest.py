@@ -2,7 +2,7 @@
 
 The manifest says, per tool, what the embedded service puts in `_meta.livesearch`: role,
 service, asset classes, entity parameter, date parameters with their formats, the records'
-time key. Tools the server lists but the manifest omits are an error unless the manifest says
+time key, the fields with their roles (measure, flag, code, ...) and the series keys. Tools the server lists but the manifest omits are an error unless the manifest says
 `undescribed: exclude`, which registers them as utility tools (never used in gold programs).
 See deploy/example_service_manifest.yaml.
 """
@@ -16,7 +16,7 @@ from typing import Literal
 import yaml
 from pydantic import Field, ValidationError
 
-from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, ToolRole
+from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, ToolRole, role_problems
 from livesearch_pipeline.core.models import AssetClass, CalendarName, RefreshClass, StrictModel
 
 
@@ -36,7 +36,11 @@ class ManifestTool(StrictModel):
     time_key_fmt: str | None = None
     calendar: CalendarName | None = None
     refresh_class: RefreshClass = "daily"
+    # Each field may state its `role`; without one it is derived from its name and type
+    # (core.catalog.derive_field_role), exactly as for the embedded service.
     fields: list[FieldMeta] = Field(default_factory=list)
+    # Fields that tell apart several series on one time key (currency pair, exchange, holder).
+    series_keys: list[str] = Field(default_factory=list)
 
     def tool_meta(self, server_description: str) -> ToolMeta:
         data = self.model_dump(exclude={"description"})
@@ -78,6 +82,14 @@ def parse_manifest(text: str, *, source: str = "<string>") -> ServiceManifest:
     for tool in manifest.tools:
         if tool.time_key is not None and tool.time_key_fmt is None:
             raise ManifestError(f"{source}: tool {tool.name!r} has time_key but no time_key_fmt")
+        try:
+            meta = tool.tool_meta(tool.description or tool.name)
+        except ValidationError as exc:
+            problems = "; ".join(e["msg"] for e in exc.errors())
+            raise ManifestError(f"{source}: tool {tool.name!r}: {problems}") from exc
+        incoherent = role_problems(meta)
+        if incoherent:
+            raise ManifestError(f"{source}: tool {tool.name!r}: {'; '.join(incoherent)}")
     return manifest
 
 

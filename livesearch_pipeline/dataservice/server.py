@@ -464,7 +464,7 @@ class ForwardingService:
 
     def __init__(self, client: ToolClient, specs: Sequence[ToolSpec] | None = None) -> None:
         all_specs = tuple(specs) if specs is not None else collect_tool_specs()
-        self.specs = tuple(spec for spec in all_specs if spec.meta.role == "data")
+        self.specs = tuple(spec for spec in all_specs if spec.meta.is_provider_tool)
         self.client = client
         self._names = [spec.name for spec in self.specs]
 

@@ -43,8 +43,10 @@ class ToolContext:
 class Handler(Protocol):
     def __call__(self, ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Return records newest first. `args` are parsed: dates as dt.date, ints as int.
-        Date args after the clock are already clamped to it; paging, field selection and the
-        final "nothing after the clock" filter on `meta.time_key` are applied by the server."""
+        A window's end after the clock arrives cut to the clock; a call whose other dates lie
+        after the clock is answered by the server with no rows and never reaches the handler.
+        Paging, field selection and the final "nothing after the clock" filter on
+        `meta.time_key` are applied by the server."""
 
 
 @dataclass(frozen=True)

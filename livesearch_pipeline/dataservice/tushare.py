@@ -192,7 +192,7 @@ class TushareClient(ToolClient):
             raise ToolCallError(name, f"credentials are never tool arguments (got {', '.join(credentials)}); set {TOKEN_ENV}")
         if self._catalog is not None:
             meta = self._catalog.get(name)
-            if meta is None or not meta.defines_gold:
+            if meta is None or not meta.is_provider_tool:
                 raise ToolCallError(name, f"not a data tool of the forwarded surface ({self._catalog.service})")
         fields = arguments.get("fields")
         if fields is not None and not isinstance(fields, str):

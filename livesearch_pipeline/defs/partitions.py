@@ -28,6 +28,17 @@ daily_partitions = dg.DailyPartitionsDefinition(
 )
 
 
+def partition_cutoff(day: dt.date) -> dt.datetime:
+    """The point in time partition D is computed as of: the end of D in New York time.
+
+    Every exchange has closed D by then (CLOSE_GUARD) and figures published on D are in; nothing
+    published after it may enter D's gold. A point-in-time service runs with its clock at D, so a
+    backfill made a week or a year later sees exactly this. A provider without a clock that is
+    queried after the cut-off gives recomputed gold, marked `late_backfill` in the manifest.
+    """
+    return dt.datetime.combine(day, dt.time(23, 59, 59), tzinfo=ZoneInfo(PARTITION_TIMEZONE))
+
+
 def partition_date(context: dg.AssetExecutionContext) -> dt.date:
     return dt.date.fromisoformat(context.partition_key)
 

@@ -33,18 +33,37 @@ class DataServiceResource(dg.ConfigurableResource):
     def clock_date(self) -> Optional[dt.date]:
         return dt.date.fromisoformat(self.clock) if self.clock else None
 
+    @property
+    def point_in_time(self) -> bool:
+        """True when the service can be queried as of a past date (its clock is ours to set).
+
+        Only the embedded market has such a clock. Tushare and external MCP servers answer with
+        whatever they hold when asked: their gold records a retrieval time (vintage) instead.
+        """
+        return self.kind == "embedded"
+
     @contextlib.asynccontextmanager
-    async def open(self) -> AsyncIterator[ToolClient]:
+    async def open(self, as_of: Optional[dt.date] = None) -> AsyncIterator[ToolClient]:
+        """A client of the service; `as_of` sets a point-in-time service's clock to that date.
+
+        Refreshes and agent runs of partition D pass `as_of=D`, so they see the market as it was at
+        D's cut-off whatever the wall clock. `as_of` on a service without a clock is refused: the
+        caller must record a vintage instead of pretending to a point in time.
+        """
         from livesearch_pipeline.dataservice.client import McpToolClient
         from livesearch_pipeline.dataservice.manifest import load_manifest
 
+        if as_of is not None and not self.point_in_time:
+            raise ValueError(f"data service kind {self.kind!r} has no point-in-time clock; it cannot be queried "
+                             f"as of {as_of.isoformat()}")
         manifest = load_manifest(self.manifest) if self.manifest else None
         if self.kind == "embedded":
             from livesearch_pipeline.dataservice.catalog import ServiceConfig
             from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
             from livesearch_pipeline.dataservice.server import DataService
 
-            config = ServiceConfig(seed=self.seed if self.seed is not None else DEFAULT_SEED, clock=self.clock_date())
+            clock = as_of if as_of is not None else self.clock_date()
+            config = ServiceConfig(seed=self.seed if self.seed is not None else DEFAULT_SEED, clock=clock)
             client = McpToolClient.in_process(DataService(config=config, market=shared_market(config.seed)))
         elif self.kind == "url":
             if not self.url:

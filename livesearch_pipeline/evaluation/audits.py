@@ -182,7 +182,11 @@ class LongitudinalAudit(_Model):
     changes: dict[str, int]  # per qid: how many times the answer differs from the previous date
 
 
-def longitudinal_audit(gold_dir: Path, qids: Sequence[str], start: dt.date, end: dt.date) -> LongitudinalAudit:
+def longitudinal_audit(gold_dir: Path, qids: Sequence[str], start: dt.date, end: dt.date, *,
+                       store_dir: Path | None = None) -> LongitudinalAudit:
+    """With `store_dir` (the Parquet store, `<data>/analytics`) the answers come from its gold
+    table, after checking that every date's partition was derived from the frozen snapshot; the
+    result is the same as from the JSONL, which is read only when `store_dir` is None."""
     if end < start:
         raise AuditError(f"the date range is empty: {start} is after {end}")
     wanted = sorted(set(qids))
@@ -193,8 +197,9 @@ def longitudinal_audit(gold_dir: Path, qids: Sequence[str], start: dt.date, end:
     if not dates:
         raise AuditError(f"no gold snapshot between {start} and {end} under {gold_dir}")
     cells: list[LongitudinalCell] = []
+    by_date = _stored_answers(Path(store_dir), Path(gold_dir), dates, wanted) if store_dir is not None else None
     for date in dates:
-        answers = {a.qid: a for a in _read_snapshot(store, date)}
+        answers = by_date[date] if by_date is not None else {a.qid: a for a in _read_snapshot(store, date)}
         for qid in wanted:
             gold = answers.get(qid)
             cells.append(
@@ -209,6 +214,22 @@ def longitudinal_audit(gold_dir: Path, qids: Sequence[str], start: dt.date, end:
         series = [c.answer for c in cells if c.qid == qid]
         changes[qid] = sum(1 for before, after in zip(series, series[1:]) if before != after)
     return LongitudinalAudit(start=start, end=end, dates=dates, qids=wanted, cells=cells, changes=changes)
+
+
+def _stored_answers(store_dir: Path, gold_dir: Path, dates: Sequence[dt.date],
+                    qids: Sequence[str]) -> dict[dt.date, dict[str, GoldAnswer]]:
+    """The wanted qids' gold of every date, from the Parquet store (one scan, qid-filtered)."""
+    from livesearch_pipeline.evaluation.store import StoreError, current_gold_dates, gold_answer_from_row, read_table
+
+    try:
+        current_gold_dates(store_dir, gold_dir, dates)
+        rows = read_table(store_dir, "gold", dates=dates, qids=qids).to_pylist()
+    except StoreError as exc:
+        raise AuditError(str(exc)) from exc
+    by_date: dict[dt.date, dict[str, GoldAnswer]] = {d: {} for d in dates}
+    for row in rows:
+        by_date[row["date"]][row["qid"]] = gold_answer_from_row(row["date"], row)
+    return by_date
 
 
 def render_longitudinal_csv(audit: LongitudinalAudit) -> str:
@@ -232,3 +253,67 @@ def write_longitudinal_audit(audit: LongitudinalAudit, out_dir: Path) -> tuple[P
     write_atomic(json_path, (json.dumps(audit.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n").encode())
     write_atomic(csv_path, render_longitudinal_csv(audit).encode("utf-8"))
     return json_path, csv_path
+
+
+# --------------------------------------------------------------------------- stale-gold series (Parquet)
+
+
+class StaleSeriesPoint(_Model):
+    date: dt.date
+    previous_date: dt.date
+    n_compared: int
+    n_failed: int
+    failure_rate: float
+    by_refresh_class: dict[str, RateStats]
+
+
+def stale_gold_series(store_dir: Path, gold_dir: Path, start: dt.date, end: dt.date) -> list[StaleSeriesPoint]:
+    """The stale-gold rate of every snapshot date in [start, end], from the Parquet store.
+
+    Each point is what `stale_gold_audit` reports for that date (same rows left out, same
+    deterministic matcher), computed from the store's gold and served tables in one scan
+    instead of re-reading two snapshots and a served file per date.
+    """
+    from livesearch_pipeline.evaluation.store import StoreError, current_gold_dates, gold_answer_from_row, read_table
+
+    if end < start:
+        raise AuditError(f"the date range is empty: {start} is after {end}")
+    all_dates = [d for d in SnapshotStore(Path(gold_dir)).dates() if d <= end]
+    targets = [d for d in all_dates if d >= start and d > all_dates[0]]
+    if not targets:
+        raise AuditError(f"no gold snapshot with an earlier one between {start} and {end} under {gold_dir}")
+    needed = sorted({all_dates[all_dates.index(d) - 1] for d in targets} | set(targets))
+    try:
+        current_gold_dates(Path(store_dir), Path(gold_dir), needed)
+        gold_rows = read_table(Path(store_dir), "gold", dates=needed).to_pylist()
+        served_rows = read_table(Path(store_dir), "served", dates=targets,
+                                 columns=["date", "qid", "refresh_class"]).to_pylist()
+    except StoreError as exc:
+        raise AuditError(str(exc)) from exc
+    gold: dict[dt.date, dict[str, GoldAnswer]] = {d: {} for d in needed}
+    for row in gold_rows:
+        gold[row["date"]][row["qid"]] = gold_answer_from_row(row["date"], row)
+    served: dict[dt.date, list[tuple[str, str]]] = {d: [] for d in targets}
+    for row in served_rows:
+        served[row["date"]].append((row["qid"], row["refresh_class"]))
+    points = []
+    for date in targets:
+        previous_date = all_dates[all_dates.index(date) - 1]
+        rows: list[tuple[str, bool]] = []
+        for qid, refresh_class in sorted(served[date]):
+            now, before = gold[date].get(qid), gold[previous_date].get(qid)
+            if now is None or now.status != "ok" or before is None or before.status != "ok":
+                continue
+            verdict, _ = score_deterministic(now, Prediction(qid=qid, answer=before.answer))
+            rows.append((refresh_class, verdict.correct is not True))
+        failed = sum(1 for _, f in rows if f)
+        classes = sorted({c for c, _ in rows})
+        points.append(StaleSeriesPoint(
+            date=date, previous_date=previous_date, n_compared=len(rows), n_failed=failed,
+            failure_rate=failed / len(rows) if rows else 0.0,
+            by_refresh_class={c: RateStats(n=sum(1 for k, _ in rows if k == c),
+                                           failed=sum(1 for k, f in rows if k == c and f),
+                                           failure_rate=sum(1 for k, f in rows if k == c and f)
+                                           / sum(1 for k, _ in rows if k == c)) for c in classes},
+        ))
+    return points

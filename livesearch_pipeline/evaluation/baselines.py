@@ -22,19 +22,26 @@ from typing import TYPE_CHECKING, AsyncIterator, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from livesearch_pipeline.core.client import ToolClient
-from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.core.models import PoolManifest, Question
+from livesearch_pipeline.core.program import PoolLoadError
 from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
-from livesearch_pipeline.evaluation.evaluator import EvaluationSummary, evaluate, load_served, write_evaluation
+from livesearch_pipeline.evaluation.evaluator import (
+    EvaluationSummary,
+    evaluate,
+    evaluation_inputs,
+    load_served,
+    write_evaluation,
+)
 from livesearch_pipeline.settings import DataPaths
 
 if TYPE_CHECKING:
     from livesearch_pipeline.evaluation.agents.base import Agent
 
-BASELINES = ("oracle", "stale")
+BASELINES = ("oracle", "stale", "search-read")
 # The Dagster dynamic partitions definition holding one key per registered agent.
 AGENT_PARTITIONS_NAME = "agents"
 REGISTRY_FILE = "agents.json"
-AgentKind = Literal["oracle", "stale", "closed-book", "web", "plugin"]
+AgentKind = Literal["oracle", "stale", "search-read", "closed-book", "web", "plugin"]
 LLM_KINDS = ("closed-book", "web", "plugin")
 
 
@@ -65,7 +72,8 @@ class _RegistryFile(BaseModel):
     agents: list[AgentSpec]
 
 
-BUILTIN_AGENTS = (AgentSpec(name="oracle", kind="oracle"), AgentSpec(name="stale", kind="stale"))
+BUILTIN_AGENTS = (AgentSpec(name="oracle", kind="oracle"), AgentSpec(name="stale", kind="stale"),
+                  AgentSpec(name="search-read", kind="search-read"))
 
 
 def registry_path(paths: DataPaths) -> Path:
@@ -164,20 +172,34 @@ def _judge(paths: DataPaths):
                                api_base=settings.api_base, api_key=settings.api_key)
 
 
+def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
+    """The pool under `paths.pool`, checked by `load_checked_pool` against the catalog it was built from."""
+    from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
+    from livesearch_pipeline.construction.pool import load_checked_pool
+
+    catalog_path = paths.construction / TABLES["catalog"]
+    if not catalog_path.is_file():
+        raise PoolLoadError(f"no tool catalog {catalog_path}: the pool cannot be checked before it runs; "
+                            "build the pool first (livesearch build-pool)")
+    return load_checked_pool(paths.pool, read_catalog(catalog_path))
+
+
 @contextlib.asynccontextmanager
 async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: Sequence[Question] | None,
                      client: ToolClient) -> AsyncIterator[Agent]:
     """The agent `spec` describes, named after its registry entry, its resources open for the run.
 
-    `client` is the data service (used by the oracle's programs and the plugin agent's tools);
-    `pool` is needed by the oracle only.
+    `client` is the data service (used by the oracle's programs and the plugin agent's tools).
+    `pool` is for the oracle only: a pool already loaded by `load_checked_pool`; without one,
+    the oracle loads and checks `<data>/pool` itself (manifest sha256, catalog the pool was built
+    from, bounds) before executing anything.
     """
     llm_cache = paths.root / "llm_cache"
     if spec.kind == "oracle":
         from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
 
         if pool is None:
-            raise AgentRegistryError(f"agent {spec.name!r} (oracle) needs the question pool")
+            pool = checked_pool(paths)[1]
         yield OracleAgent(pool=pool, client=client, as_of=day, name=spec.name)
     elif spec.kind == "stale":
         from livesearch_pipeline.evaluation.agents.stale import StaleAgent
@@ -188,6 +210,13 @@ async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: S
         from livesearch_pipeline.evaluation.agents.closed_book import ClosedBookAgent
 
         yield ClosedBookAgent(chat_model=_chat_model(spec, llm_cache), as_of=day, name=spec.name)
+    elif spec.kind == "search-read":
+        from livesearch_pipeline.evaluation.agents.search_read import open_search_read_agent
+
+        # Without a searxng_url it searches the offline web of D (the web_corpus asset of D).
+        async with open_search_read_agent(web_root=paths.web, day=day, name=spec.name, searxng_url=spec.searxng_url,
+                                          concurrency=spec.concurrency) as agent:
+            yield agent
     elif spec.kind == "web":
         import httpx
 
@@ -218,6 +247,7 @@ async def run_registered_agent(spec: AgentSpec, paths: DataPaths, day: dt.date, 
         await run_agent(agent, served, out_dir, date=day, concurrency=spec.concurrency)
     gold_path = SnapshotStore(paths.gold).path_for(day)
     judge = _judge(paths) if spec.kind in LLM_KINDS else None
-    result = await asyncio.to_thread(evaluate, served_path, gold_path, out_dir / "predictions.jsonl", judge=judge)
-    write_evaluation(result, out_dir)
+    predictions_path = out_dir / "predictions.jsonl"
+    result = await asyncio.to_thread(evaluate, served_path, gold_path, predictions_path, judge=judge)
+    write_evaluation(result, out_dir, inputs=evaluation_inputs(served_path, gold_path, predictions_path))
     return AgentRunResult(spec.name, out_dir, result.summary)

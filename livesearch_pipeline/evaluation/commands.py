@@ -34,7 +34,9 @@ def _date(text: str) -> dt.date:
 
 
 def _fail(command: str, message: str) -> int:
-    print(f"livesearch {command}: error: {message}", file=sys.stderr)
+    # One line: validation errors quote pydantic's multi-line reports, and scripts read stderr's last line.
+    one_line = " ".join(line.strip() for line in message.splitlines() if line.strip())
+    print(f"livesearch {command}: error: {one_line}", file=sys.stderr)
     return EXIT_FAIL_LOUD
 
 
@@ -42,16 +44,27 @@ def _fail(command: str, message: str) -> int:
 
 
 def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
+    from livesearch_pipeline.evaluation.limits import MAX_ANSWER_CHARS
+
     parser = subparsers.add_parser(
         "evaluate",
         help="score a predictions file against the gold of its day (writes verdicts.jsonl, summary.json)",
-        description="Strict evaluation (DESIGN §4.7). Exit 2 with nothing written when any "
-        "fail-loud rule is violated.",
+        description="Strict evaluation (docs/design.md §4.7). Scores the day's scoring set: the served questions "
+        "minus those the gold manifest withdraws (their programs returned empty or error on the day); "
+        "a prediction for a withdrawn question is ignored. An answer longer than "
+        f"{MAX_ANSWER_CHARS:,} characters scores wrong unread (reason \"answer longer than "
+        f"{MAX_ANSWER_CHARS} characters\"). Exit 2 with a one-line message and nothing written when any "
+        "fail-loud rule is violated: missing or mismatched gold manifest, empty scoring set, a line "
+        "that is not exactly one JSON object, unknown or duplicate predicted qids, --out colliding "
+        "with an input.",
     )
     parser.add_argument("--served", type=Path, required=True, help="served_questions_<D>.jsonl")
-    parser.add_argument("--gold", type=Path, required=True, help="gold_answers_<D>.jsonl (manifest beside it is checked)")
+    parser.add_argument("--gold", type=Path, required=True,
+                        help="gold_answers_<D>.jsonl; its manifest gold_answers_<D>.manifest.json must lie beside it")
     parser.add_argument("--predictions", type=Path, required=True, help="predictions.jsonl (+ predictions.meta.json)")
-    parser.add_argument("--out", type=Path, required=True, help="directory for verdicts.jsonl and summary.json")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="directory for verdicts.jsonl and summary.json (may hold the predictions; "
+                        "never an input's own name)")
     parser.add_argument(
         "--judge-model", default=None,
         help="LLM judge for semantic answers and final-answer extraction "
@@ -63,10 +76,17 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from livesearch_pipeline.evaluation.evaluator import EvaluationError, evaluate, write_evaluation
+    from livesearch_pipeline.evaluation.evaluator import (
+        EvaluationError, check_output_paths, evaluate, evaluation_inputs, write_evaluation,
+    )
     from livesearch_pipeline.evaluation.judge import judge_from_settings
     from livesearch_pipeline.evaluation.llm import LLMSettings
 
+    inputs = evaluation_inputs(args.served, args.gold, args.predictions)
+    try:
+        check_output_paths(args.out, inputs)
+    except EvaluationError as exc:
+        return _fail("evaluate", f"{exc} (nothing written)")
     settings = LLMSettings.from_env()
     judge = judge_from_settings(
         args.judge_model or settings.judge_model,
@@ -80,11 +100,17 @@ def _evaluate(args: argparse.Namespace) -> int:
         )
     except EvaluationError as exc:
         return _fail("evaluate", f"{exc} (nothing written)")
-    verdicts_path, summary_path = write_evaluation(result, args.out)
+    try:
+        verdicts_path, summary_path = write_evaluation(result, args.out, inputs=inputs)
+    except EvaluationError as exc:
+        return _fail("evaluate", f"{exc} (nothing written)")
+    except OSError as exc:
+        return _fail("evaluate", f"cannot write the evaluation to {args.out}: {exc}")
     s = result.summary
     print(
         f"{s.agent or 'predictions'} on {s.gold_date}: accuracy {s.accuracy:.1%} "
-        f"({s.correct}/{s.n_served}), {s.llm_verdicts} verdict(s) needed the LLM, "
+        f"({s.correct}/{s.n_scored} scored; {s.n_withdrawn} withdrawn of {s.n_served} served; "
+        f"scoring set {s.qid_set_hash[:12]}), {s.llm_verdicts} verdict(s) needed the LLM, "
         f"{s.judge_errors} judge error(s)"
     )
     for warning in s.warnings:

@@ -3,15 +3,22 @@
 Fail-loud rules — any of them raises one `EvaluationError` before anything is scored or
 written, and the message names the file, the line numbers or the qids (first few + count):
 
-- the served questions, gold snapshot or predictions file is missing or has malformed lines;
-- the gold misses a served qid, holds a qid that was not served, or holds an `empty`/`error`
-  answer for a served qid; its rows are not all of one date, or its file name says another date;
-- a manifest lies beside the gold and the gold bytes differ from it (sha256, records, date);
+- the served questions, gold snapshot or predictions file is missing, or a line of it is not
+  exactly one JSON object of its record type (blank lines, two objects on a line, an object
+  split over two lines, a non-object are all refused);
+- the gold is read only through `SnapshotStore.read_verified`, the one gold reader: a missing
+  or mismatched manifest (sha256, `file`, date, counts), an orphan JSONL without a manifest, or
+  an `empty`/`error` answer the manifest does not withdraw is refused;
+- the scoring set — the served qids minus the qids D's manifest withdraws — is empty; the gold
+  misses a qid of it, or holds a qid that was neither served nor withdrawn;
 - the served file name or the predictions' run metadata names another date or qid set;
-- predictions hold unknown or duplicate qids.
+- predictions hold unknown (not served) or duplicate qids.
 
-Nothing is ever read from another date's gold. A served qid without a prediction, or with an
-empty answer or an agent error, scores 0: the denominator is always the served set.
+Nothing is ever read from another date's gold. Every agent is scored on exactly the scoring
+set: a scoring qid without a prediction, or with an empty answer or an agent error, scores 0;
+a prediction for a withdrawn qid is ignored. An answer longer than `MAX_ANSWER_CHARS`
+characters scores wrong without being matched or judged: it bounds the matcher's work (linear
+in the answer) and keeps an agent from listing every candidate value.
 
 Scoring is deterministic first (`core.matching.match_answer`). The LLM judge is used only when
 the matcher says it cannot decide: a `semantic` rule whose normalised texts differ, or a long
@@ -21,9 +28,13 @@ numbers the text contains). Without a judge those verdicts stay deterministic an
 the summary counts them as `unresolved_without_judge`.
 
 Judge errors: a verdict with `correct=None` and an `error`. Accuracy counts them as not correct
-(the denominator stays the served set, nothing is averaged in as a number); the summary reports
+(the denominator stays the scoring set, nothing is averaged in as a number); the summary reports
 `judge_errors`, sets `flagged` and says so in `warnings`, and also gives `accuracy_decided`
 (correct / verdicts the judge decided) so a reader can bound the effect.
+
+Output: `verdicts.jsonl` and `summary.json` in one directory, written as one unit (see
+`write_evaluation`): the summary records the verdicts' sha256, and a run counts as evaluated
+only when both exist and agree (`load_evaluation`).
 
 Language breakdown: "zh" for questions served with a Chinese text (`question_zh`, i.e.
 Chinese-market entities), "en" otherwise. Predictions do not record which text the agent read,
@@ -33,10 +44,10 @@ so the served question is the only reliable, agent-independent signal.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import hashlib
 import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -45,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from livesearch_pipeline.core.matching import MatchOutcome, match_answer, normalize_text
 from livesearch_pipeline.core.models import (
@@ -56,7 +67,16 @@ from livesearch_pipeline.core.models import (
     SnapshotManifest,
     Verdict,
 )
-from livesearch_pipeline.core.snapshot import sha256_bytes, write_atomic
+from livesearch_pipeline.core.snapshot import (
+    SnapshotIntegrityError,
+    SnapshotNotFoundError,
+    SnapshotStore,
+    scoring_qids,
+    sha256_bytes,
+    sha256_file,
+    write_atomic,
+)
+from livesearch_pipeline.evaluation.limits import MAX_ANSWER_CHARS
 from livesearch_pipeline.evaluation.judge import JudgeIndependenceError, LLMJudge, ensure_judge_independent
 from livesearch_pipeline.evaluation.prompts import detect_language
 
@@ -97,52 +117,43 @@ def _name_qids(qids: Iterable[str]) -> str:
 def _read_bytes(path: Path, what: str) -> bytes:
     if not path.is_file():
         raise EvaluationError(f"{what} file {path} does not exist")
-    return path.read_bytes()
-
-
-@functools.cache
-def _list_adapter(model: type[Record]) -> TypeAdapter[list[Record]]:
-    return TypeAdapter(list[model])  # type: ignore[valid-type]
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise EvaluationError(f"{what} file {path} cannot be read: {exc}") from exc
 
 
 def parse_jsonl(path: Path, data: bytes, model: type[Record], what: str) -> list[Record]:
     """Every line of `data` as `model`; all malformed lines are reported with their numbers.
 
-    The whole file is validated in one pydantic call (about twice as fast as line by line);
-    only when that fails are the lines validated one by one, to name every bad line.
+    Each line must be exactly one JSON object of the record type: pydantic's JSON parser
+    refuses trailing data, so two objects on a line, half an object, a blank line or an array
+    fail on their own line. (Validating all lines as one joined JSON array, as an earlier
+    version did for speed, let an object split over two lines pass as one record.)
     """
-    lines = data.splitlines()
-    try:
-        records = _list_adapter(model).validate_json(b"[" + b",".join(lines) + b"]")
-    except ValidationError:
-        return _parse_lines_reporting(path, lines, model, what)
-    if len(records) != len(lines):  # a line holding several objects, e.g. `{...},{...}`
-        return _parse_lines_reporting(path, lines, model, what)
-    return records
-
-
-def _parse_lines_reporting(path: Path, lines: list[bytes], model: type[Record], what: str) -> list[Record]:
     records: list[Record] = []
     problems: list[str] = []
     bad_lines = 0
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the final newline ends the last line; it does not start an empty one
     for number, line in enumerate(lines, start=1):
-        try:
-            if not line.strip():
-                raise ValueError("blank line")
-            records.append(model.model_validate_json(line))
-        except (ValidationError, ValueError) as exc:
+        problem: str | None = None
+        if not line.strip():
+            problem = "blank line (one JSON object per line)"
+        else:
+            try:
+                records.append(model.model_validate_json(line))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                problem = f"{'.'.join(str(p) for p in first['loc']) or 'line'}: {first['msg']}"
+        if problem is not None:
             bad_lines += 1
             if len(problems) < _SHOWN_QIDS:
-                first = exc.errors()[0] if isinstance(exc, ValidationError) else None
-                detail = (
-                    f"{'.'.join(str(p) for p in first['loc']) or 'line'}: {first['msg']}" if first else str(exc)
-                )
-                problems.append(f"line {number}: {detail}")
+                problems.append(f"line {number}: {problem}")
     if bad_lines:
-        raise EvaluationError(
-            f"{path}: {bad_lines} malformed {what} line(s) — " + "; ".join(problems)
-        )
-    raise EvaluationError(f"{path}: the {what} file is not valid JSON lines")
+        raise EvaluationError(f"{path}: {bad_lines} malformed {what} line(s) — " + "; ".join(problems))
+    return records
 
 
 def _duplicates(qids: Iterable[str]) -> list[str]:
@@ -166,8 +177,15 @@ def meta_path_beside(predictions_path: Path) -> Path:
 class GoldDay:
     date: dt.date
     answers: dict[str, GoldAnswer]
-    sha256: str
-    manifest_verified: bool
+    manifest: SnapshotManifest
+
+    @property
+    def sha256(self) -> str:
+        return self.manifest.sha256
+
+    @property
+    def withdrawn(self) -> dict[str, str]:
+        return self.manifest.withdrawn
 
 
 def load_served(path: Path) -> list[ServedQuestion]:
@@ -179,44 +197,21 @@ def load_served(path: Path) -> list[ServedQuestion]:
 
 
 def load_gold(path: Path) -> GoldDay:
-    """The gold of one date, checked against the manifest beside it when there is one."""
-    data = _read_bytes(path, "gold snapshot")
-    answers = parse_jsonl(path, data, GoldAnswer, "gold answer")
-    duplicates = _duplicates(a.qid for a in answers)
-    if duplicates:
-        raise EvaluationError(f"{path}: gold repeats {_name_qids(duplicates)}")
-    dates = sorted({a.date for a in answers})
-    named = _date_from_name(path, _GOLD_NAME)
-    if len(dates) > 1:
-        raise EvaluationError(f"{path}: gold rows carry several dates {[d.isoformat() for d in dates]}")
-    if named is not None and dates and dates[0] != named:
-        raise EvaluationError(f"{path}: the file is named for {named} but its rows are dated {dates[0]}")
-    date = named or (dates[0] if dates else None)
+    """The gold of one date, read and verified by the snapshot store (the one gold reader).
+
+    `path` must be a snapshot's JSONL, `gold_answers_<D>.jsonl`; its manifest lies beside it.
+    """
+    path = Path(path)
+    date = _date_from_name(path, _GOLD_NAME)
     if date is None:
-        raise EvaluationError(f"{path}: empty gold with no date in its name (gold_answers_<D>.jsonl)")
-    sha = sha256_bytes(data)
-    manifest_path = manifest_path_beside(path)
-    verified = manifest_path.is_file()
-    if verified:
-        _check_manifest(manifest_path, path, sha, len(answers), date)
-    return GoldDay(date=date, answers={a.qid: a for a in answers}, sha256=sha, manifest_verified=verified)
-
-
-def _check_manifest(manifest_path: Path, gold_path: Path, sha: str, records: int, date: dt.date) -> None:
+        raise EvaluationError(f"{path}: a gold snapshot is named gold_answers_<YYYY-MM-DD>.jsonl")
     try:
-        manifest = SnapshotManifest.model_validate_json(manifest_path.read_bytes())
-    except ValidationError as exc:
-        raise EvaluationError(f"{manifest_path} is not a valid snapshot manifest: {exc}") from exc
-    if manifest.sha256 != sha:
-        raise EvaluationError(
-            f"{gold_path} has sha256 {sha} but {manifest_path.name} records {manifest.sha256}: "
-            "the gold snapshot was modified or truncated"
-        )
-    if manifest.records != records or manifest.date != date:
-        raise EvaluationError(
-            f"{manifest_path.name} describes {manifest.records} records of {manifest.date}, "
-            f"but {gold_path.name} holds {records} records of {date}"
-        )
+        manifest, answers = SnapshotStore(path.parent).read_verified(date)
+    except (SnapshotIntegrityError, SnapshotNotFoundError) as exc:
+        raise EvaluationError(f"gold snapshot {path} cannot be trusted: {exc}") from exc
+    except OSError as exc:
+        raise EvaluationError(f"gold snapshot {path} cannot be read: {exc}") from exc
+    return GoldDay(date=date, answers={a.qid: a for a in answers}, manifest=manifest)
 
 
 def load_predictions(path: Path) -> tuple[list[Prediction], PredictionRunMeta | None]:
@@ -243,8 +238,13 @@ def check_consistency(
     served_path: Path,
     gold_path: Path,
     predictions_path: Path,
-) -> None:
-    """Every cross-file fail-loud rule of DESIGN §4.7; raises EvaluationError."""
+) -> list[str]:
+    """Every cross-file fail-loud rule of DESIGN §4.7; returns the scoring set (sorted qids).
+
+    The scoring set is the served set minus the qids D's manifest withdraws. A withdrawn qid
+    need not have been served (a refresh may leave withdrawn questions out of the served file);
+    any other gold qid must have been.
+    """
     served_qids = {q.qid for q in served}
     served_date = _date_from_name(served_path, _SERVED_NAME)
     if served_date is not None and served_date != gold.date:
@@ -252,18 +252,22 @@ def check_consistency(
             f"served questions {served_path.name} are of {served_date} but the gold {gold_path.name} "
             f"is of {gold.date}: a day is only scored against its own gold"
         )
-    missing = served_qids - gold.answers.keys()
+    scoring = scoring_qids(served_qids, gold.manifest)
+    if not scoring:
+        raise EvaluationError(
+            f"the scoring set of {gold.date} is empty: {served_path} serves {len(served_qids)} question(s) "
+            f"and the manifest of {gold_path} withdraws {len(gold.withdrawn)}; there is nothing to score"
+        )
+    missing = set(scoring) - gold.answers.keys()
     if missing:
         raise EvaluationError(f"gold {gold_path} misses served {_name_qids(missing)}")
-    unserved = gold.answers.keys() - served_qids
+    unserved = gold.answers.keys() - served_qids - gold.withdrawn.keys()
     if unserved:
         raise EvaluationError(f"gold {gold_path} holds {_name_qids(unserved)} that were not served ({served_path})")
-    unusable = [qid for qid in served_qids if gold.answers[qid].status != "ok"]
+    # read_verified already ties every non-ok answer to a withdrawal; this guards the scoring set itself.
+    unusable = [qid for qid in scoring if gold.answers[qid].status != "ok"]
     if unusable:
-        statuses = Counter(gold.answers[q].status for q in unusable)
-        raise EvaluationError(
-            f"gold {gold_path} has no usable answer ({dict(sorted(statuses.items()))}) for served {_name_qids(unusable)}"
-        )
+        raise EvaluationError(f"gold {gold_path} has no usable answer for {_name_qids(unusable)}")
     unknown = {p.qid for p in predictions} - served_qids
     if unknown:
         raise EvaluationError(f"predictions {predictions_path} answer unknown (not served) {_name_qids(unknown)}")
@@ -278,6 +282,7 @@ def check_consistency(
                 f"{meta_path_beside(predictions_path)} records qid-set hash {meta.served_qid_set_hash}, "
                 f"but {served_path} has {expected_hash}: the predictions answer another question set"
             )
+    return scoring
 
 
 # --------------------------------------------------------------------------- scoring
@@ -306,6 +311,10 @@ def _match(gold: GoldAnswer, answer: str) -> MatchOutcome:
         raise EvaluationError(f"{gold.qid}: the gold's rule or unit cannot score answers: {exc}") from exc
 
 
+def too_long_reason() -> str:
+    return f"answer longer than {MAX_ANSWER_CHARS} characters"
+
+
 def score_deterministic(gold: GoldAnswer, prediction: Prediction | None) -> tuple[Verdict, MatchOutcome | None]:
     """The deterministic verdict; the outcome is returned when the matcher asks for a judge."""
     if prediction is None:
@@ -314,6 +323,8 @@ def score_deterministic(gold: GoldAnswer, prediction: Prediction | None) -> tupl
     if answer is None or not answer.strip():
         reason = f"no answer (agent error: {prediction.error})" if prediction.error else "empty answer"
         return _verdict(gold.qid, gold, False, DETERMINISTIC, reason), None
+    if len(answer) > MAX_ANSWER_CHARS:
+        return _verdict(gold.qid, gold, False, DETERMINISTIC, too_long_reason()), None
     outcome = _match(gold, answer)
     verdict = _verdict(gold.qid, gold, outcome.correct, DETERMINISTIC, outcome.reason)
     return verdict, (outcome if outcome.needs_judge else None)
@@ -377,30 +388,41 @@ class Bucket(BaseModel):
 
 
 class EvaluationSummary(BaseModel):
-    """`summary.json` of one evaluation run."""
+    """`summary.json` of one evaluation run. Counts and accuracies are over the scoring set."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     gold_date: dt.date
-    qid_set_hash: str
+    qid_set_hash: str  # of the scoring set: runs rank together only when it is equal
+    served_qid_set_hash: str  # of the served file (what the agent was asked)
     agent: str | None
     model: str | None
     judge_model: str | None
     served_file: str
     gold_file: str
     gold_sha256: str
-    gold_manifest_verified: bool
+    gold_pool_sha256: str
+    # Point in time of the gold (DESIGN §4.6): the cut-off it was computed at, or, for a provider
+    # without a clock, its retrieval time and whether that was after D's cut-off.
+    gold_cutoff: dt.datetime | None
+    gold_vintage: dt.datetime | None
+    gold_late_backfill: bool
     predictions_file: str
+    max_answer_chars: int
     n_served: int
+    n_withdrawn: int  # served qids the gold manifest withdraws (not scored)
+    n_scored: int  # the scoring set: served minus withdrawn; the denominator of accuracy
     n_predictions: int
-    n_missing: int  # served qids with no prediction line
-    n_empty: int  # prediction lines without an answer (agent error or blank)
+    n_ignored_withdrawn: int  # prediction lines for withdrawn qids
+    n_missing: int  # scoring qids with no prediction line
+    n_empty: int  # scoring qids whose prediction has no answer (agent error or blank)
     n_agent_errors: int
+    n_too_long: int  # answers longer than max_answer_chars, scored wrong unread
     correct: int
     incorrect: int
     judge_errors: int
-    accuracy: float  # correct / n_served; judge errors count as not correct
-    accuracy_decided: float | None  # correct / (n_served - judge_errors)
+    accuracy: float  # correct / n_scored; judge errors count as not correct
+    accuracy_decided: float | None  # correct / (n_scored - judge_errors)
     llm_verdicts: int  # verdicts that needed the LLM (judge errors included)
     llm_semantic: int
     llm_extraction: int
@@ -415,6 +437,7 @@ class EvaluationSummary(BaseModel):
     by_language: dict[str, Bucket]
     by_refresh_class: dict[str, Bucket]
     by_tier_and_visibility: dict[str, dict[str, Bucket]]
+    verdicts_sha256: str  # of verdicts.jsonl beside it: the pair is complete only when they agree
 
 
 def _group(pairs: Iterable[tuple[str, Verdict]]) -> dict[str, Bucket]:
@@ -439,8 +462,13 @@ def language_of(question: ServedQuestion) -> str:
     return "zh" if question.question_zh else "en"
 
 
+def render_verdicts(verdicts: Sequence[Verdict]) -> bytes:
+    return "".join(v.model_dump_json() + "\n" for v in verdicts).encode("utf-8")
+
+
 def summarise(
     served: Sequence[ServedQuestion],
+    scoring: Sequence[str],
     verdicts: Sequence[Verdict],
     predictions: Sequence[Prediction],
     *,
@@ -451,9 +479,10 @@ def summarise(
     files: tuple[Path, Path, Path],
 ) -> EvaluationSummary:
     by_qid = {v.qid: v for v in verdicts}
-    rows = [(q, by_qid[q.qid]) for q in served]
-    predicted = {p.qid: p for p in predictions}
-    n_empty = sum(1 for p in predictions if p.answer is None or not p.answer.strip())
+    scored = set(scoring)
+    rows = [(q, by_qid[q.qid]) for q in served if q.qid in scored]
+    predicted = {p.qid: p for p in predictions if p.qid in scored}
+    n_empty = sum(1 for p in predicted.values() if p.answer is None or not p.answer.strip())
     correct = sum(1 for v in verdicts if v.correct is True)
     judge_errors = sum(1 for v in verdicts if v.correct is None)
     llm = [v for v in verdicts if v.judge != DETERMINISTIC]
@@ -468,29 +497,43 @@ def summarise(
             f"{unresolved} answer(s) needed the LLM judge but none was configured; they are scored "
             "by the deterministic fallback (not correct)"
         )
-    if not gold.manifest_verified:
-        warnings.append("no manifest beside the gold snapshot: its integrity was not verified")
+    if gold.manifest.late_backfill:
+        warnings.append(
+            f"the gold of {gold.date} was recomputed after its cut-off (retrieved {gold.manifest.vintage}); "
+            "it may hold figures published after that day"
+        )
     decided = len(verdicts) - judge_errors
     served_path, gold_path, predictions_path = files
+    served_qids = {q.qid for q in served}
     tier_vis: dict[str, dict[str, Bucket]] = {}
-    for tier in sorted({q.tier for q in served}):
+    for tier in sorted({q.tier for q, _ in rows}):
         tier_vis[tier] = _group((str(q.visibility), v) for q, v in rows if q.tier == tier)
+    too_long = too_long_reason()
     return EvaluationSummary(
         gold_date=gold.date,
-        qid_set_hash=qid_set_hash(by_qid),
+        qid_set_hash=qid_set_hash(scoring),
+        served_qid_set_hash=qid_set_hash(served_qids),
         agent=meta.agent if meta else None,
         model=meta.model if meta else None,
         judge_model=judge.model if judge else None,
         served_file=str(served_path),
         gold_file=str(gold_path),
         gold_sha256=gold.sha256,
-        gold_manifest_verified=gold.manifest_verified,
+        gold_pool_sha256=gold.manifest.pool_sha256,
+        gold_cutoff=gold.manifest.cutoff,
+        gold_vintage=gold.manifest.vintage,
+        gold_late_backfill=gold.manifest.late_backfill,
         predictions_file=str(predictions_path),
+        max_answer_chars=MAX_ANSWER_CHARS,
         n_served=len(served),
+        n_withdrawn=len(served_qids & gold.withdrawn.keys()),
+        n_scored=len(scoring),
         n_predictions=len(predictions),
-        n_missing=sum(1 for q in served if q.qid not in predicted),
+        n_ignored_withdrawn=sum(1 for p in predictions if p.qid in gold.withdrawn),
+        n_missing=sum(1 for qid in scoring if qid not in predicted),
         n_empty=n_empty,
-        n_agent_errors=sum(1 for p in predictions if p.error),
+        n_agent_errors=sum(1 for p in predicted.values() if p.error),
+        n_too_long=sum(1 for v in verdicts if v.judge == DETERMINISTIC and v.reason == too_long),
         correct=correct,
         incorrect=len(verdicts) - correct - judge_errors,
         judge_errors=judge_errors,
@@ -510,6 +553,7 @@ def summarise(
         by_language=_group((language_of(q), v) for q, v in rows),
         by_refresh_class=_group((q.refresh_class, v) for q, v in rows),
         by_tier_and_visibility=tier_vis,
+        verdicts_sha256=sha256_bytes(render_verdicts(verdicts)),
     )
 
 
@@ -518,7 +562,7 @@ def summarise(
 
 @dataclass(frozen=True)
 class EvaluationResult:
-    verdicts: list[Verdict]  # one per served qid, sorted by qid
+    verdicts: list[Verdict]  # one per scoring qid, sorted by qid
     summary: EvaluationSummary
 
 
@@ -535,7 +579,7 @@ def evaluate(
     served = load_served(served_path)
     gold = load_gold(gold_path)
     predictions, meta = load_predictions(predictions_path)
-    check_consistency(
+    scoring = check_consistency(
         served, gold, predictions, meta,
         served_path=served_path, gold_path=gold_path, predictions_path=predictions_path,
     )
@@ -545,9 +589,12 @@ def evaluate(
         except JudgeIndependenceError as exc:
             raise EvaluationError(str(exc)) from exc
     predicted = {p.qid: p for p in predictions}
+    scored = set(scoring)
     verdicts: dict[str, Verdict] = {}
     pending: list[PendingJudgement] = []
     for question in served:
+        if question.qid not in scored:
+            continue  # withdrawn from D: its prediction, if any, is ignored
         prediction = predicted.get(question.qid)
         gold_answer = gold.answers[question.qid]
         verdict, undecided = score_deterministic(gold_answer, prediction)
@@ -563,7 +610,7 @@ def evaluate(
         unresolved = len(pending)
     ordered = [verdicts[qid] for qid in sorted(verdicts)]
     summary = summarise(
-        served, ordered, predictions, gold=gold, meta=meta, judge=judge, unresolved=unresolved,
+        served, scoring, ordered, predictions, gold=gold, meta=meta, judge=judge, unresolved=unresolved,
         files=(served_path, gold_path, predictions_path),
     )
     return EvaluationResult(verdicts=ordered, summary=summary)
@@ -571,20 +618,80 @@ def evaluate(
 
 VERDICTS_FILE = "verdicts.jsonl"
 SUMMARY_FILE = "summary.json"
+# Files the evaluator reads beside its inputs; an output must never land on one of them.
+_OUTPUTS = (VERDICTS_FILE, SUMMARY_FILE)
 
 
-def render_verdicts(verdicts: Sequence[Verdict]) -> bytes:
-    return "".join(v.model_dump_json() + "\n" for v in verdicts).encode("utf-8")
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)  # hard links, bind mounts
+    except OSError:
+        return False
 
 
-def write_evaluation(result: EvaluationResult, out_dir: Path) -> tuple[Path, Path]:
-    """Write verdicts.jsonl then summary.json atomically; the summary marks a complete run."""
+def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
+    """Refuse an output directory whose writes would land on an input, or that cannot be one.
+
+    Symlinks and relative paths are resolved, and hard links compared by inode, so `--out .`
+    beside a predictions file named `summary.json`, or a `verdicts.jsonl` symlinked to the
+    gold, are caught before anything is evaluated or written.
+    """
     out_dir = Path(out_dir)
+    for ancestor in (out_dir, *out_dir.parents):
+        if ancestor.exists() and not ancestor.is_dir():
+            raise EvaluationError(f"output directory {out_dir}: {ancestor} is a file, not a directory")
+    for name in _OUTPUTS:
+        target = out_dir / name
+        for source in inputs:
+            if _same_file(target, Path(source)):
+                raise EvaluationError(
+                    f"output {target} is the input {source}: writing it would overwrite an input; "
+                    "choose another --out directory"
+                )
+        if target.exists() and not target.is_file():
+            raise EvaluationError(f"output {target} exists and is not a regular file")
+
+
+def evaluation_inputs(served_path: Path, gold_path: Path, predictions_path: Path) -> list[Path]:
+    """Every file `evaluate` reads for these inputs (the gold manifest and run metadata included)."""
+    return [Path(served_path), Path(gold_path), manifest_path_beside(Path(gold_path)), Path(predictions_path),
+            meta_path_beside(Path(predictions_path))]
+
+
+def _render_summary(summary: EvaluationSummary) -> bytes:
+    return (json.dumps(summary.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_evaluation(result: EvaluationResult, out_dir: Path, *, inputs: Sequence[Path] = ()) -> tuple[Path, Path]:
+    """Write summary.json and verdicts.jsonl as one unit; never verdicts without their summary.
+
+    Two files in a directory that also holds the run's predictions cannot be renamed together,
+    so the unit is made by order and by hash: the old verdicts are removed first, the summary
+    (which records the new verdicts' sha256) is written next, the verdicts last, each file
+    atomically (temporary file, fsync, rename). A crash at any point leaves either the complete
+    pair, or a summary whose verdicts are missing — which `load_evaluation` (and so the
+    leaderboard) reports as an incomplete evaluation — and never verdicts without a summary,
+    nor a summary beside another run's verdicts. `inputs` are checked first with
+    `check_output_paths`.
+    """
+    out_dir = Path(out_dir)
+    check_output_paths(out_dir, inputs)
     verdicts_path, summary_path = out_dir / VERDICTS_FILE, out_dir / SUMMARY_FILE
-    summary_bytes = (json.dumps(result.summary.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    write_atomic(verdicts_path, render_verdicts(result.verdicts))
-    write_atomic(summary_path, summary_bytes)
+    verdicts_bytes = render_verdicts(result.verdicts)
+    if sha256_bytes(verdicts_bytes) != result.summary.verdicts_sha256:
+        raise EvaluationError("the verdicts differ from the ones the summary was made from")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if verdicts_path.exists() or verdicts_path.is_symlink():
+        verdicts_path.unlink()
+    write_atomic(summary_path, _render_summary(result.summary))
+    write_atomic(verdicts_path, verdicts_bytes)
     return verdicts_path, summary_path
+
+
+class IncompleteEvaluationError(EvaluationError):
+    """A run directory whose summary.json and verdicts.jsonl do not form a complete evaluation."""
 
 
 def load_summary(path: Path) -> EvaluationSummary:
@@ -592,6 +699,30 @@ def load_summary(path: Path) -> EvaluationSummary:
         return EvaluationSummary.model_validate_json(Path(path).read_bytes())
     except (OSError, ValidationError) as exc:
         raise EvaluationError(f"{path} is not a readable evaluation summary: {exc}") from exc
+
+
+def load_evaluation(run_dir: Path) -> tuple[EvaluationSummary, Path]:
+    """The summary of a complete evaluation in `run_dir`, checked against its verdicts.jsonl.
+
+    IncompleteEvaluationError when either file is missing or the verdicts' sha256 differs from
+    the summary's record (an interrupted write, or files from two runs).
+    """
+    run_dir = Path(run_dir)
+    summary_path, verdicts_path = run_dir / SUMMARY_FILE, run_dir / VERDICTS_FILE
+    if not summary_path.is_file():
+        raise IncompleteEvaluationError(f"{run_dir} has no {SUMMARY_FILE}: evaluate the run first")
+    summary = load_summary(summary_path)
+    if not verdicts_path.is_file():
+        raise IncompleteEvaluationError(
+            f"{run_dir} has {SUMMARY_FILE} but no {VERDICTS_FILE}: the evaluation was interrupted; evaluate again"
+        )
+    actual = sha256_file(verdicts_path)
+    if actual != summary.verdicts_sha256:
+        raise IncompleteEvaluationError(
+            f"{verdicts_path} has sha256 {actual} but {summary_path.name} records {summary.verdicts_sha256}: "
+            "the pair is not one evaluation; evaluate again"
+        )
+    return summary, verdicts_path
 
 
 def load_verdicts(path: Path) -> list[Verdict]:

@@ -1,13 +1,18 @@
 """The leaderboard: rank evaluation runs that answered the same questions against the same gold.
 
-Runs are comparable only when their qid-set hash AND gold date are equal; the ranked group is
+Runs are comparable only when their qid-set hash AND gold date are equal — the hash of the
+scoring set (the served qids minus the ones the gold manifest withdraws), so runs scored on
+different sets never rank together; the ranked group is
 the largest comparable group (optionally restricted to one gold date; ties go to the later date,
 then to the smaller hash, so the choice is deterministic). Every other run is listed as
 unranked with the reason. A judge whose model family equals a ranked agent's family is refused
 (DESIGN §4.7), since a model grading its own family's answers is not an independent judge.
 
-Intervals are 95% Wilson score intervals on correct / n_served (judge errors count as not
-correct, as in the summary; such rows are flagged).
+Intervals are 95% Wilson score intervals on correct / n_scored (judge errors count as not
+correct, as in the summary; such rows are flagged). A run counts only when its summary and
+verdicts form a complete evaluation (`load_evaluation`); an interrupted one is listed as
+unranked. Gold recomputed after its day's cut-off (a provider without a point-in-time clock,
+backfilled late) is marked in the board's notes.
 
 The chart of accuracy by visibility level and tier is written twice: as a table (CSV) and as a
 PNG (one panel per tier, one line per ranked agent), drawn with matplotlib's Agg backend under
@@ -27,7 +32,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from livesearch_pipeline.core.snapshot import write_atomic
-from livesearch_pipeline.evaluation.evaluator import SUMMARY_FILE, EvaluationSummary, load_summary
+from livesearch_pipeline.evaluation.evaluator import (
+    SUMMARY_FILE,
+    EvaluationSummary,
+    IncompleteEvaluationError,
+    load_evaluation,
+    load_summary,
+)
 from livesearch_pipeline.evaluation.judge import ensure_judge_independent
 
 Z_95 = 1.959963984540054
@@ -61,7 +72,8 @@ class LeaderboardRow(_Row):
     model: str | None
     accuracy: float
     correct: int
-    n: int
+    n: int  # the scoring set's size
+    withdrawn: int
     wilson_low: float
     wilson_high: float
     judge_errors: int
@@ -91,7 +103,10 @@ class ChartPoint(_Row):
 
 class Leaderboard(_Row):
     gold_date: str
-    qid_set_hash: str
+    qid_set_hash: str  # of the scoring set
+    scored: int
+    withdrawn: int
+    gold_late_backfill: bool
     judge_models: list[str]
     rows: list[LeaderboardRow]
     unranked: list[UnrankedRun]
@@ -103,6 +118,7 @@ class Leaderboard(_Row):
 class RunSummary:
     run_dir: Path
     summary: EvaluationSummary
+    incomplete: str | None = None  # why the evaluation cannot be used (an interrupted write)
 
     @property
     def agent(self) -> str:
@@ -119,17 +135,26 @@ def load_runs(run_dirs: Sequence[Path]) -> list[RunSummary]:
         path = Path(run_dir) / SUMMARY_FILE
         if not path.is_file():
             raise LeaderboardError(f"{run_dir} has no {SUMMARY_FILE}: evaluate the run first")
-        runs.append(RunSummary(Path(run_dir), load_summary(path)))
+        try:
+            summary, _ = load_evaluation(Path(run_dir))
+        except IncompleteEvaluationError as exc:
+            runs.append(RunSummary(Path(run_dir), load_summary(path), incomplete=str(exc)))
+        else:
+            runs.append(RunSummary(Path(run_dir), summary))
     return runs
 
 
 def _choose_group(runs: Sequence[RunSummary], date: str | None) -> tuple[str, str]:
     sizes: dict[tuple[str, str], int] = {}
     for run in runs:
-        if date is None or run.group[0] == date:
+        if run.incomplete is None and (date is None or run.group[0] == date):
             sizes[run.group] = sizes.get(run.group, 0) + 1
     if not sizes:
-        raise LeaderboardError(f"no evaluation run has gold date {date}")
+        incomplete = [str(r.run_dir) for r in runs if r.incomplete is not None]
+        raise LeaderboardError(
+            "no complete evaluation run" + (f" has gold date {date}" if date else "")
+            + (f" (incomplete: {', '.join(incomplete)})" if incomplete else "")
+        )
     # Largest group, then the later date, then the smaller hash: deterministic.
     return min(sizes, key=lambda g: (-sizes[g], _negated_date(g[0]), g[1]))
 
@@ -139,6 +164,8 @@ def _negated_date(iso: str) -> tuple[int, ...]:
 
 
 def _unranked_reason(run: RunSummary, group: tuple[str, str]) -> str:
+    if run.incomplete is not None:
+        return f"incomplete evaluation: {run.incomplete}"
     date, qid_hash = group
     reasons = []
     if run.group[0] != date:
@@ -164,7 +191,7 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None) -> L
     if not runs:
         raise LeaderboardError("no evaluation runs given")
     group = _choose_group(runs, date)
-    ranked = [r for r in runs if r.group == group]
+    ranked = [r for r in runs if r.group == group and r.incomplete is None]
     judge_models = sorted({r.summary.judge_model for r in ranked if r.summary.judge_model})
     agent_models = {f"{r.agent} [{r.run_dir.name}]": r.summary.model for r in ranked}
     for judge_model in judge_models:
@@ -178,11 +205,11 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None) -> L
     rows = []
     for run in ranked:
         s = run.summary
-        low, high = wilson_interval(s.correct, s.n_served)
+        low, high = wilson_interval(s.correct, s.n_scored)
         rows.append(
             LeaderboardRow(
                 rank=0, agent=run.agent, model=s.model, accuracy=s.accuracy, correct=s.correct,
-                n=s.n_served, wilson_low=low, wilson_high=high, judge_errors=s.judge_errors,
+                n=s.n_scored, withdrawn=s.n_withdrawn, wilson_low=low, wilson_high=high, judge_errors=s.judge_errors,
                 flagged=s.flagged,
                 by_tier={k: b.accuracy for k, b in s.by_tier.items()},
                 by_asset_class={k: b.accuracy for k, b in s.by_asset_class.items()},
@@ -201,10 +228,16 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None) -> L
             reason=_unranked_reason(r, group), run_dir=str(r.run_dir),
         )
         for r in runs
-        if r.group != group
+        if r.group != group or r.incomplete is not None
     ]
+    first = ranked[0].summary
+    late = any(r.summary.gold_late_backfill for r in ranked)
+    if late:
+        notes.append(f"the gold of {group[0]} was recomputed after the day's cut-off (late backfill, "
+                     f"retrieved {first.gold_vintage}); it may hold figures published after that day")
     return Leaderboard(
-        gold_date=group[0], qid_set_hash=group[1], judge_models=judge_models,
+        gold_date=group[0], qid_set_hash=group[1], scored=first.n_scored, withdrawn=first.n_withdrawn,
+        gold_late_backfill=late, judge_models=judge_models,
         rows=_rank(rows), unranked=unranked, chart=chart, notes=notes,
     )
 
@@ -213,7 +246,8 @@ def render_markdown(board: Leaderboard) -> str:
     tiers = sorted({t for row in board.rows for t in row.by_tier})
     header = ["rank", "agent", "model", "accuracy", "95% CI", "correct/n", *tiers, "flags"]
     lines = [
-        f"# Leaderboard — gold {board.gold_date}, qid set {board.qid_set_hash[:12]}…",
+        f"# Leaderboard — gold {board.gold_date}{' (late backfill)' if board.gold_late_backfill else ''}, "
+        f"scoring set {board.qid_set_hash[:12]}… ({board.scored} scored, {board.withdrawn} withdrawn)",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),

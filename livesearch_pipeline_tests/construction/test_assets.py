@@ -65,8 +65,11 @@ def test_every_construction_asset_is_materialised_with_its_metadata(two_builds):
     (root, result), _ = two_builds
     materialized = {m.asset_key.to_user_string(): m.metadata
                     for m in (e.event_specific_data.materialization for e in result.get_asset_materialization_events())}
-    assert set(materialized) == {"tool_catalog", "tool_probe", "coverage", "candidates",
+    assert set(materialized) == {"tool_catalog", "tool_probe", "coverage", "candidates", "candidate_dynamics",
                                  "verbalized_questions", "question_pool"}
+    # The replay ends on the enumeration date, at point in time (the embedded service has a clock).
+    assert materialized["candidate_dynamics"]["as_of"].value == CLOCK
+    assert materialized["candidate_dynamics"]["point_in_time"].value is True
     manifest = read_manifest(DataPaths(root).pool)
     assert materialized["question_pool"]["questions"].value == manifest.questions == len(_pool(root))
     assert materialized["verbalized_questions"]["verbalizer"].value == "template"
@@ -118,7 +121,8 @@ def test_a_second_run_into_a_fresh_root_writes_byte_identical_pool_files(two_bui
     for manifest in manifests:
         manifest.pop("created_at")
     assert manifests[0] == manifests[1]
-    for table in ("catalog", "probe", "coverage", "candidates", "verbalized", "rejects"):
+    for table in ("catalog", "probe", "coverage", "candidates", "dynamics", "dynamics_filters", "profiled",
+                  "verbalized", "rejects"):
         assert (first_paths.construction / TABLES[table]).read_bytes() == \
             (second_paths.construction / TABLES[table]).read_bytes(), table
 

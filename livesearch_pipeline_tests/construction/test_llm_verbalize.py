@@ -19,9 +19,9 @@ from livesearch_pipeline_tests.evaluation.llm_fakes import scripted_chat_server
 MODEL = "openai/verbalizer-test"
 GOOD = {
     "keep": True, "reason": "answerable from exchange data",
-    "question": "For the most recent Shanghai trading session, what was the closing price of "
-                "Kweichow Moutai (600519.SH)? Give the number in CNY, rounded to 2 decimal places.",
-    "question_zh": "最近一个沪深交易日，贵州茅台（600519.SH）的收盘价是多少？请以CNY为单位，保留2位小数。",
+    "question": "What was the closing price of Kweichow Moutai (600519.SH) on the most recent trading day, "
+                "in CNY to 2 decimals?",
+    "question_zh": "贵州茅台（600519.SH）最近一个交易日的收盘价是多少元？保留2位小数。",
     "match": {"rule": "approx", "abs_tol": 0.005, "rel_tol": None, "unit": "CNY", "decimals": 2},
 }
 

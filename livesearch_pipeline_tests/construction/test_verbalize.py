@@ -4,23 +4,34 @@ from __future__ import annotations
 
 import pytest
 
-from livesearch_pipeline.construction.enumerate import proposed_rule, value_format
+from livesearch_pipeline.construction.formats import proposed_rule, value_format, zh_unit
+from livesearch_pipeline.construction.lexicon import LexiconError
 from livesearch_pipeline.construction.verbalize import (
     TEMPLATE,
     Verbalized,
     finalize,
+    lint_context,
     template_question_en,
     template_question_zh,
     template_verbalize,
 )
+from livesearch_pipeline.construction.lint import lint_question
 from livesearch_pipeline.core.catalog import FieldMeta
 from livesearch_pipeline.core.dategate import check_text
+from livesearch_pipeline.core.matching import match_answer
 from livesearch_pipeline.core.models import Format, MatchRule
 from livesearch_pipeline_tests.construction.builders import candidate
 
 PRICE = FieldMeta(name="close", type="number", unit="CNY", description="closing price")
+NAV = FieldMeta(name="unit_nav", type="number", unit="CNY", description="NAV per unit")
 PCT = FieldMeta(name="pct_chg", type="number", unit="%", description="daily change")
-VOLUME = FieldMeta(name="vol", type="integer", unit="lots", description="volume")
+MACRO_PCT = FieldMeta(name="nt_yoy", type="number", unit="%", description="national CPI year-over-year change")
+VOLUME = FieldMeta(name="vol", type="number", unit="lots", description="volume")
+HOLDING = FieldMeta(name="hold_amount", type="number", unit="shares", description="shares held")
+AMOUNT = FieldMeta(name="amount", type="number", unit="thousand CNY", description="turnover value")
+TOTAL_MV = FieldMeta(name="total_mv", type="number", unit="HKD", description="total market value")
+INDEX = FieldMeta(name="close", type="number", unit="points", description="closing level")
+FX = FieldMeta(name="bid_close", type="number", unit="quote currency", description="bid close")
 NAME = FieldMeta(name="industry", type="text", description="industry")
 LISTED = FieldMeta(name="list_date", type="date", description="listing date")
 
@@ -32,15 +43,28 @@ LISTED = FieldMeta(name="list_date", type="date", description="listing date")
     ("field", "aggregate", "sample", "expected"),
     [
         (PRICE, None, 1688.5, Format(kind="number", decimals=2, unit="CNY")),
-        (PRICE, None, 0.35, Format(kind="number", decimals=4, unit="CNY")),
-        (PRICE, "std", 1688.5, Format(kind="number", decimals=4, unit="CNY")),
+        (PRICE, None, 0.35, Format(kind="number", decimals=2, unit="CNY")),  # never 4-decimal prices
+        (PRICE, "std", 1688.5, Format(kind="number", decimals=2, unit="CNY")),
+        (NAV, None, 1.2847, Format(kind="number", decimals=4, unit="CNY")),  # NAV keeps 4
+        (FX, None, 7.1032, Format(kind="number", decimals=4)),
         (PRICE, "pct_change", 1688.5, Format(kind="percent", decimals=2, unit="%")),
         (PRICE, "argmax", 1688.5, Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")),
         (PRICE, "count", 1688.5, Format(kind="integer")),
         (PCT, None, 1.25, Format(kind="percent", decimals=2, unit="%")),
-        (PCT, None, 0.05, Format(kind="percent", decimals=4, unit="%")),
-        (VOLUME, "sum", 120, Format(kind="integer", unit="lots")),
-        (VOLUME, "mean", 120, Format(kind="number", decimals=2, unit="lots")),
+        (PCT, None, 0.05, Format(kind="percent", decimals=2, unit="%")),  # never 4-decimal percentages
+        (MACRO_PCT, None, 0.3, Format(kind="percent", decimals=1, unit="%")),
+        (INDEX, None, 4812.37, Format(kind="number", decimals=2, unit="points")),
+        # amounts and share counts get a scale word: "5.38 billion HKD", "6.12 million shares"
+        (TOTAL_MV, None, 53_844_347_768.0, Format(kind="number", decimals=2, unit="billion HKD", scale=1e-9)),
+        (AMOUNT, None, 2_500_000.0, Format(kind="number", decimals=2, unit="billion CNY", scale=1e-6)),
+        (AMOUNT, None, 25_000.0, Format(kind="number", decimals=2, unit="million CNY", scale=1e-3)),
+        (AMOUNT, None, 50.0, Format(kind="number", decimals=2, unit="CNY", scale=1e3)),
+        (VOLUME, None, 61159, Format(kind="number", decimals=2, unit="million shares", scale=1e-4)),
+        # a 60-session sum outgrows the one record that picks the scale: a sum always gets one
+        (VOLUME, "sum", 120, Format(kind="number", decimals=2, unit="million shares", scale=1e-4)),
+        (VOLUME, "max", 120, Format(kind="integer", unit="shares", scale=100.0)),
+        (VOLUME, "mean", 120, Format(kind="number", decimals=2, unit="shares", scale=100.0)),
+        (HOLDING, None, 15_000, Format(kind="integer", unit="shares")),
         (NAME, None, "Liquor", Format(kind="text")),
         (LISTED, None, "20010827", Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")),
     ],
@@ -49,14 +73,53 @@ def test_value_format(field, aggregate, sample, expected):
     assert value_format(field, aggregate, sample, "%Y%m%d") == expected
 
 
+def test_value_format_reads_the_tool_override_when_given():
+    # balancesheet.total_share is share capital in CNY (an amount), not a share count
+    capital = FieldMeta(name="total_share", type="number", unit="CNY", description="share capital")
+    assert value_format(capital, None, 2e9, "%Y%m%d", tool="balancesheet") == Format(
+        kind="number", decimals=2, unit="billion CNY", scale=1e-9)
+    assert value_format(capital, None, 2e9, "%Y%m%d") == value_format(capital, None, 2e9, "%Y%m%d",
+                                                                         tool="balancesheet")
+
+
+def test_value_format_without_a_fitting_lexicon_entry_is_an_error_naming_the_field():
+    unknown = FieldMeta(name="no_such_field", type="number", unit="CNY", description="?")
+    with pytest.raises(LexiconError, match="no_such_field"):
+        value_format(unknown, None, 1.0, "%Y%m%d")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "expected"),
+    [
+        (Format(kind="number", decimals=2, unit="billion CNY"), ("亿元", 2)),
+        (Format(kind="number", decimals=2, unit="million HKD"), ("万港元", 2)),
+        (Format(kind="number", decimals=2, unit="million shares"), ("万股", 2)),
+        (Format(kind="number", decimals=2, unit="USD"), ("美元", 2)),
+        (Format(kind="number", decimals=2, unit="points"), ("点", 2)),
+        (Format(kind="percent", decimals=2, unit="%"), ("", 2)),
+    ],
+)
+def test_chinese_unit_is_chinese_and_one_scale_finer(fmt, expected):
+    assert zh_unit(fmt) == expected
+
+
+def test_chinese_precision_passes_the_english_rule():
+    """Asked in 亿元 to 2 decimals, a correct Chinese answer passes the billion-CNY rule."""
+    rule = proposed_rule(Format(kind="number", decimals=2, unit="billion CNY", scale=1e-9))
+    gold = 538.44423  # billion CNY
+    assert match_answer(rule, gold, "5384.44亿元").correct
+    rule = proposed_rule(Format(kind="number", decimals=2, unit="million CNY", scale=1e-6))
+    assert match_answer(rule, 327.4449, "32744.49万元").correct
+
+
 def test_proposed_rule_by_format_kind():
     assert proposed_rule(Format(kind="text")) == MatchRule(rule="semantic")
     assert proposed_rule(Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")) == MatchRule(rule="exact")
-    assert proposed_rule(Format(kind="integer", unit="lots")) == MatchRule(rule="exact", unit="lots")
+    assert proposed_rule(Format(kind="integer", unit="shares")) == MatchRule(rule="exact", unit="shares")
     assert proposed_rule(Format(kind="number", decimals=2, unit="CNY")) == MatchRule(
         rule="approx", unit="CNY", decimals=2)
-    assert proposed_rule(Format(kind="percent", decimals=4, unit="%")) == MatchRule(
-        rule="approx", unit="%", decimals=4)
+    assert proposed_rule(Format(kind="percent", decimals=2, unit="%")) == MatchRule(
+        rule="approx", unit="%", decimals=2)
 
 
 # --------------------------------------------------------------------------- template texts
@@ -80,16 +143,22 @@ def test_template_texts_pass_the_date_gate_and_state_unit_and_precision(anchor, 
         assert "600519.SH" in text
     final = c.program.extract.format
     if final.kind == "number":
-        assert "in CNY" in en and "rounded to 2 decimal places" in en
-        assert "以CNY为单位" in zh and "保留2位小数" in zh
+        assert en.endswith(", in CNY to 2 decimals?") and en.count("CNY") == 1
+        assert "是多少元？保留2位小数。" in zh
     elif final.kind == "percent":
-        assert "percentage" in en and "2 decimal places" in en
-        assert "百分比" in zh and "保留2位小数" in zh
+        assert en.endswith(", in percent to 2 decimals?")
+        assert "以百分比表示，保留2位小数" in zh
     else:
-        assert "YYYY-MM-DD" in en and "YYYY-MM-DD" in zh
+        assert "YYYY-MM-DD" in en and "YYYY-MM-DD" in zh and "是多少" not in zh
+    assert en.startswith(("What was the closing price of Name 600519.SH (600519.SH)",
+                          "What was the average closing price of Name 600519.SH (600519.SH)",
+                          "By what percentage did the closing price of Name 600519.SH (600519.SH)",
+                          "On which trading day in the last 5 sessions did Name 600519.SH (600519.SH)"))
+    assert zh.startswith("Name 600519.SH（600519.SH）")
     if anchor.startswith("window:"):
         n = anchor.split(":")[1]
         assert f"last {n} " in en and f"最近{n}个" in zh
+    assert lint_question(en, zh, lint_context(c)) == []
 
 
 def test_no_chinese_text_outside_chinese_markets():
@@ -166,9 +235,9 @@ def test_period_anchor_names_the_completed_period_the_program_asks_for():
 
     c = candidate(anchor="period:year:1", tier="T1")
     en, zh = template_question_en(c), template_question_zh(c)
-    assert en.startswith("For the calendar year before the most recently completed one, what was the closing price")
-    assert "most recent period published" not in en
-    assert zh.startswith("最近一个已结束年度的上一个年度，")
+    assert en == ("What was the closing price of Name 600519.SH (600519.SH) for the calendar year before the "
+                  "most recently completed one, in CNY to 2 decimals?")
+    assert zh.startswith("Name 600519.SH（600519.SH）最近一个已结束年度的上一个年度的收盘价")
     assert check_text(en).passed and check_text(zh).passed
     assert period_phrase_en("quarter:0") == "the most recently completed calendar quarter"
     assert period_phrase_en("month:3") == "the calendar month 3 calendar months before the most recently completed one"

@@ -76,7 +76,8 @@ def read(**kwargs) -> ExtractedValue:
         ({"select": sel("latest", anchor={"days_back": 0})}, 10.0, "20261127"),
         ({"select": sel("snapshot", anchor={"sessions_back": 2, "calendar": "XSHG"})}, 11.0, "20261125"),
         ({"select": sel("match", key="vol", value=200)}, 11.0, None),
-        ({"select": sel("latest", where={"vol": 300})}, 12.0, "20261126"),
+        # `where` names a series on the latest time key of the response (see the test below).
+        ({"select": sel("latest", where={"vol": 100})}, 10.0, "20261127"),
         # Period keys are compared as their period end: November is not complete on AS_OF.
         ({"call": "cpi", "field": "nt_yoy", "select": sel("latest", key="month", key_fmt="YYYYMM")}, 0.4, "202610"),
         ({"call": "cpi", "field": "nt_yoy",
@@ -393,3 +394,20 @@ def test_an_anchor_outside_the_calendar_is_raised_not_reported_as_data():
                    select=sel("snapshot", anchor={"sessions_back": 0, "calendar": "XSHG"}))
     with pytest.raises(CalendarRangeError, match="outside the XSHG calendar"):
         run_extractor(ex, RESPONSES, dt.date(2031, 1, 6))
+
+
+def test_latest_of_a_named_series_reads_the_latest_period_of_the_whole_response():
+    """A holder that left the top ten has no record in the latest period: the question selects
+    nothing (withdrawn on that day) instead of answering with an older period's holding."""
+    holders = {"hold": {"items": [
+        {"end_date": "20260930", "holder_name": "Fund A", "hold_ratio": 30.5},
+        {"end_date": "20260930", "holder_name": "Fund B", "hold_ratio": 12.25},
+        {"end_date": "20260630", "holder_name": "Fund A", "hold_ratio": 29.0},
+        {"end_date": "20260630", "holder_name": "Fund C", "hold_ratio": 8.0},
+    ]}}
+    latest = {"mode": "latest", "key": "end_date"}
+    fund_a = ref(call="hold", field="hold_ratio", select={**latest, "where": {"holder_name": "Fund A"}})
+    assert read_value(fund_a, holders, AS_OF) == ExtractedValue(30.5, "20260930")
+    fund_c = ref(call="hold", field="hold_ratio", select={**latest, "where": {"holder_name": "Fund C"}})
+    with pytest.raises(ExtractionEmpty, match="matched no record"):
+        read_value(fund_c, holders, AS_OF)

@@ -24,7 +24,9 @@ PERCENT_2DP = MatchRule(rule="approx", unit="%", decimals=2)
         (MatchRule(rule="approx", rel_tol=0.01, unit="USD million"), 422_000, "$422 billion", None, True),
         (MatchRule(rule="approx", unit="亿元", decimals=2), 1234.5678, "1234.57", None, True),
         (MatchRule(rule="approx", unit="亿元", decimals=2), 1234.5678, "1234.57亿元", None, True),
-        (MatchRule(rule="approx", unit="亿元", decimals=2), 1234.5678, "123,456,780,000 yuan", None, False),
+        # a bare number may also be in base units (issue 13): 123,456,780,000 yuan is 1234.5678 亿元
+        (MatchRule(rule="approx", unit="亿元", decimals=2), 1234.5678, "123,456,780,000 yuan", None, True),
+        (MatchRule(rule="approx", unit="亿元", decimals=2), 1234.5678, "123,456,000,000 yuan", None, False),
         (MatchRule(rule="approx", unit="亿元", decimals=2), 1234.5678, "1234.57 CNY", None, True),
         (MatchRule(rule="approx", unit="亿元", decimals=2), 1234.5678, "123.457 billion yuan", None, True),
         (MatchRule(rule="exact", unit="手", decimals=0), 1234, "1234手", None, True),
@@ -40,7 +42,10 @@ PERCENT_2DP = MatchRule(rule="approx", unit="%", decimals=2)
         # percent
         (PERCENT_2DP, 1.23, "1.23%", None, True),
         (PERCENT_2DP, 1.23, "1.23", None, True),
-        (PERCENT_2DP, 1.23, "0.0123", None, False),
+        # a plain fraction for a percentage, as FinSearchComp's judge accepts, at the same tolerance
+        (PERCENT_2DP, 1.23, "0.0123", None, True),
+        (PERCENT_2DP, 1.23, "0.012", None, False),
+        (PERCENT_2DP, 1.23, "-0.0123", None, False),
         (PERCENT_2DP, 1.23, "123 bps", None, True),
         (PERCENT_2DP, 1.23, "百分之1.23", None, True),
         (MatchRule(rule="approx", unit="bps", decimals=0), 25, "0.25%", None, True),
@@ -321,3 +326,65 @@ def test_text_is_never_approx_and_takes_no_tolerances(proposed: MatchRule, fmt: 
 def test_clamp_rejects_inconsistent_input(fmt: Format, value_kind: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         clamp_rule(MatchRule(rule="approx"), fmt, aggregate=None, value_kind=value_kind)
+
+
+# --------------------------------------------------------------------------- issue 13: scales across languages
+
+BILLION_HKD = MatchRule(rule="approx", unit="billion HKD", decimals=2)
+
+
+@pytest.mark.parametrize(
+    ("answer", "correct"),
+    [
+        ("5.38 billion HKD", True),
+        ("53.84亿港元", True),  # the Chinese question's unit, one scale finer
+        ("5,384,434,777 HKD", True),  # base units: the scale is the only difference
+        ("HK$5.38bn", True),
+        ("5.38", True),  # bare: in the rule's unit
+        ("5.40 billion HKD", False),
+        ("5,430,000,000 HKD", False),
+        ("538 HKD", False),  # neither reading is within the tolerance
+        ("-5.38 billion HKD", False),  # a sign mismatch fails under every reading
+        ("5.38 billion USD", False),
+    ],
+)
+def test_units_normalise_across_scales_and_languages(answer: str, correct: bool) -> None:
+    outcome = match_answer(BILLION_HKD, 5.38, answer)
+    assert outcome.correct is correct, outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "correct"),
+    [
+        ("(1.25) million CNY", True),
+        ("(1.25) million", True),
+        ("(125.00)万元", True),
+        ("(1.25 million) CNY", True),
+        ("1.25 million CNY", False),
+    ],
+)
+def test_accounting_negative_with_a_scale_word(answer: str, correct: bool) -> None:
+    rule = MatchRule(rule="approx", unit="million CNY", decimals=2)
+    outcome = match_answer(rule, -1.25, answer)
+    assert outcome.correct is correct, outcome.reason
+
+
+def test_fraction_reading_is_named_in_the_reason() -> None:
+    outcome = match_answer(MatchRule(rule="approx", unit="%", decimals=2), 1.23, "0.0123")
+    assert outcome.correct and "fraction" in outcome.reason
+
+
+def test_cli_reads_a_date_gold_as_a_date(capsys: pytest.CaptureFixture[str]) -> None:
+    from livesearch_pipeline.cli import main
+
+    exact = '{"rule":"exact"}'
+    assert main(["match", "--match", exact, "--value", "20140914", "--answer", "2014-09-14"]) == 0
+    assert main(["match", "--match", exact, "--value", "2014-09-14", "--answer", "September 14, 2014"]) == 0
+    assert main(["match", "--match", exact, "--value", "20140914", "--answer", "2014-09-15"]) == 1
+    assert main(["match", "--match", exact, "--value", "20140914", "--value-type", "date",
+                 "--answer", "2014年9月14日"]) == 0
+    # an exact rule with a unit is a count, not a date: 8 digits stay a number
+    assert main(["match", "--match", '{"rule":"exact","unit":"shares"}', "--value", "20140914",
+                 "--answer", "20,140,914 shares"]) == 0
+    assert main(["match", "--match", exact, "--value", "x", "--value-type", "date", "--answer", "1"]) == 2
+    assert "is not a date" in capsys.readouterr().err

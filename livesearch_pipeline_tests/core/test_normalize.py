@@ -213,3 +213,17 @@ def test_final_number_rejects_contradictory_expectations() -> None:
         final_number("5", expect_currency="EUR")
     with pytest.raises(ValueError, match="contradicts"):
         final_number("5", expect_currency="USD", expect_unit="shares")
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("(1.25) million CNY", -1.25e6, "CNY"),
+        ("(1.25) 亿元", -1.25e8, "CNY"),
+        ("a loss of (3.5) bn USD", -3.5e9, "USD"),
+        ("(47.9)", -47.9, None),
+    ],
+)
+def test_accounting_negative_takes_a_scale_word_after_the_parenthesis(text, value, unit):
+    (n,) = parse_numbers(text)
+    assert n.value == pytest.approx(value) and n.unit == unit and n.negative_by == "()"

@@ -359,3 +359,116 @@ def test_load_pool_never_executes_anything(tmp_path, monkeypatch):
     monkeypatch.setattr(program_module, "resolve_date_spec", forbidden)
     path = write_pool(tmp_path / "q.jsonl", [make_question(prog=two_call_program()).model_dump_json()])
     assert len(load_pool(path, CATALOG)) == 1
+
+
+# --------------------------------------------------------------------------- pools checked before they run
+
+import functools  # noqa: E402
+
+from livesearch_pipeline.construction.pool import MANIFEST_FILE, POOL_FILE, load_checked_pool  # noqa: E402
+from livesearch_pipeline.construction.pool import write_pool as write_pool_dir  # noqa: E402
+from livesearch_pipeline.core.program import (  # noqa: E402
+    MAX_CALLS_PER_PROGRAM,
+    MAX_DAYS_BACK,
+    MAX_PERIODS_BACK,
+    MAX_SESSIONS_BACK,
+    check_question,
+)
+
+
+def _with_program(calls: list[dict], **extract_overrides) -> Question:
+    """A pool question carrying `calls` (its signature is not recomputed: the tool may be unknown)."""
+    prog = program(calls, extract(**extract_overrides))
+    return make_question().model_copy(update={"program": prog, "qid": compute_qid(prog, "600519.SH")})
+
+
+@functools.cache
+def _twenty_thousand_calls() -> Question:
+    return _with_program([daily_call(f"c{i}") for i in range(20_000)])  # built once: ~5 s of validation
+
+
+UNSAFE_QUESTIONS = [
+    ("unknown tool", lambda: _with_program([{"id": "c1", "tool": "no_such_tool", "args": {}}]),
+     r"calls\[0\] \(c1\).tool: unknown tool 'no_such_tool'"),
+    ("non-data tool", lambda: _with_program([{"id": "c1", "tool": "web_search", "args": {"q": "x"}}]),
+     r"calls\[0\] \(c1\).tool: .*role 'search'; only data tools define gold"),
+    ("bogus extractor path", lambda: _with_program([daily_call()], path="items.0.secrets"),
+     r"extract.path: 'items.0.secrets' is not a path of a data tool's response"),
+    ("bogus extractor field", lambda: _with_program([daily_call()], field="password"),
+     r"extract.field: tool 'daily' has no field 'password'"),
+    ("bad date format", lambda: _with_program([daily_call(dates={
+        "start_date": {"sessions_back": 19, "calendar": "XSHG", "fmt": "%Y-%m-%d %H:%M"},
+        "end_date": {"sessions_back": 0, "calendar": "XSHG"}})]),
+     r"calls\[0\] \(c1\).dates.start_date.fmt: '%Y-%m-%d %H:%M' but 'daily' expects '%Y%m%d'"),
+    ("20,000 calls", lambda: _twenty_thousand_calls(),
+     rf"calls: 20000 calls, more than the {MAX_CALLS_PER_PROGRAM} a program may make"),
+    ("window of sessions", lambda: _with_program([daily_call(window=5000)]),
+     rf"calls\[0\] \(c1\).dates.start_date.sessions_back: 5000 is beyond the bound of {MAX_SESSIONS_BACK}"),
+    ("window of days", lambda: _with_program([daily_call(dates={
+        "start_date": {"days_back": 20000}, "end_date": {"days_back": 0}})]),
+     rf"calls\[0\] \(c1\).dates.start_date.days_back: 20000 is beyond the bound of {MAX_DAYS_BACK}"),
+    ("periods back", lambda: _with_program([{"id": "c1", "tool": "cn_cpi", "dates": {
+        "end_m": {"period": "month", "periods_back": 200, "fmt": "YYYYMM"}}}],
+        field="nt_yoy", select={"mode": "latest", "key": "month", "key_fmt": "YYYYMM"},
+        format={"kind": "percent", "decimals": 1}),
+     rf"calls\[0\] \(c1\).dates.end_m.periods_back: 200 is beyond the bound of {MAX_PERIODS_BACK}"),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "message"), UNSAFE_QUESTIONS, ids=[c[0] for c in UNSAFE_QUESTIONS])
+def test_check_question_refuses_what_must_not_run(name, make, message):
+    question = make()
+    with pytest.raises(ProgramError, match=rf"{question.qid} {message}"):
+        check_question(question, CATALOG)
+
+
+def test_built_programs_stay_inside_the_bounds():
+    from livesearch_pipeline.construction.enumerate import AGGREGATE_WINDOWS, LATEST_WINDOW, SNAPSHOT_BACK
+    from livesearch_pipeline.construction.sampling import LOOKBACK_DAYS
+
+    assert max(LOOKBACK_DAYS.values()) <= MAX_DAYS_BACK
+    assert max(*AGGREGATE_WINDOWS, LATEST_WINDOW, SNAPSHOT_BACK) <= MAX_SESSIONS_BACK
+    check_question(make_question(prog=mean_close_program(window=MAX_SESSIONS_BACK)), CATALOG)
+
+
+def _pool_dir(tmp_path: Path, questions: list[Question]) -> Path:
+    root = tmp_path / "pool"
+    write_pool_dir(root, questions, data_service="test-service")
+    return root
+
+
+def test_load_checked_pool_returns_the_manifest_and_the_questions(tmp_path):
+    root = _pool_dir(tmp_path, [make_question(entity="600519.SH"), make_question(entity="000001.SZ")])
+    manifest, questions = load_checked_pool(root, CATALOG)
+    assert manifest.questions == 2 and sorted(q.entity for q in questions) == ["000001.SZ", "600519.SH"]
+
+
+def test_load_checked_pool_refuses_a_tampered_questions_file(tmp_path):
+    root = _pool_dir(tmp_path, [make_question()])
+    pool = root / POOL_FILE
+    pool.write_bytes(pool.read_bytes().replace(b"mean close", b"mean  close"))
+    with pytest.raises(PoolLoadError, match=rf"{pool} has sha256 [0-9a-f]{{64}} but {MANIFEST_FILE} records"):
+        load_checked_pool(root, CATALOG)
+
+
+@pytest.mark.parametrize(("name", "make", "message"), UNSAFE_QUESTIONS[:5] + UNSAFE_QUESTIONS[6:],
+                         ids=[c[0] for c in UNSAFE_QUESTIONS[:5] + UNSAFE_QUESTIONS[6:]])
+def test_load_checked_pool_refuses_an_unsafe_program_even_with_a_matching_manifest(tmp_path, name, make, message):
+    bad = make()
+    root = _pool_dir(tmp_path, [make_question(), bad])  # the manifest's sha256 is the bad pool's own
+    with pytest.raises(PoolLoadError, match=rf"{root / POOL_FILE}:\d: {bad.qid} {message}"):
+        load_checked_pool(root, CATALOG)
+
+
+def test_load_checked_pool_refuses_a_20000_call_program_naming_it(tmp_path):
+    bad = UNSAFE_QUESTIONS[5][1]()
+    root = _pool_dir(tmp_path, [bad])
+    with pytest.raises(PoolLoadError, match=rf"{root / POOL_FILE}:1: {bad.qid} calls: 20000 calls"):
+        load_checked_pool(root, CATALOG)
+
+
+def test_load_checked_pool_needs_its_manifest(tmp_path):
+    root = _pool_dir(tmp_path, [make_question()])
+    (root / MANIFEST_FILE).unlink()
+    with pytest.raises(PoolLoadError, match=rf"no pool manifest {root / MANIFEST_FILE}"):
+        load_checked_pool(root, CATALOG)

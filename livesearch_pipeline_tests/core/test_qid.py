@@ -126,3 +126,23 @@ def test_signature_of_a_combine_blanks_both_entities():
 def test_signature_needs_catalogued_tools():
     with pytest.raises(ValueError, match="call 'c1': tool 'nope' is not in the catalog"):
         compute_signature(program([{"id": "c1", "tool": "nope"}], extract()), CATALOG)
+
+
+def test_signature_blanks_the_series_a_program_pins():
+    """The same template over another series (holder, currency pair, exchange) is one template."""
+    tools = [t.model_copy(update={"series_keys": ["holder_name"]}) if t.name == "top10_holders" else t
+             for t in CATALOG.tools]
+    catalog = CATALOG.model_copy(update={"tools": tools})
+
+    def holding(holder: str) -> Program:
+        return program(
+            [{"id": "c1", "tool": "top10_holders", "args": {"ts_code": "600519.SH"},
+              "dates": {"period": {"period": "quarter", "periods_back": 0}}}],
+            extract(field="hold_ratio", select={"mode": "latest", "key": "end_date",
+                                                "where": {"holder_name": holder}}),
+        )
+
+    assert compute_signature(holding("Fund A"), catalog) == compute_signature(holding("Fund B"), catalog)
+    assert compute_qid(holding("Fund A"), "600519.SH") != compute_qid(holding("Fund B"), "600519.SH")
+    # Without the series declared, the holder stays part of the template.
+    assert compute_signature(holding("Fund A"), CATALOG) != compute_signature(holding("Fund B"), CATALOG)

@@ -16,7 +16,9 @@ from livesearch_pipeline.core.snapshot import (
     SnapshotConflictError,
     SnapshotIntegrityError,
     SnapshotNotFoundError,
+    SnapshotRejectedError,
     SnapshotStore,
+    scoring_qids,
     sha256_file,
     write_atomic,
 )
@@ -24,7 +26,10 @@ from livesearch_pipeline.core.snapshot import (
 DAY = dt.date(2026, 3, 16)
 CREATED = dt.datetime(2026, 3, 16, 18, 0, tzinfo=dt.timezone.utc)
 APPROX = MatchRule(rule="approx", abs_tol=0.005, unit="CNY", decimals=2)
-PROVENANCE = dict(pool_version="pool-v1", data_service="synthetic-test", code_version="abc123")
+CUTOFF = dt.datetime(2026, 3, 16, 7, 0, tzinfo=dt.timezone.utc)
+# sample_answers() withdraws 2 of 4 answers: a cap of one half freezes it.
+PROVENANCE = dict(pool_version="pool-v1", pool_sha256="ab" * 32, data_service="synthetic-test",
+                  code_version="abc123", max_withdrawn_share=0.5, cutoff=CUTOFF)
 
 
 def gold(qid_suffix: int, *, date: dt.date = DAY, value: float = 1.0, args: dict | None = None,
@@ -277,3 +282,55 @@ def test_write_atomic_keeps_old_file_when_write_fails(tmp_path: Path, monkeypatc
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["file.bin"]
     assert os.listdir(tmp_path) == ["file.bin"]
+
+
+# --------------------------------------------------------------------------- withdrawn questions
+
+
+def test_manifest_withdraws_every_empty_or_error_answer(tmp_path):
+    store = SnapshotStore(tmp_path)
+    manifest = write(store, sample_answers()).manifest
+    assert manifest.withdrawn == {gold(2).qid: "empty: the program ran and selected no record",
+                                  gold(4).qid: "error: c1 daily: service unavailable"}
+    assert manifest.pool_sha256 == "ab" * 32 and manifest.cutoff == CUTOFF and not manifest.late_backfill
+    read_manifest, answers = store.read_verified(DAY)
+    assert read_manifest == manifest and len(answers) == 4
+    served = [gold(n).qid for n in (1, 2, 3, 4)]
+    assert scoring_qids(served, manifest) == [gold(1).qid, gold(3).qid]
+
+
+def test_a_day_above_the_withdrawn_cap_writes_nothing(tmp_path):
+    store = SnapshotStore(tmp_path)
+    with pytest.raises(SnapshotRejectedError, match="2 of 4 answers .* above the cap of 25.0%; nothing was frozen"):
+        write(store, sample_answers(), max_withdrawn_share=0.25)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_read_verified_refuses_an_unwithdrawn_unusable_answer(tmp_path):
+    store = SnapshotStore(tmp_path)
+    write(store, sample_answers())
+    manifest_path = store.manifest_path_for(DAY)
+    document = json.loads(manifest_path.read_text())
+    del document["withdrawn"][gold(4).qid]
+    manifest_path.write_text(json.dumps(document))
+    with pytest.raises(SnapshotIntegrityError, match=rf"not withdrawn: \['{gold(4).qid}'\]"):
+        store.read_verified(DAY)
+
+
+def test_read_verified_refuses_a_withdrawn_answered_question(tmp_path):
+    store = SnapshotStore(tmp_path)
+    write(store, sample_answers())
+    manifest_path = store.manifest_path_for(DAY)
+    document = json.loads(manifest_path.read_text())
+    document["withdrawn"][gold(1).qid] = "empty: invented"
+    manifest_path.write_text(json.dumps(document))
+    with pytest.raises(SnapshotIntegrityError, match=rf"withdrawn although answered: \['{gold(1).qid}'\]"):
+        store.read_verified(DAY)
+
+
+def test_a_manifest_states_exactly_one_point_in_time(tmp_path):
+    store = SnapshotStore(tmp_path)
+    with pytest.raises(ValueError, match="exactly one of `cutoff`"):
+        write(store, sample_answers(), cutoff=None)
+    late = write(store, sample_answers(), cutoff=None, vintage=CREATED, late_backfill=True).manifest
+    assert late.vintage == CREATED and late.late_backfill and late.cutoff is None

@@ -40,6 +40,13 @@ def _with_meta(spec, **update):
         ([_with_meta(TOY_SPECS[0], role="search")], "role 'search' tools belong to service 'utility'"),
         ([dataclasses.replace(TOY_SPECS[0], params=(*TOY_SPECS[0].params, ParamSpec("limit", "int", "x")))], "'limit' is reserved"),
         ([dataclasses.replace(TOY_SPECS[0], params=TOY_SPECS[0].params[:1])], "date parameter 'start_date' is not a parameter"),
+        # Field roles and series keys (issue 12): a series is named by a code, identifier or label.
+        ([_with_meta(TOY_SPECS[0], series_keys=["close"])], "series key 'close' has role 'measure'"),
+        ([_with_meta(TOY_SPECS[0], series_keys=["ts_code"])], "series key 'ts_code' is the entity parameter"),
+        ([_with_meta(TOY_SPECS[0], fields=[f.model_copy(update={"role": "label"}) if f.name == "trade_date" else f
+                                           for f in TOY_SPECS[0].meta.fields])],
+         "time_key 'trade_date' has role 'label'"),
+        ([_with_meta(TOY_SPECS[0], role="utility", service="nowhere")], "utility service 'nowhere'"),
     ],
 )
 def test_inconsistent_tables_are_rejected(broken, fragment):
@@ -61,6 +68,9 @@ def test_real_catalog_reaches_the_scale_of_the_paper():
     assert sum(per_service.values()) >= 96
     roles = {t.role for t in catalog.tools}
     assert roles == {"data", "search", "intraday", "utility"}
+    # Trading calendars are utilities of the reference service: they never define gold.
+    calendars = {t.name: (t.role, t.service) for t in catalog.tools if t.name in ("trade_cal", "hk_tradecal", "us_tradecal")}
+    assert calendars == {name: ("utility", "reference") for name in ("trade_cal", "hk_tradecal", "us_tradecal")}
 
 
 # --------------------------------------------------------------------------- utility tools

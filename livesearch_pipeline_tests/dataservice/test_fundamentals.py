@@ -288,8 +288,10 @@ def test_same_seed_same_statements_other_seed_differs(market, cn_codes):
         assert call(other, "income", ts_code=code) != call(market, "income", ts_code=code)
 
 
-def test_period_after_the_clock_reports_nothing(market, cn_codes):
-    # The server clamps a future period to the clock date; that date is no quarter end.
-    assert call(market, "income", ts_code=cn_codes[0], period=CLOCK) == []
+def test_a_period_must_be_a_quarter_end(market, cn_codes):
+    # A period after the clock never reaches the handler (the server answers it with no rows,
+    # test_server.py); one that is no quarter end is a caller's mistake, named as such.
+    with pytest.raises(ToolInputError, match="must be a quarter end .* got 20261127"):
+        call(market, "income", ts_code=cn_codes[0], period=CLOCK)
     assert [r["end_date"] for r in call(market, "income", ts_code=cn_codes[0], period=dt.date(2025, 12, 31))] == ["20251231"]
 

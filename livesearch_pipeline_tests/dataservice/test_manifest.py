@@ -80,3 +80,43 @@ def test_bad_manifests_name_the_file_and_the_place(text, fragment):
 def test_missing_file(tmp_path):
     with pytest.raises(ManifestError, match="cannot read service manifest .*nope.yaml"):
         load_manifest(tmp_path / "nope.yaml")
+
+
+def test_manifest_fields_carry_roles_and_series_keys():
+    manifest = load_manifest(EXAMPLE)
+    bars = manifest.tool("get_daily_bars").tool_meta("bars")
+    roles = {f.name: f.role for f in bars.fields}
+    # Stated roles are kept; omitted ones are derived from the name and type as for the embedded service.
+    assert roles == {"date": "date", "symbol": "identifier", "close": "measure", "volume": "measure",
+                     "adj": "factor", "suspended": "flag"}
+    cpi = manifest.tool("monthly_cpi").tool_meta("cpi")
+    assert cpi.series_keys == ["region"]
+    assert cpi.field("month").role == "date"  # a text time key is still a date
+    assert cpi.field("region").role == "code"
+
+
+@pytest.mark.parametrize(("entry", "fragment"), [
+    ("series_keys: [pair]", "series key(s) ['pair'] are not record fields"),
+    ("series_keys: [yoy]", "series key 'yoy' has role 'measure'"),
+    ("fields: [{name: month, type: text, description: m}, {name: yoy, type: text, role: measure, description: y}]",
+     "field 'yoy' is a measure but has type 'text'"),
+    ("fields: [{name: month, type: text, description: m}, {name: yoy, type: number, role: price, description: y}]",
+     "role"),
+])
+def test_incoherent_roles_or_series_keys_are_manifest_errors(entry, fragment):
+    text = f"""
+service: acme/1
+tools:
+  - name: monthly_cpi
+    role: data
+    service: macro
+    asset_classes: [macro]
+    time_key: month
+    time_key_fmt: YYYYMM
+    {entry}
+"""
+    if not entry.startswith("fields"):
+        text += "    fields: [{name: month, type: text, description: m}, {name: yoy, type: number, description: y}]\n"
+    with pytest.raises(ManifestError, match="monthly_cpi|fields") as failure:
+        parse_manifest(text, source="m.yaml")
+    assert fragment in str(failure.value) and "m.yaml" in str(failure.value)

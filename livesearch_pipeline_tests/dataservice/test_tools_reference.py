@@ -40,7 +40,9 @@ def test_catalog_rows_are_complete():
     for tool in ALL_TOOLS:
         meta = tool.meta
         params = {p.name for p in tool.params}
-        assert meta.role == "data" and meta.service in SERVICES, meta.name
+        # Trading calendars are utilities of the reference service: they never define gold.
+        expected_role = "utility" if meta.name in ("trade_cal", "hk_tradecal", "us_tradecal") else "data"
+        assert meta.role == expected_role and meta.service in SERVICES, meta.name
         assert meta.asset_classes and meta.description and meta.fields, meta.name
         assert meta.entity_param is None or meta.entity_param in params, meta.name
         assert all(d.name in params for d in meta.date_params), meta.name
@@ -193,7 +195,7 @@ def test_service_parses_periods_months_and_quarters(service, market):
     code = market.universe.of_class("cn_equity")[0].code
     annual = service.call("income", {"ts_code": code, "period": "20251231"})
     assert [r["end_date"] for r in annual["items"]] == ["20251231"]
-    # A period after the clock is clamped to the clock by the server: nothing is reported yet.
+    # A period after the clock gets no rows from the server: nothing is reported yet.
     assert service.call("income", {"ts_code": code, "period": "20261231"})["items"] == []
     assert service.call("top10_holders", {"ts_code": code, "period": "20270331"})["items"] == []
     cpi = service.call("cn_cpi", {"start_m": "202601", "end_m": "202612"})

@@ -65,7 +65,7 @@ def test_backfill_writes_one_snapshot_per_date_equal_to_the_day_alone_and_a_reru
     runs = refresh_runs(backfill)
     assert sorted(run.tags["dagster/partition"] for run in runs) == [FIRST.isoformat(), SECOND.isoformat()]
     assert all(run.is_success for run in runs)
-    assert first_output.count("written") == 2 and "unchanged" not in first_output
+    assert first_output.count("written") == 2 and "verified" not in first_output
     # Point-in-time service: a backfilled day has the bytes the day itself would have had.
     assert store.path_for(SECOND).read_bytes() == SnapshotStore(DataPaths(alone).gold).path_for(SECOND).read_bytes()
     assert store.path_for(FIRST).read_bytes() != store.path_for(SECOND).read_bytes()
@@ -74,7 +74,7 @@ def test_backfill_writes_one_snapshot_per_date_equal_to_the_day_alone_and_a_reru
     assert main(["refresh", "--start", FIRST.isoformat(), "--end", SECOND.isoformat()]) == 0
     second_output = capsys.readouterr().out
     assert file_states(*frozen_paths(backfill, [FIRST, SECOND])) == before
-    assert second_output.count("verified, unchanged") == 2
+    assert second_output.count("verified, identical to the frozen snapshot") == 2
     assert len(refresh_runs(backfill)) == 4  # one run per partition per backfill
 
 

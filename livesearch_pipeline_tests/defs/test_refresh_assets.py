@@ -19,7 +19,7 @@ from typing import Callable
 import dagster as dg
 import pytest
 
-from livesearch_pipeline.construction.pool import read_manifest
+from livesearch_pipeline.construction.pool import read_manifest, write_pool
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.qid import compute_qid
@@ -51,8 +51,15 @@ def write_trimmed_pool(root: Path, per_group: int = 2) -> list[Question]:
     for question in sorted(load_pool(path), key=lambda q: q.qid):
         groups[(question.program.calls[0].tool, question.program.extract.select.mode)].append(question)
     kept = sorted((q for group in groups.values() for q in group[:per_group]), key=lambda q: q.qid)
-    path.write_text("".join(q.model_dump_json() + "\n" for q in kept), encoding="utf-8")
-    return kept
+    return rewrite_pool_file(root, kept)
+
+
+def rewrite_pool_file(root: Path, questions: list[Question]) -> list[Question]:
+    """Write `questions` as the pool the way construction does: a new version and manifest sha256
+    (every executing path verifies the pool's bytes against its manifest)."""
+    pool_dir = DataPaths(root).pool
+    write_pool(pool_dir, questions, data_service=read_manifest(pool_dir).data_service)
+    return load_pool(pool_dir / "questions.jsonl")
 
 
 def rewrite_pool(root: Path, edit: Callable[[Question], Question | None]) -> list[Question]:
@@ -66,7 +73,7 @@ def rewrite_pool(root: Path, edit: Callable[[Question], Question | None]) -> lis
             new = new.model_copy(update={"qid": compute_qid(new.program, new.entity)})
             changed.append(new)
         edited.append(new or question)
-    path.write_text("".join(q.model_dump_json() + "\n" for q in sorted(edited, key=lambda q: q.qid)), encoding="utf-8")
+    rewrite_pool_file(root, sorted(edited, key=lambda q: q.qid))
     return changed
 
 
@@ -168,7 +175,13 @@ def test_materialising_a_partition_freezes_gold_with_lineage_metadata_and_passin
     assert gold["date"] == DAY.isoformat()
     assert gold["pool_version"] == manifest.pool_version == pool_version
     assert gold["data_service"] == manifest.data_service
-    assert f"clock={SERVICE_CLOCK}" in str(gold["data_service"]) and gold["data_service_clock"] == SERVICE_CLOCK
+    # Point in time: the service ran with its clock at D, not at its own "now" (SERVICE_CLOCK).
+    assert f"clock={DAY.isoformat()}" in str(gold["data_service"])
+    assert gold["cutoff"] == manifest.cutoff.isoformat() == f"{DAY.isoformat()}T23:59:59-05:00"
+    assert gold["late_backfill"] is False and manifest.vintage is None
+    assert manifest.pool_sha256 == gold["pool_sha256"] == sha256_file(DataPaths(frozen_day.root).pool / "questions.jsonl")
+    assert gold["withdrawn"] == len(manifest.withdrawn)
+    assert set(manifest.withdrawn) == {a.qid for a in frozen_day.store.read(DAY) if a.status != "ok"}
     assert sum(gold["counts_by_status"].values()) == manifest.records == len(frozen_day.pool)
     assert gold["counts_by_status"] == {k: v for k, v in manifest.counts_by_status.items() if v}
     assert sum(gold["counts_by_tier"].values()) == len(frozen_day.pool)
@@ -217,8 +230,11 @@ def test_conflicting_rematerialisation_fails_naming_both_hashes_and_keeps_the_sn
     before = file_states(*paths)
     frozen_sha = store.verify(DAY).sha256
 
-    # Another seed is another market: every value differs, so D would be rewritten with new bytes.
-    result = run_refresh(refresh_definitions(root, seed=7), DAY, dg.DagsterInstance.ephemeral())
+    # Another seed is another market: every value differs (and its universe lacks some of the
+    # pool's instruments, so the cap on withdrawn answers is lifted), so D would get new bytes.
+    result = refresh_definitions(root, seed=7).resolve_job_def(REFRESH_JOB).execute_in_process(
+        partition_key=DAY.isoformat(), instance=dg.DagsterInstance.ephemeral(), raise_on_error=False,
+        run_config={"ops": {"gold_answers": {"config": {"max_withdrawn_share": 1.0}}}})
 
     assert not result.success
     message = failure_text(result)
@@ -295,33 +311,94 @@ def test_served_and_gold_qid_mismatch_fails_the_coverage_check(frozen_day: Froze
     assert checks["gold_manifest_verifies"].passed and checks["gold_unanswered_share"].passed
 
 
+def unknown_instrument(question: Question) -> Question | None:
+    call = question.program.calls[0]
+    if "ts_code" not in call.args or question.asset_class != "cn_equity":
+        return None
+    broken = call.model_copy(update={"args": {**call.args, "ts_code": UNKNOWN_CODE}})
+    program = question.program.model_copy(update={"calls": [broken, *question.program.calls[1:]]})
+    return question.model_copy(update={"program": program, "entity": UNKNOWN_CODE})
+
+
+def rejected_files(root: Path) -> list[Path]:
+    directory = DataPaths(root).rejected
+    return sorted(directory.iterdir()) if directory.is_dir() else []
+
+
 @pytest.mark.slow
-def test_unanswered_share_over_the_threshold_blocks(tmp_path: Path):
+def test_too_many_unanswered_programs_freeze_nothing_and_keep_the_rejected_answers(tmp_path: Path):
+    """Validate, then freeze: the share is judged on the computed answers before any write."""
     write_trimmed_pool(tmp_path, per_group=1)
-
-    def unknown_instrument(question: Question) -> Question | None:
-        call = question.program.calls[0]
-        if "ts_code" not in call.args or question.asset_class != "cn_equity":
-            return None
-        broken = call.model_copy(update={"args": {**call.args, "ts_code": UNKNOWN_CODE}})
-        program = question.program.model_copy(update={"calls": [broken, *question.program.calls[1:]]})
-        return question.model_copy(update={"program": program, "entity": UNKNOWN_CODE})
-
     broken = rewrite_pool(tmp_path, unknown_instrument)
     assert broken, "the trimmed pool holds A-share questions"
 
     result = run_refresh(refresh_definitions(tmp_path), DAY, dg.DagsterInstance.ephemeral())
 
-    share = check_evaluations(result)["gold_unanswered_share"]
-    assert share.passed is False and share.blocking
-    assert share.metadata["unanswered"].value == len(broken)
-    assert share.metadata["share"].value > share.metadata["threshold"].value
-    assert {row["qid"] for row in share.metadata["first"].value} <= {q.qid for q in broken}
-    assert not result.success, "a failed blocking check fails the run"
+    assert not result.success
+    message = failure_text(result)
+    assert f"gold {DAY} refused, nothing frozen" in message and "empty, stale or errors, above the cap of 5.0%" in message
+    store = SnapshotStore(DataPaths(tmp_path).gold)
+    assert not store.path_for(DAY).exists() and not store.manifest_path_for(DAY).exists()
+    assert not check_evaluations(result), "no check judges a snapshot that was never frozen"
+    answers_file, reason_file = rejected_files(tmp_path)
+    assert answers_file.name.startswith(f"gold_answers_{DAY}.rejected-") and answers_file.suffix == ".jsonl"
+    reason = json.loads(reason_file.read_text(encoding="utf-8"))
+    assert reason["date"] == DAY.isoformat() and "above the cap" in reason["problems"][0]
+    rejected = [json.loads(line) for line in answers_file.read_text(encoding="utf-8").splitlines()]
+    assert {r["qid"] for r in rejected if r["status"] != "ok"} == {q.qid for q in broken}
 
 
 @pytest.mark.slow
-def test_latest_answer_off_the_last_session_fails_the_latest_check(tmp_path: Path):
+def test_an_outage_freezes_nothing_and_the_day_refreshes_after_recovery(tmp_path: Path):
+    """A data service that is down gives a day of errors: refused, then the same day refreshes
+    cleanly once the service is back, with no manual cleanup."""
+    write_trimmed_pool(tmp_path, per_group=1)
+    from livesearch_pipeline.definitions import defs
+
+    down = dg.Definitions(
+        assets=defs.assets, asset_checks=defs.asset_checks, jobs=defs.jobs,
+        # Nothing listens on port 9 (discard) on loopback: every call fails to connect.
+        resources={"data_service": DataServiceResource(kind="url", url="http://127.0.0.1:9/mcp"),
+                   "storage": StorageResource(root=str(tmp_path))})
+    instance = dg.DagsterInstance.ephemeral()
+    outage = run_refresh(down, DAY, instance)
+
+    assert not outage.success
+    store = SnapshotStore(DataPaths(tmp_path).gold)
+    assert not store.exists(DAY) and not store.path_for(DAY).exists()
+
+    recovered = run_refresh(refresh_definitions(tmp_path), DAY, instance)
+
+    assert recovered.success, failure_text(recovered)
+    assert store.verify(DAY).counts_by_status["error"] == 0
+    assert all(c.passed for c in check_evaluations(recovered).values())
+
+
+@pytest.mark.slow
+def test_a_few_empty_programs_are_withdrawn_from_the_day_and_listed_in_the_manifest(tmp_path: Path):
+    pool = write_trimmed_pool(tmp_path, per_group=2)
+    victim = next(q for q in pool if unknown_instrument(q) is not None)
+    broken = rewrite_pool(tmp_path, lambda q: unknown_instrument(q) if q.qid == victim.qid else None)
+    assert len(broken) == 1
+    cap = 1.0 / len(pool) + 0.001  # exactly one withdrawn question is within the cap
+
+    definitions = refresh_definitions(tmp_path)
+    result = definitions.resolve_job_def(REFRESH_JOB).execute_in_process(
+        partition_key=DAY.isoformat(), instance=dg.DagsterInstance.ephemeral(), raise_on_error=False,
+        run_config={"ops": {"gold_answers": {"config": {"max_withdrawn_share": cap}}}})
+
+    assert result.success, failure_text(result)
+    manifest = SnapshotStore(DataPaths(tmp_path).gold).verify(DAY)
+    assert list(manifest.withdrawn) == [broken[0].qid]
+    assert manifest.withdrawn[broken[0].qid].startswith(("empty:", "error:"))
+    assert manifest.max_withdrawn_share == cap
+    gold = materialization_metadata(result, GOLD)
+    assert gold["withdrawn"] == 1 and gold["scoring_set"] == len(pool) - 1
+    assert all(c.passed for c in check_evaluations(result).values())
+
+
+@pytest.mark.slow
+def test_latest_answer_off_the_last_session_refuses_the_day(tmp_path: Path):
     write_trimmed_pool(tmp_path, per_group=1)
 
     def one_session_stale(question: Question) -> Question | None:
@@ -341,14 +418,43 @@ def test_latest_answer_off_the_last_session_fails_the_latest_check(tmp_path: Pat
 
     result = run_refresh(refresh_definitions(tmp_path), DAY, dg.DagsterInstance.ephemeral())
 
-    checks = check_evaluations(result)
-    latest = checks["gold_latest_is_last_session"]
-    assert latest.passed is False
-    assert latest.metadata["not_last_session"].value == len(stale)
-    first = latest.metadata["first"].value[0]
-    assert first["expected"] == "20261125" and first["observed"] < first["expected"]
-    assert checks["gold_unanswered_share"].passed and checks["gold_covers_served"].passed
+    # Every daily `latest` answer is a session late, as from a market that stopped updating: each
+    # is withdrawn as stale, which is far above the cap, so the day is refused.
     assert not result.success
+    message = failure_text(result)
+    assert "are empty, stale or errors, above the cap" in message
+    assert "no record on the last session 20261125 (the latest observed is 20261124" in message
+    assert not SnapshotStore(DataPaths(tmp_path).gold).path_for(DAY).exists()
+    (answers_file, _) = rejected_files(tmp_path)
+    rejected = {r["qid"]: r for r in map(json.loads, answers_file.read_text(encoding="utf-8").splitlines())}
+    assert all(rejected[q.qid]["status"] == "empty" for q in stale)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("later_clock", ["2026-12-02", "2027-11-26"], ids=["a week later", "a year later"])
+def test_a_backfill_made_later_gives_the_bytes_of_the_day_itself(frozen_day: FrozenDay, tmp_path: Path,
+                                                                 later_clock: str):
+    """Point in time: the run on D (service clock D) and a backfill of D made when the service's
+    "now" is a week or a year later freeze identical bytes, for every market of the pool."""
+    on_the_day = tmp_path / "on-the-day"
+    later = tmp_path / "later"
+    for root in (on_the_day, later):
+        shutil.copytree(DataPaths(frozen_day.root).pool, DataPaths(root).pool)
+        shutil.copytree(DataPaths(frozen_day.root).construction, DataPaths(root).construction)
+    day_run = run_refresh(refresh_definitions(on_the_day, clock=DAY.isoformat()), DAY, dg.DagsterInstance.ephemeral())
+    later_run = run_refresh(refresh_definitions(later, clock=later_clock), DAY, dg.DagsterInstance.ephemeral())
+
+    assert day_run.success, failure_text(day_run)
+    assert later_run.success, failure_text(later_run)
+    day_bytes = SnapshotStore(DataPaths(on_the_day).gold).path_for(DAY).read_bytes()
+    assert day_bytes == SnapshotStore(DataPaths(later).gold).path_for(DAY).read_bytes()
+    assert day_bytes == frozen_day.store.path_for(DAY).read_bytes()
+
+
+@pytest.mark.slow
+def test_check_results_carry_their_partition(frozen_day: FrozenDay):
+    evaluations = [e for e in frozen_day.result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert evaluations and {e.event_specific_data.partition for e in evaluations} == {DAY.isoformat()}
 
 
 @pytest.mark.slow

@@ -26,6 +26,7 @@ from livesearch_pipeline.defs.refresh.assets import (
     split_into_shards,
 )
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
 
 CLOCK = dt.date(2026, 3, 16)
@@ -75,10 +76,10 @@ def test_steps_refuse_a_pool_rebuilt_during_the_refresh(data_root: Path):
     from livesearch_pipeline.construction.pool import read_manifest
 
     version = read_manifest(data_root / "pool").version
-    served = served_programs(data_root / "pool", version)
+    served = served_programs(DataPaths(data_root), version)
     assert [q.qid for q in served] == sorted(q.qid for q in load_pool(data_root / "pool" / "questions.jsonl"))
     with pytest.raises(dg.Failure, match=f"changed during the refresh: planned on version pool-older, now {version}"):
-        served_programs(data_root / "pool", "pool-older")
+        served_programs(DataPaths(data_root), "pool-older")
 
 
 def _answer(qid: str, match) -> GoldAnswer:
@@ -87,7 +88,8 @@ def _answer(qid: str, match) -> GoldAnswer:
 
 def test_assembly_rejects_missing_repeated_or_unplanned_answers_and_mixed_services(data_root: Path):
     questions = sorted(load_pool(data_root / "pool" / "questions.jsonl"), key=lambda q: q.qid)[:4]
-    plan = RefreshPlan(day=DAY, pool_version="v", qids=tuple(q.qid for q in questions), shard_count=2, planned_at=0.0)
+    plan = RefreshPlan(day=DAY, pool_version="v", pool_sha256="0" * 64, qids=tuple(q.qid for q in questions),
+                       shard_count=2, max_withdrawn_share=0.05, planned_at=0.0)
     answers = [_answer(q.qid, q.match) for q in questions]
 
     def shard(index: int, part: list[GoldAnswer], service: str = "svc") -> ShardResult:
@@ -124,8 +126,8 @@ def test_fan_out_freezes_the_bytes_of_a_single_shard_once(tmp_path: Path):
     assert metadata["shards"] == 3 and metadata["created"] is True
     assert sum(metadata["programs_by_shard"]) == metadata["counts_by_status"]["ok"] == 97
     assert metadata["sha256"] == store_fanned.verify(DAY).sha256
-    assert metadata["pool_version"].startswith("pool-") and "clock=2026-03-16" in metadata["data_service"]
-    for key in ("counts_by_tier", "counts_by_asset_class", "code_version", "preview", "data_service_clock"):
+    assert metadata["pool_version"].startswith("pool-") and f"clock={DAY.isoformat()}" in metadata["data_service"]
+    for key in ("counts_by_tier", "counts_by_asset_class", "code_version", "preview", "cutoff", "withdrawn"):
         assert key in metadata
     (materialization,) = result.asset_materializations_for_node("gold_answers")
     assert materialization.tags["dagster/data_version"] == metadata["sha256"]
@@ -148,7 +150,8 @@ def test_differing_snapshot_fails_the_run_naming_both_hashes(data_root: Path):
     questions = load_pool(data_root / "pool" / "questions.jsonl")
     store = SnapshotStore(data_root / "gold")
     planted = store.write(DAY, [GoldAnswer(qid=q.qid, date=DAY, status="empty", match=q.match) for q in questions],
-                          pool_version="planted", data_service="planted", code_version="planted")
+                          pool_version="planted", pool_sha256="0" * 64, data_service="planted", code_version="planted",
+                          max_withdrawn_share=1.0, cutoff=dt.datetime(2026, 3, 16, 23, 59, tzinfo=dt.timezone.utc))
     result = refresh(data_root, shards=2, raise_on_error=False)
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")

@@ -78,11 +78,17 @@ def write_served(root: Path, cases: Sequence[Case], date: dt.date = DAY) -> Path
     )
 
 
-def write_gold(root: Path, answers: Sequence[GoldAnswer], date: dt.date = DAY, *, manifest: bool = True) -> Path:
+POOL_SHA256 = "0" * 64
+CUTOFF = dt.datetime(2026, 3, 3, 22, 0, tzinfo=dt.timezone.utc)
+
+
+def write_gold(root: Path, answers: Sequence[GoldAnswer], date: dt.date = DAY, *, manifest: bool = True,
+               max_withdrawn_share: float = 0.5) -> Path:
     store = SnapshotStore(root / "gold")
     if manifest:
         return store.write(
-            date, list(answers), pool_version="test-pool", data_service="synthetic-test", code_version="test"
+            date, list(answers), pool_version="test-pool", pool_sha256=POOL_SHA256, data_service="synthetic-test",
+            code_version="test", max_withdrawn_share=max_withdrawn_share, cutoff=CUTOFF,
         ).path
     return write_jsonl(store.path_for(date), [a.model_dump_json() for a in sorted(answers, key=lambda a: a.qid)])
 

@@ -18,7 +18,7 @@ import dagster as dg
 import pytest
 
 from livesearch_pipeline.core.models import GoldAnswer, SnapshotManifest
-from livesearch_pipeline.core.snapshot import SnapshotStore
+from livesearch_pipeline.core.snapshot import SnapshotStore, scoring_qids
 from livesearch_pipeline.defs.evaluation.assets import agent_runs, leaderboard, stale_gold_audit
 from livesearch_pipeline.defs.evaluation.jobs import agent_runs_job, daily_evaluation_job
 from livesearch_pipeline.defs.evaluation.sensors import agent_registry_sensor
@@ -74,7 +74,7 @@ def make_day(root: Path) -> Day:
 
 def copy_day(source: Day, root: Path) -> Day:
     """The pool, served questions and gold of `source` under a new root, with no agent run yet."""
-    for part in ("pool", "served", "gold"):
+    for part in ("pool", "construction", "served", "gold"):
         shutil.copytree(source.paths.root / part, root / part)
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, ["oracle", "stale"])
@@ -158,11 +158,14 @@ def test_baseline_partitions_are_ranked_on_one_qid_set(evaluated_day: Day) -> No
     assert result.success, failure_messages(result)
 
     board = Leaderboard.model_validate_json((day.paths.runs / DAY.isoformat() / "leaderboard" / LEADERBOARD_JSON).read_bytes())
-    served_hash = qid_set_hash(q.qid for q in load_served(day.paths.served_file(DAY)))
+    # Ranked on D's scoring set: the served qids minus the ones D's manifest withdraws.
+    manifest = SnapshotStore(day.paths.gold).verify(DAY)
+    served_hash = qid_set_hash(scoring_qids((q.qid for q in load_served(day.paths.served_file(DAY))), manifest))
     assert (board.gold_date, board.qid_set_hash) == (DAY.isoformat(), served_hash)
     assert [(r.rank, r.agent) for r in board.rows] == [(1, "oracle"), (2, "stale")]
     oracle, stale = board.rows
-    assert oracle.accuracy == 1.0 and oracle.correct == oracle.n == len(load_served(day.paths.served_file(DAY)))
+    assert oracle.accuracy == 1.0
+    assert oracle.correct == oracle.n == len(load_served(day.paths.served_file(DAY))) - len(manifest.withdrawn)
     assert stale.accuracy < 1.0 and stale.wilson_high < 1.0
     [unranked] = board.unranked
     assert unranked.run_dir.endswith("oracle-of-previous-day") and f"gold date {PREVIOUS}" in unranked.reason

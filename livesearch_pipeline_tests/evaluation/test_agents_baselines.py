@@ -72,7 +72,8 @@ def _served(pool: list[Question]) -> list[ServedQuestion]:
 def _write_gold(root: Path, day: dt.date) -> Path:
     answers, _ = asyncio.run(execute_programs(POOL, day, FakeToolClient(MARKET_TOOLS)))
     store = SnapshotStore(root)
-    store.write(day, answers, pool_version="test", data_service="fake-service", code_version="test")
+    store.write(day, answers, pool_version="test", pool_sha256="0" * 64, data_service="fake-service",
+                code_version="test", max_withdrawn_share=0.05, cutoff=dt.datetime(2026, 11, 27, 22, tzinfo=dt.timezone.utc))
     return store.path_for(day)
 
 
@@ -165,3 +166,66 @@ def test_oracle_refuses_to_answer_before_prepare() -> None:
     oracle = OracleAgent(pool=POOL, client=FakeToolClient(MARKET_TOOLS), as_of=DAY)
     with pytest.raises(OracleError, match="prepare"):
         asyncio.run(oracle.answer(_served(POOL)[0]))
+
+
+# --------------------------------------------------------------------------- the oracle runs only a checked pool
+
+
+def _data_root(root: Path) -> "DataPaths":
+    from livesearch_pipeline.construction.pipeline import TABLES, write_catalog
+    from livesearch_pipeline.construction.pool import write_pool
+    from livesearch_pipeline.settings import DataPaths
+    from livesearch_pipeline_tests.core.sample_programs import CATALOG
+
+    paths = DataPaths(root)
+    write_pool(paths.pool, POOL, data_service="fake-service")
+    write_catalog(paths.construction / TABLES["catalog"], CATALOG)
+    return paths
+
+
+def test_the_oracle_loads_the_pool_checked(tmp_path: Path) -> None:
+    from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent
+
+    paths = _data_root(tmp_path)
+
+    async def opened() -> list[str]:
+        async with open_agent(AgentSpec(name="oracle", kind="oracle"), paths=paths, day=DAY, pool=None,
+                              client=FakeToolClient(MARKET_TOOLS)) as agent:
+            return sorted(q.qid for q in agent.pool)
+
+    assert asyncio.run(opened()) == sorted(q.qid for q in POOL)
+
+
+def test_the_oracle_refuses_a_tampered_pool_before_calling_anything(tmp_path: Path) -> None:
+    from livesearch_pipeline.core.program import PoolLoadError
+    from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent
+
+    paths = _data_root(tmp_path)
+    pool_file = paths.pool / "questions.jsonl"
+    pool_file.write_bytes(pool_file.read_bytes().replace(b'"sessions_back":4', b'"sessions_back":3'))
+    client = FakeToolClient(MARKET_TOOLS)
+
+    async def opened() -> None:
+        async with open_agent(AgentSpec(name="oracle", kind="oracle"), paths=paths, day=DAY, pool=None,
+                              client=client):
+            raise AssertionError("a tampered pool must not be opened")
+
+    with pytest.raises(PoolLoadError, match=rf"{pool_file} has sha256 .* but pool_manifest.json records"):
+        asyncio.run(opened())
+    assert client.calls == []
+
+
+def test_agent_run_refuses_an_unchecked_oracle_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from livesearch_pipeline.cli import main
+
+    paths = _data_root(tmp_path)
+    (paths.construction / "tool_catalog.json").write_text(
+        (paths.construction / "tool_catalog.json").read_text().replace('"role": "data"', '"role": "search"'))
+    served = tmp_path / f"served_questions_{DAY}.jsonl"
+    write_served(served, _served(POOL))
+    argv = ["agent", "run", "--agent", "oracle", "--served", str(served), "--out", str(tmp_path / "run"),
+            "--pool", str(paths.pool / "questions.jsonl")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "PoolLoadError" in err and str(paths.pool / "questions.jsonl") in err and "only data tools define gold" in err
+    assert not (tmp_path / "run" / PREDICTIONS_FILE).exists()

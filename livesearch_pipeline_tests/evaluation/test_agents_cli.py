@@ -22,7 +22,8 @@ DAY = dt.date(2026, 11, 27)
 
 def _gold(root: Path, day: dt.date) -> None:
     answers, _ = asyncio.run(execute_programs(POOL, day, FakeToolClient(MARKET_TOOLS)))
-    SnapshotStore(root).write(day, answers, pool_version="t", data_service="fake", code_version="t")
+    SnapshotStore(root).write(day, answers, pool_version="t", pool_sha256="0" * 64, data_service="fake", code_version="t",
+                              max_withdrawn_share=0.05, cutoff=dt.datetime(2026, 11, 27, 22, tzinfo=dt.timezone.utc))
 
 
 def test_stale_run_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

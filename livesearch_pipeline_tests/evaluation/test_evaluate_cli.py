@@ -35,7 +35,7 @@ def _evaluate_args(files: tuple[Path, Path, Path], out: Path) -> list[str]:
 def test_evaluate_writes_verdicts_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "eval"
     assert main(_evaluate_args(write_day(tmp_path, standard_cases(), RIGHT), out)) == 0
-    assert "accuracy 75.0% (3/4)" in capsys.readouterr().out
+    assert "accuracy 75.0% (3/4 scored; 0 withdrawn of 4 served" in capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["accuracy"] == 0.75 and summary["gold_date"] == "2026-03-03"
     assert len((out / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()) == 4

@@ -58,7 +58,7 @@ def test_all_correct_run_scores_one_with_breakdowns(tmp_path: Path) -> None:
     assert [v.qid for v in result.verdicts] == sorted(ALL_RIGHT)
     assert all(v.correct and v.judge == "deterministic" for v in result.verdicts)
     assert (s.accuracy, s.correct, s.n_served, s.llm_verdicts, s.judge_errors) == (1.0, 4, 4, 0, 0)
-    assert s.gold_date == DAY and s.gold_manifest_verified
+    assert s.gold_date == DAY and (s.n_scored, s.n_withdrawn) == (4, 0)
     assert s.qid_set_hash == qid_set_hash(ALL_RIGHT)
     assert (s.agent, s.model) == ("test-agent", "openai/gpt-4o-mini")
     assert set(s.by_tier) == {"T1", "T2", "T3"} and s.by_tier["T2"].n == 2
@@ -176,14 +176,32 @@ def test_gold_with_unserved_qid_fails(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("status", ["empty", "error"])
-def test_gold_without_usable_answer_for_a_served_qid_fails(tmp_path: Path, status: str) -> None:
+def test_unusable_answer_the_manifest_does_not_withdraw_fails(tmp_path: Path, status: str) -> None:
     cases = standard_cases()
     broken = GoldAnswer(qid=qid(4), date=DAY, status=status, match=cases[3].gold.match,
                         error="c1 daily: boom" if status == "error" else None)
     served = write_served(tmp_path, cases)
     gold = write_gold(tmp_path, [c.gold for c in cases[:3]] + [broken])
-    with pytest.raises(EvaluationError, match=f"no usable answer.*{status}.*{qid(4)}"):
+    manifest_path = gold.with_name(gold.name.replace(".jsonl", ".manifest.json"))
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["withdrawn"] = {}
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(EvaluationError, match=f"not withdrawn: \\['{qid(4)}'\\]"):
         evaluate(served, gold, write_predictions(tmp_path, {}))
+
+
+@pytest.mark.parametrize("status", ["empty", "error"])
+def test_withdrawn_answer_is_left_out_of_the_scoring_set(tmp_path: Path, status: str) -> None:
+    cases = standard_cases()
+    broken = GoldAnswer(qid=qid(4), date=DAY, status=status, match=cases[3].gold.match,
+                        error="c1 daily: boom" if status == "error" else None)
+    served = write_served(tmp_path, cases)
+    gold = write_gold(tmp_path, [c.gold for c in cases[:3]] + [broken])
+    result = evaluate(served, gold, write_predictions(tmp_path, ALL_RIGHT))
+    s = result.summary
+    assert [v.qid for v in result.verdicts] == [qid(1), qid(2), qid(3)]
+    assert (s.n_served, s.n_withdrawn, s.n_scored, s.n_ignored_withdrawn, s.correct) == (4, 1, 3, 1, 3)
+    assert s.qid_set_hash == qid_set_hash([qid(1), qid(2), qid(3)]) != s.served_qid_set_hash
 
 
 def test_gold_bytes_differing_from_manifest_fail(tmp_path: Path) -> None:
@@ -193,13 +211,12 @@ def test_gold_bytes_differing_from_manifest_fail(tmp_path: Path) -> None:
         evaluate(served, gold, predictions)
 
 
-def test_gold_without_manifest_is_scored_but_flagged_unverified(tmp_path: Path) -> None:
+def test_gold_without_manifest_is_refused(tmp_path: Path) -> None:
     cases = standard_cases()
     served = write_served(tmp_path, cases)
     gold = write_gold(tmp_path, [c.gold for c in cases], manifest=False)
-    result = evaluate(served, gold, write_predictions(tmp_path, ALL_RIGHT))
-    assert not result.summary.gold_manifest_verified
-    assert any("integrity was not verified" in w for w in result.summary.warnings)
+    with pytest.raises(EvaluationError, match="has no manifest .*cannot be trusted"):
+        evaluate(served, gold, write_predictions(tmp_path, ALL_RIGHT))
 
 
 def test_gold_of_another_date_is_refused(tmp_path: Path) -> None:

@@ -5,6 +5,11 @@ The schedule of actions is price-free (dates, yields, ratios); the cash amount o
 fixed by the price engine at the plan's announcement session (`yield x close`), which is how a
 board sizes a payout, and read back from there. Share counts change only on ex-dates of bonus
 shares and splits; float shares also step up on unlock dates.
+
+Prefix stability: every schedule is drawn from generators keyed by year (or plan), with the same
+number of draws whatever the calendar's span, and an event is placed on the calendar only when
+the sessions it needs are known. Extending a calendar therefore adds later events and never moves,
+adds or removes an earlier one.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from functools import lru_cache
 import numpy as np
 
 from livesearch_pipeline.core.calendars import session_dates
-from livesearch_pipeline.dataservice.market.rng import generator, unit_uniform
+from livesearch_pipeline.dataservice.market.rng import SIMULATION_END, generator, unit_uniform
 
 SIM_START = dt.date(2015, 1, 1)
+SUSPENSION_LENGTHS = (1, 1, 1, 2, 3, 5, 10, 20)  # sessions per suspension episode
 EQUITY_CLASSES = ("cn_equity", "hk_equity", "us_equity")
 
 
@@ -205,20 +211,26 @@ class CorporateActions:
         return [d for d in sessions[bisect.bisect_left(sessions, start):] if d not in suspended]
 
     def _build_suspensions(self, code: str) -> tuple[dt.date, ...]:
+        """About 0.6 episodes a year, each starting on a day of its year drawn from that year's
+        own generator (so a year's episodes do not depend on how many sessions are known)."""
         entity = self.market.universe.get(code)
-        rng = generator(self.seed, code, "suspensions")
         sessions = session_dates(entity.calendar)
         first = bisect.bisect_left(sessions, max(entity.list_date, SIM_START)) + 1  # never the first bar
-        years = (len(sessions) - first) / 244
-        episodes = rng.poisson(max(years, 0.0) * 0.6)
         suspended: set[dt.date] = set()
-        for _ in range(int(episodes)):
-            start = int(rng.integers(first, len(sessions) - 1)) if len(sessions) - 1 > first else None
-            if start is None:
-                break
-            length = int(rng.choice([1, 1, 1, 2, 3, 5, 10, 20]))
-            for i in range(start, min(start + length, len(sessions) - 1)):
-                suspended.add(sessions[i])
+        if first >= len(sessions):
+            return ()
+        for year in range(sessions[first].year, sessions[-1].year + 1):
+            rng = generator(self.seed, code, "suspensions", year)
+            episodes = int(rng.poisson(0.6))
+            days = rng.integers(0, 365, size=episodes)
+            lengths = rng.choice(SUSPENSION_LENGTHS, size=episodes)
+            year_end = bisect.bisect_left(sessions, dt.date(year + 1, 1, 1))
+            for offset, length in zip(days.tolist(), lengths.tolist()):
+                start = bisect.bisect_left(sessions, dt.date(year, 1, 1) + dt.timedelta(days=offset))
+                if start < first or start >= year_end:
+                    continue
+                for i in range(start, min(start + length, len(sessions))):
+                    suspended.add(sessions[i])
         return tuple(sorted(suspended))
 
     def _build_share_base(self, code: str) -> float:
@@ -230,20 +242,35 @@ class CorporateActions:
         return float(round(10 ** float(np.clip(log_shares, 7.6, 10.9)), -4))
 
     def _build_unlocks(self, code: str) -> tuple[FloatUnlock, ...]:
+        """IPO lock-ups end one and three years after listing; about half the companies also
+        unlock a private placement. Every draw is made up front and the candidates are applied
+        in date order, each depending only on earlier ones; a candidate whose session is beyond
+        the calendar (and every later one) is not known yet."""
         entity = self.market.universe.get(code)
         rng = generator(self.seed, code, "unlocks")
-        unlocks = []
-        ratio = _initial_float_ratio(self.seed, entity)
+        ipo_noise = rng.uniform(-0.05, 0.03, size=2)
+        placement = bool(rng.random() < 0.5)
+        placement_day = dt.date(int(rng.integers(2016, 2026)), int(rng.integers(1, 13)), 15)
+        placement_share = float(rng.uniform(0.1, 1.0))
+        candidates: list[tuple[dt.date, int, str, float]] = []  # (target day, order, kind, draw)
         if entity.list_date >= dt.date(2012, 1, 1):
-            for years, target, share_type in ((1, 0.55, "首发原股东限售股份"), (3, 0.97, "首发原股东限售股份")):
-                day = _session_on_or_after(entity.calendar, entity.list_date + dt.timedelta(days=365 * years))
-                if day is not None and day >= SIM_START and target > ratio:
-                    ratio = round(min(1.0, target + float(rng.uniform(-0.05, 0.03))), 4)
-                    unlocks.append(FloatUnlock(code, day, ratio, share_type))
-        if ratio < 0.999 and rng.random() < 0.5:
-            day = _session_on_or_after(entity.calendar, dt.date(int(rng.integers(2016, 2026)), int(rng.integers(1, 13)), 15))
-            if day is not None and (not unlocks or day > unlocks[-1].float_date):
-                ratio = round(min(1.0, ratio + (1.0 - ratio) * float(rng.uniform(0.1, 1.0))), 4)
+            for k, (years, target) in enumerate(((1, 0.55), (3, 0.97))):
+                candidates.append((entity.list_date + dt.timedelta(days=365 * years), k, f"ipo:{target}", float(ipo_noise[k])))
+        if placement:
+            candidates.append((placement_day, 2, "placement", placement_share))
+        unlocks: list[FloatUnlock] = []
+        ratio = _initial_float_ratio(self.seed, entity)
+        for target_day, _, kind, draw in sorted(candidates):
+            day = _session_on_or_after(entity.calendar, target_day)
+            if day is None:
+                break
+            if kind.startswith("ipo:"):
+                target = float(kind.split(":")[1])
+                if day >= SIM_START and target > ratio and (not unlocks or day > unlocks[-1].float_date):
+                    ratio = round(min(1.0, target + draw), 4)
+                    unlocks.append(FloatUnlock(code, day, ratio, "首发原股东限售股份"))
+            elif ratio < 0.999 and day >= SIM_START and (not unlocks or day > unlocks[-1].float_date):
+                ratio = round(min(1.0, ratio + (1.0 - ratio) * draw), 4)
                 unlocks.append(FloatUnlock(code, day, ratio, "定向增发机构配售股份"))
         return tuple(unlocks)
 
@@ -254,6 +281,9 @@ class CorporateActions:
         return self._splits(code)
 
     def _cn_dividends(self, code: str) -> tuple[CorporateAction, ...]:
+        """Annual (and some interim) plans for each fiscal year, each drawn from its own
+        generator. A plan is kept only when its ex-date falls in the year of its announcement,
+        which is decided by that year's sessions alone (never by whether later years are known)."""
         entity = self.market.universe.get(code)
         rng = generator(self.seed, code, "dividends")
         payer = rng.random() < 0.75
@@ -262,14 +292,18 @@ class CorporateActions:
             return ()
         base_yield = float(rng.uniform(0.004, 0.035))
         actions: list[CorporateAction] = []
-        for year in range(2014, 2027):
+        for year in range(2014, SIMULATION_END.year + 1):
             plans = [("annual", dt.date(year, 12, 31))]
-            if rng.random() < 0.15:
+            if generator(self.seed, code, "dividends", "interim?", year).random() < 0.15:
                 plans.append(("interim", dt.date(year, 6, 30)))
             for kind, end_date in plans:
+                rng = generator(self.seed, code, "dividends", kind, year)
                 pay = rng.random() < 0.85
                 bonus = rng.random() < 0.12
                 jitter = [int(x) for x in rng.integers(0, 40, size=4)]
+                bonus_rate = float(rng.choice([0.2, 0.3, 0.5, 1.0])) if bonus else 0.0
+                bo_share = float(rng.choice([0.0, 0.5, 1.0]))
+                yield_draw = float(rng.uniform(0.6, 1.4))
                 if not pay or end_date < entity.list_date:
                     continue
                 if kind == "annual":
@@ -281,7 +315,7 @@ class CorporateActions:
                     agm = dt.date(year, 9, 10) + dt.timedelta(days=jitter[1] // 2)
                     ex_target = agm + dt.timedelta(days=15 + jitter[2])
                 ex_i = bisect.bisect_left(sessions, ex_target)
-                if plan_ann <= sessions[0] or ex_i >= len(sessions):
+                if plan_ann <= sessions[0] or ex_i >= len(sessions) or sessions[ex_i].year != plan_ann.year:
                     continue
                 ex_date = sessions[ex_i]
                 calendar_sessions = session_dates(entity.calendar)
@@ -289,14 +323,12 @@ class CorporateActions:
                 impl_ann = _weekday_before(record_date, 3)
                 if impl_ann <= agm:
                     continue
-                bonus_rate = float(rng.choice([0.2, 0.3, 0.5, 1.0])) if bonus else 0.0
-                bo_share = float(rng.choice([0.0, 0.5, 1.0]))
                 actions.append(
                     CorporateAction(
                         code=code, action_id=f"{code}:{kind}:{end_date:%Y%m%d}", kind="dividend",
                         end_date=end_date, plan_ann_date=plan_ann, agm_date=agm, impl_ann_date=impl_ann,
                         record_date=record_date, ex_date=ex_date, pay_date=ex_date,
-                        dividend_yield=round(base_yield * float(rng.uniform(0.6, 1.4)) * (0.5 if kind == "interim" else 1.0), 5),
+                        dividend_yield=round(base_yield * yield_draw * (0.5 if kind == "interim" else 1.0), 5),
                         stk_bo_rate=round(bonus_rate * bo_share, 4), stk_co_rate=round(bonus_rate * (1 - bo_share), 4),
                         split_ratio=1.0,
                     )
@@ -309,12 +341,21 @@ class CorporateActions:
         return tuple(deduped)
 
     def _splits(self, code: str) -> tuple[CorporateAction, ...]:
+        """About three in ten HK/US companies split once, on a day drawn between about a year
+        after their first simulated session and the end of the simulation, whatever the
+        calendar's span; the split exists once its ex-date's session is known."""
         rng = generator(self.seed, code, "splits")
-        sessions = self._trading_sessions(code)
-        if len(sessions) < 300 or rng.random() > 0.3:
-            return ()
-        ex_date = sessions[int(rng.integers(250, len(sessions)))]
+        splits, offset = rng.random() <= 0.3, float(rng.random())
         ratio = float(rng.choice([2.0, 3.0, 4.0, 5.0, 10.0]))
+        sessions = self._trading_sessions(code)
+        if not splits or not sessions:
+            return ()
+        earliest = sessions[0] + dt.timedelta(days=365)
+        target = earliest + dt.timedelta(days=int(offset * max(0, (SIMULATION_END - earliest).days)))
+        i = bisect.bisect_left(sessions, target)
+        if i >= len(sessions):
+            return ()
+        ex_date = sessions[i]
         plan_ann = _weekday_before(ex_date, 30)
         return (
             CorporateAction(

@@ -9,19 +9,32 @@ and share their announcement dates. Unlock schedules are read from the corporate
 float unlocks, so the float share count steps up exactly by the unlocked amount.
 
 All holder, fund and person names are fictional.
+
+Prefix stability: paths along report periods are drawn on the fixed quarter grid of the
+fundamentals, pledge paths on a fixed weekly grid, and trade/repurchase events from one
+generator per year, so extending the calendar adds later records and changes no earlier one.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from livesearch_pipeline.core.calendars import get_calendar, session_dates
-from livesearch_pipeline.dataservice.market.fundamentals import announcement_day, earliest_session_on_or_after
-from livesearch_pipeline.dataservice.market.rng import generator
+from livesearch_pipeline.core.calendars import calendar_end as _calendar_end, session_dates
+from livesearch_pipeline.dataservice.market.fundamentals import (
+    FIRST_PERIOD_YEAR,
+    LAST_PERIOD_YEAR,
+    announcement_day,
+)
+from livesearch_pipeline.dataservice.market.rng import GRID_END, WEEKDAY_GRID_START, SIMULATION_END, generator
+
+QUARTER_GRID = (LAST_PERIOD_YEAR - FIRST_PERIOD_YEAR + 1) * 4
+WEEK_GRID = (GRID_END - WEEKDAY_GRID_START).days // 7 + 1
+EVENTS_FROM = dt.date(2015, 1, 5)
 
 _ROSTER_SIZE = 14
 _INSTITUTIONS = ("香江中央结算有限公司", "国合资产管理有限公司", "汇泽社会保障基金组合", "澄岳人寿保险股份有限公司-传统产品")
@@ -121,13 +134,16 @@ class HolderEvents:
         if not reports:
             return []
         rng = generator(self.seed, code, "holders-path")
-        n = len(reports)
+        # Walks over every quarter of the fixed period grid, read at the reported periods: the
+        # number of reports the calendar reaches does not move any drawn value.
+        rows = np.array([(r.end_date.year - FIRST_PERIOD_YEAR) * 4 + r.quarter - 1 for r in reports])
         start = np.concatenate([[rng.uniform(25, 55)], rng.uniform(0.3, 3.0, len(roster) - 1)])
-        walk = np.exp(np.cumsum(rng.normal(0, 0.06, (n, len(roster))), axis=0))
-        walk[:, 0] = np.exp(np.cumsum(rng.normal(0, 0.01, n)))
+        walk = np.exp(np.cumsum(rng.normal(0, 0.06, (QUARTER_GRID, len(roster))), axis=0))
+        walk[:, 0] = np.exp(np.cumsum(rng.normal(0, 0.01, QUARTER_GRID)))
+        walk = walk[rows]
         ratios = np.clip(start * walk, 0.02, [60.0] + [4.0] * (len(roster) - 1))
         base_holders = 10 ** (3.8 + entity.visibility / 5 + rng.normal(0, 0.2))
-        holder_walk = np.exp(np.cumsum(rng.normal(0, 0.08, n)))
+        holder_walk = np.exp(np.cumsum(rng.normal(0, 0.08, QUARTER_GRID)))[rows]
         dates = [r.end_date for r in reports]
         corporate = self.market.corporate
         total = [corporate.total_shares(code, d) for d in dates]
@@ -147,31 +163,35 @@ class HolderEvents:
         return self._trades[code]
 
     def _build_trades(self, code: str) -> list[HolderTrade]:
+        """About 0.8 trades a year from a year after listing, each year drawn from its own
+        generator; a trade exists once the session of its announcement is known."""
         entity = self._entity(code)
-        rng = generator(self.seed, code, "holder-trades")
         roster = self.roster(code)
-        horizon = get_calendar("XSHG").last_session.date() - dt.timedelta(days=10)
-        first = max(entity.list_date + dt.timedelta(days=365), dt.date(2015, 1, 5))
-        if first >= horizon:
-            return []
-        years = (horizon - first).days / 365
+        first = max(entity.list_date + dt.timedelta(days=365), EVENTS_FROM)
         out = []
-        for _ in range(int(rng.poisson(0.8 * years))):
-            holder = roster[int(rng.integers(len(roster)))]
-            begin = earliest_session_on_or_after("XSHG", first + dt.timedelta(days=int(rng.integers(0, (horizon - first).days))))
-            close = earliest_session_on_or_after("XSHG", begin + dt.timedelta(days=int(rng.integers(0, 40))))
-            if close > horizon:
-                continue
-            ann = earliest_session_on_or_after("XSHG", close + dt.timedelta(days=int(rng.integers(1, 4))))
-            total = self.market.corporate.total_shares(code, close)
-            direction = "DE" if rng.uniform() < 0.6 else "IN"
-            before = int(round(total * rng.uniform(0.005, 0.06)))
-            change = int(round(before * rng.uniform(0.05, 0.5) / 100)) * 100
-            after = before - change if direction == "DE" else before + change
-            close_price = self.market.prices.close_on(code, close)
-            price = round(close_price * rng.uniform(0.97, 1.03), 2) if close_price is not None else None
-            out.append(HolderTrade(holder, begin, close, ann, direction, change, after, total, price))
-        out.sort(key=lambda t: t.ann_date)
+        for year in range(first.year, SIMULATION_END.year + 1):
+            rng = generator(self.seed, code, "holder-trades", year)
+            for _ in range(int(rng.poisson(0.8))):
+                holder = roster[int(rng.integers(len(roster)))]
+                begin_target = dt.date(year, 1, 1) + dt.timedelta(days=int(rng.integers(0, 365)))
+                close_days, ann_days = int(rng.integers(0, 40)), int(rng.integers(1, 4))
+                direction = "DE" if rng.uniform() < 0.6 else "IN"
+                held, traded, price_draw = rng.uniform(0.005, 0.06), rng.uniform(0.05, 0.5), rng.uniform(0.97, 1.03)
+                if begin_target < first:
+                    continue
+                begin = _session_on_or_after("XSHG", begin_target)
+                close = _session_on_or_after("XSHG", begin + dt.timedelta(days=close_days)) if begin else None
+                ann = _session_on_or_after("XSHG", close + dt.timedelta(days=ann_days)) if close else None
+                if ann is None:
+                    continue
+                total = self.market.corporate.total_shares(code, close)
+                before = int(round(total * held))
+                change = int(round(before * traded / 100)) * 100
+                after = before - change if direction == "DE" else before + change
+                close_price = self.market.prices.close_on(code, close)
+                price = round(close_price * price_draw, 2) if close_price is not None else None
+                out.append(HolderTrade(holder, begin, close, ann, direction, change, after, total, price))
+        out.sort(key=lambda t: (t.ann_date, t.close_date, t.holder.name))
         return out
 
     # ------------------------------------------------------------------ share unlocks
@@ -213,15 +233,24 @@ class HolderEvents:
         return self._repurchases[code]
 
     def _build_repurchases(self, code: str) -> list[RepurchaseStage]:
+        """About one plan every four years, each year drawn from its own generator (and each
+        plan from its own); a stage exists once its session is known."""
         entity = self._entity(code)
-        rng = generator(self.seed, code, "repurchase")
-        horizon = get_calendar("XSHG").last_session.date() - dt.timedelta(days=10)
-        first = max(entity.list_date + dt.timedelta(days=365), dt.date(2015, 1, 5))
-        if first >= horizon:
-            return []
+        first = max(entity.list_date + dt.timedelta(days=365), EVENTS_FROM)
         stages = []
-        for plan_id in range(int(rng.poisson(0.25 * (horizon - first).days / 365))):
-            plan = earliest_session_on_or_after("XSHG", first + dt.timedelta(days=int(rng.integers(0, (horizon - first).days))))
+        plan_days = []
+        for year in range(first.year, SIMULATION_END.year + 1):
+            year_rng = generator(self.seed, code, "repurchase", year)
+            for k in range(int(year_rng.poisson(0.25))):
+                target = dt.date(year, 1, 1) + dt.timedelta(days=int(year_rng.integers(0, 365)))
+                if target >= first:
+                    plan_days.append((target, year, k))
+        # Plans are numbered in date order (the number is part of the records).
+        for plan_id, (plan_target, year, k) in enumerate(sorted(plan_days)):
+            rng = generator(self.seed, code, "repurchase", year, k)
+            plan = _session_on_or_after("XSHG", plan_target)
+            if plan is None:
+                break
             price = self.market.prices.close_on(code, plan)
             if price is None:
                 continue
@@ -230,16 +259,16 @@ class HolderEvents:
             total = self.market.corporate.total_shares(code, plan)
             target = total * rng.uniform(0.005, 0.03)
             stages.append(RepurchaseStage(plan_id, plan, "预案", expiry, None, None, high, None))
-            agm = earliest_session_on_or_after("XSHG", plan + dt.timedelta(days=int(rng.integers(15, 30))))
-            if agm > horizon:
+            agm = _session_on_or_after("XSHG", plan + dt.timedelta(days=int(rng.integers(15, 30))))
+            if agm is None:
                 continue
             stages.append(RepurchaseStage(plan_id, agm, "股东大会通过", expiry, None, None, high, None))
             done_vol = 0.0
             done_amount = 0.0
             day = agm
             for step in range(int(rng.integers(1, 4))):
-                day = earliest_session_on_or_after("XSHG", day + dt.timedelta(days=int(rng.integers(25, 60))))
-                if day > horizon:
+                day = _session_on_or_after("XSHG", day + dt.timedelta(days=int(rng.integers(25, 60))))
+                if day is None:
                     break
                 close = self.market.prices.close_on(code, day) or price
                 vol = float(round(target * rng.uniform(0.2, 0.4), -2))
@@ -247,8 +276,8 @@ class HolderEvents:
                 done_amount += round(vol * min(close, high), 2)
                 stages.append(RepurchaseStage(plan_id, day, "实施", expiry, done_vol, round(done_amount, 2), high, None))
             else:
-                finish = earliest_session_on_or_after("XSHG", day + dt.timedelta(days=int(rng.integers(10, 40))))
-                if finish <= min(horizon, expiry) and done_vol > 0:
+                finish = _session_on_or_after("XSHG", day + dt.timedelta(days=int(rng.integers(10, 40))))
+                if finish is not None and finish <= expiry and done_vol > 0:
                     stages.append(RepurchaseStage(plan_id, finish, "完成", expiry, done_vol, round(done_amount, 2), high, None))
         stages.sort(key=lambda s: (s.ann_date, s.plan_id))
         return stages
@@ -266,19 +295,28 @@ class HolderEvents:
         rng = generator(self.seed, code, "pledge")
         sessions = session_dates("XSHG")
         start = max(entity.list_date, dt.date(2018, 1, 1))
+        # The last session of each ISO week; the calendar's final week counts only when it is
+        # complete (its Sunday is covered), since a later session could still join it.
         fridays = []
         for i, day in enumerate(sessions):
             if day < start:
                 continue
-            if i + 1 == len(sessions) or sessions[i + 1].isocalendar()[:2] != day.isocalendar()[:2]:
+            if i + 1 < len(sessions):
+                if sessions[i + 1].isocalendar()[:2] != day.isocalendar()[:2]:
+                    fridays.append(day)
+            elif day + dt.timedelta(days=6 - day.weekday()) <= _calendar_end("XSHG"):
                 fridays.append(day)
         if not fridays:
             return []
         n = len(fridays)
+        # Paths on a fixed weekly grid, read at the weeks that have a session.
+        weeks = np.array([(d - WEEKDAY_GRID_START).days // 7 for d in fridays])
         pledger = rng.uniform() < 0.6
-        ratio = np.clip(rng.uniform(2, 25) + np.cumsum(rng.normal(0, 0.4, n)), 0.0, 45.0) if pledger else np.zeros(n)
-        restricted_share = rng.uniform(0, 0.3)
-        count = np.maximum(0, np.round(ratio / 3 + rng.normal(0, 0.5, n))).astype(int) if pledger else np.zeros(n, dtype=int)
+        level, restricted_share = rng.uniform(2, 25), rng.uniform(0, 0.3)
+        ratio_steps, count_noise = rng.normal(0, 0.4, WEEK_GRID), rng.normal(0, 0.5, WEEK_GRID)
+        walk = np.cumsum(ratio_steps)
+        ratio = np.clip(level + walk[weeks] - walk[weeks[0]], 0.0, 45.0) if pledger else np.zeros(n)
+        count = np.maximum(0, np.round(ratio / 3 + count_noise[weeks])).astype(int) if pledger else np.zeros(n, dtype=int)
         total = [self.market.corporate.total_shares(code, d) for d in fridays]
         rows = []
         for i, day in enumerate(fridays):
@@ -290,3 +328,10 @@ class HolderEvents:
                          "rest_pledge": rest, "total_share": total_wan,
                          "pledge_ratio": round((unrest + rest) / total_wan * 100, 2) if total_wan else 0.0})
         return rows
+
+
+def _session_on_or_after(calendar: str, day: dt.date) -> dt.date | None:
+    """The first session on or after `day`; None when the calendar does not reach it yet."""
+    sessions = session_dates(calendar)
+    i = bisect.bisect_left(sessions, day)
+    return sessions[i] if i < len(sessions) else None

@@ -33,11 +33,13 @@ from typing import Any
 import numpy as np
 
 from livesearch_pipeline.core.calendars import CALENDAR_START, get_calendar, session_dates, session_on_or_before
-from livesearch_pipeline.dataservice.market.rng import generator, unit_uniform
+from livesearch_pipeline.dataservice.market.rng import SIMULATION_END, generator, unit_uniform
 
 STATEMENT_CLASSES = ("cn_equity", "hk_equity", "us_equity")
 FIRST_PERIOD_YEAR = 2012  # one warm-up year so that 2013 reports have a prior year to compare
-LAST_PERIOD_YEAR = 2027
+# Fixed, not the calendar's horizon: the per-quarter draws are made for every period of this
+# range, so a period's values never depend on how many later periods the calendar reaches.
+LAST_PERIOD_YEAR = SIMULATION_END.year
 QUARTER_ENDS = ((3, 31), (6, 30), (9, 30), (12, 31))
 
 
@@ -706,7 +708,10 @@ class Disclosures:
                     if shifted > report.ann_date:
                         first = shifted
                         modify = announcement_day(calendar, report.ann_date - dt.timedelta(days=int(rng.integers(2, 10))))
-                schedule = announcement_day(calendar, min(report.ann_date, report.end_date + dt.timedelta(days=int(rng.integers(-30, 5)))))
+                # Scheduled after the period ends (and before the report): a schedule announced
+                # before the period end would exist only once the calendar knows the report's
+                # announcement window, so extending the calendar would add past records.
+                schedule = announcement_day(calendar, min(report.ann_date, report.end_date + dt.timedelta(days=int(rng.integers(1, 36)))))
                 if modify is not None and modify <= schedule:
                     modify = None
                     first = report.ann_date

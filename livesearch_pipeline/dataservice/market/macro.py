@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from livesearch_pipeline.core.calendars import get_calendar, session_dates
-from livesearch_pipeline.dataservice.market.rng import WEEKDAY_GRID_START, generator, weekday_index
+from livesearch_pipeline.core.calendars import session_dates
+from livesearch_pipeline.dataservice.market.rng import SIMULATION_END, WEEKDAY_GRID_START, check_simulated, generator, weekday_index
 
 FIRST_MONTH = (2013, 1)
 LAST_MONTH = (2028, 12)
-GRID_END = dt.date(2030, 12, 31)
+GRID_END = SIMULATION_END
 DAILY_START = dt.date(2015, 1, 1)
 
 SHIBOR_TENORS = ("on", "1w", "2w", "1m", "3m", "6m", "9m", "1y")
@@ -153,7 +153,9 @@ class MacroModel:
         return _weekday_grid()
 
     def _on_sessions(self, calendar: str, grid_columns: dict[str, np.ndarray]) -> DailySeries:
-        sessions = [d for d in session_dates(calendar) if d >= DAILY_START]
+        all_sessions = session_dates(calendar)
+        check_simulated(calendar, all_sessions[-1])
+        sessions = [d for d in all_sessions if d >= DAILY_START]
         idx = np.array([weekday_index(d) for d in sessions], dtype=np.int64)
         return DailySeries(sessions, {k: v[idx] for k, v in grid_columns.items()})
 
@@ -379,7 +381,10 @@ class MacroModel:
     def us_trycr(self) -> DailySeries:
         nominal = self.us_tycr
         rng = self._rng("ust-real")
-        breakeven = np.clip(_ar1(rng, len(nominal.dates), 2.25, 0.99, 0.03, 2.3), 1.5, 3.0)
+        # Drawn on the weekday grid (not over the sessions): its values never depend on how
+        # many sessions the calendar has.
+        idx = np.array([weekday_index(d) for d in nominal.dates], dtype=np.int64)
+        breakeven = np.clip(_ar1(rng, len(self._grid), 2.25, 0.99, 0.03, 2.3), 1.5, 3.0)[idx]
         return DailySeries(nominal.dates, {t: np.round(nominal.columns[t] - breakeven, 2) for t in REAL_TENORS})
 
     @cached_property
@@ -416,14 +421,16 @@ class MacroModel:
         """Loan prime rates fixed monthly on the 20th (the next session when it is a holiday)."""
         rng = self._rng("lpr")
         sessions = session_dates("XSHG")
-        last = get_calendar("XSHG").last_session.date()
         one_year, spread = 4.35, 0.55
         out = []
         for y, m in _months():
             fixing = dt.date(y, m, 20)
-            if fixing < DAILY_START or fixing > last:
+            i = bisect.bisect_left(sessions, fixing)
+            if fixing < DAILY_START or i >= len(sessions):
+                # Months are in order: once a fixing's session is beyond the calendar, so are
+                # all later ones, and no draw of an earlier month depends on them.
                 continue
-            day = sessions[bisect.bisect_left(sessions, fixing)]
+            day = sessions[i]
             if rng.uniform() < 0.06:
                 one_year = round(max(3.0, one_year - float(rng.choice([0.05, 0.1, 0.15, 0.25]))), 2)
             if rng.uniform() < 0.05:

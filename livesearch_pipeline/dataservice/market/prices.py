@@ -2,8 +2,13 @@
 
 Each instrument's full series (from max(listing, 2015-01-01) to the end of its calendar) is
 simulated once, vectorised where possible, and cached; any date is then served by a bisect.
-Random shocks live on a fixed weekday grid (see rng.py), so a session's value depends only on
-(seed, code, date), never on the calendar's horizon, the service clock or call order.
+
+Prefix stability: a session's value depends only on the seed and the history up to it, never on
+how far the calendar extends, the service clock or call order. Every random array is drawn at the
+fixed length of the weekday grid (rng.py) and read at the grid positions of the sessions, never
+sized by a session count; yearly draws use one generator per year; nothing is scaled by events
+after the date (a split or dividend moves the price on its ex-date, and the mean-reverting log
+price then drifts back towards the class's band, as a price once split tends to).
 
 Conventions (as the exchanges and Tushare publish them):
 - `pre_close` is the previous trading session's close, ex-rights adjusted on an ex-date:
@@ -29,10 +34,15 @@ import numpy as np
 
 from livesearch_pipeline.core.calendars import session_dates
 from livesearch_pipeline.dataservice.market.corporate import SIM_START, round_half_up
-from livesearch_pipeline.dataservice.market.rng import WEEKDAY_GRID_START, generator, unit_uniform, weekday_index
+from livesearch_pipeline.dataservice.market.rng import (
+    GRID_END,
+    GRID_LENGTH,
+    WEEKDAY_GRID_START,
+    check_simulated,
+    generator,
+    unit_uniform,
+)
 
-GRID_END = dt.date(2035, 12, 31)
-GRID_LENGTH = weekday_index(GRID_END) + 1
 CHINEXT_20PCT_FROM = dt.date(2020, 8, 24)
 MEAN_REVERSION = 0.998  # per weekday: a log-price half-life of about 350 weekdays
 
@@ -226,11 +236,13 @@ class PriceModel:
 
     def _sessions_from(self, calendar: str, start: dt.date) -> list[dt.date]:
         sessions = session_dates(calendar)
+        check_simulated(calendar, sessions[-1])
         return list(sessions[bisect.bisect_left(sessions, max(start, SIM_START)):])
 
     def _trading_dates(self, entity) -> tuple[list[dt.date], np.ndarray]:
         """Sessions from listing (or the simulation start) without the suspended ones."""
         sessions = session_dates(entity.calendar)
+        check_simulated(entity.calendar, sessions[-1])
         first = bisect.bisect_left(sessions, max(entity.list_date, SIM_START))
         ordinals = _calendar_ordinals(entity.calendar)[first:]
         suspended = self.market.corporate.suspensions(entity.code)
@@ -239,10 +251,18 @@ class PriceModel:
         keep = ~np.isin(ordinals, _ordinals(suspended))
         return [d for d, k in zip(sessions[first:], keep.tolist()) if k], ordinals[keep]
 
-    def _session_log_returns(self, code: str, calendar: str, ordinals: np.ndarray, market_vol: float, idio_vol: float) -> tuple[np.ndarray, float]:
+    def _session_log_returns(
+        self, code: str, calendar: str, ordinals: np.ndarray, market_vol: float, idio_vol: float,
+        ex_jumps: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, float]:
         """Log returns between consecutive dates of a mean-reverting (Ornstein-Uhlenbeck) log
         price driven by per-weekday shocks, so that a return after a holiday or suspension
-        carries all the days it spans and prices stay within realistic bands for years."""
+        carries all the days it spans and prices stay within realistic bands for years.
+
+        `ex_jumps` (log price change on each date's ex-date, 0 elsewhere) enter the process as
+        shocks on their own weekday: the price steps down on the ex-date and then reverts towards
+        its band, so no earlier value depends on a later corporate action. The returns returned
+        exclude the jumps themselves (the caller applies them to the ex-adjusted previous close)."""
         rng = generator(self.seed, code, "shocks")
         beta = float(rng.uniform(0.6, 1.4))
         idio = rng.standard_normal(GRID_LENGTH)
@@ -250,12 +270,17 @@ class PriceModel:
         jump_size = rng.normal(0.0, 0.07, GRID_LENGTH)
         shocks = beta * market_vol * self._market_shocks(calendar) + idio_vol * idio
         shocks = shocks + np.where(jump_draw < 0.012, jump_size, 0.0)
-        log_price = _ornstein_uhlenbeck(shocks, MEAN_REVERSION)
         grid = weekday_grid(ordinals)
+        if ex_jumps is not None and len(ordinals):
+            shocks = shocks.copy()
+            shocks[grid] += ex_jumps
+        log_price = ornstein_uhlenbeck(shocks, MEAN_REVERSION)
         returns = np.empty(len(ordinals))
         if len(ordinals):
             returns[0] = shocks[grid[0]]
             returns[1:] = log_price[grid[1:]] - log_price[grid[:-1]]
+            if ex_jumps is not None:
+                returns = returns - ex_jumps
         return returns, math.hypot(beta * market_vol, idio_vol)
 
     def _simulate_equity(self, entity) -> tuple[Bars, dict[str, float]]:
@@ -263,14 +288,7 @@ class PriceModel:
         params = PARAMS[entity.asset_class]
         dates, ordinals = self._trading_dates(entity)
         n = len(dates)
-        returns, sigma = self._session_log_returns(entity.code, entity.calendar, ordinals, params.market_vol, params.idio_vol)
-        rng = generator(self.seed, entity.code, "bars")
-        gap_noise = rng.normal(0.0, 0.3 * sigma, n)
-        high_noise = np.abs(rng.normal(0.0, 0.45 * sigma, n))
-        low_noise = np.abs(rng.normal(0.0, 0.45 * sigma, n))
-        turnover_noise = np.exp(rng.normal(0.0, 0.35, n))
-        base_turnover = float(rng.uniform(params.turnover_low, params.turnover_high))
-        start_price = math.exp(rng.uniform(math.log(params.price_low), math.log(params.price_high)))
+        grid = weekday_grid(ordinals)
         decimals = params.decimals
         tick = 10.0**-decimals
         is_cn = entity.asset_class == "cn_equity"
@@ -282,16 +300,24 @@ class PriceModel:
         fix_index = np.searchsorted(ordinals, [a.plan_ann_date.toordinal() for a in actions], "right") - 1
         multipliers = np.array([a.share_multiplier for a in actions])
         yields = np.array([a.dividend_yield for a in actions])
-        # Companies split and pay out from high prices: start the path higher by what the
-        # scheduled actions will take off, so prices stay in the class's band afterwards.
-        start_price *= float(np.prod(multipliers / (1.0 - yields))) if len(actions) else 1.0
+        ex_log = np.zeros(n)
+        ex_log[ex_index] += np.log((1.0 - yields) / multipliers)
+
+        returns, sigma = self._session_log_returns(
+            entity.code, entity.calendar, ordinals, params.market_vol, params.idio_vol, ex_jumps=ex_log
+        )
+        rng = generator(self.seed, entity.code, "bars")
+        gap_noise = rng.normal(0.0, 0.3 * sigma, GRID_LENGTH)[grid]
+        high_noise = np.abs(rng.normal(0.0, 0.45 * sigma, GRID_LENGTH))[grid]
+        low_noise = np.abs(rng.normal(0.0, 0.45 * sigma, GRID_LENGTH))[grid]
+        turnover_noise = np.exp(rng.normal(0.0, 0.35, GRID_LENGTH))[grid]
+        base_turnover = float(rng.uniform(params.turnover_low, params.turnover_high))
+        start_price = math.exp(rng.uniform(math.log(params.price_low), math.log(params.price_high)))
 
         if is_cn:
             wide = entity.code.startswith("688") or entity.code.startswith("30")
             limit = np.where(wide & (ordinals >= (SIM_START if entity.code.startswith("688") else CHINEXT_20PCT_FROM).toordinal()), 0.2, 0.1)
             returns = np.clip(returns, np.log1p(-limit), np.log1p(limit))
-        ex_log = np.zeros(n)
-        ex_log[ex_index] += np.log((1.0 - yields) / multipliers)
         close_raw = np.maximum(_round_half_up(start_price * np.exp(np.cumsum(returns + ex_log)), decimals), tick)
         first_pre = round_half_up(start_price, decimals)
 
@@ -353,12 +379,13 @@ class PriceModel:
         levels = start * np.exp(np.cumsum(returns))
         rng = generator(self.seed, entity.code, "bars")
         n = len(dates)
+        grid = weekday_grid(_ordinals(dates))
         close = np.round(levels, 4)
         pre_close = np.round(np.concatenate(([start], levels[:-1])), 4)
-        opn = np.round(pre_close * np.exp(0.3 * returns + rng.normal(0, 0.2 * sigma, n)), 4)
-        high = np.round(np.maximum(opn, close) * np.exp(np.abs(rng.normal(0, 0.4 * sigma, n))), 4)
-        low = np.round(np.minimum(opn, close) * np.exp(-np.abs(rng.normal(0, 0.4 * sigma, n))), 4)
-        vol = np.round(np.exp(rng.normal(math.log(2e8), 0.3, n)))
+        opn = np.round(pre_close * np.exp(0.3 * returns + rng.normal(0, 0.2 * sigma, GRID_LENGTH)[grid]), 4)
+        high = np.round(np.maximum(opn, close) * np.exp(np.abs(rng.normal(0, 0.4 * sigma, GRID_LENGTH)[grid])), 4)
+        low = np.round(np.minimum(opn, close) * np.exp(-np.abs(rng.normal(0, 0.4 * sigma, GRID_LENGTH)[grid])), 4)
+        vol = np.round(np.exp(rng.normal(math.log(2e8), 0.3, GRID_LENGTH)[grid]))
         return Bars(entity.code, dates, opn, np.maximum(high, np.maximum(opn, close)), np.minimum(low, np.minimum(opn, close)),
                     close, pre_close, vol, np.zeros(n), np.ones(n), 4)
 
@@ -447,22 +474,30 @@ class PriceModel:
         spec = self.market.universe.fund_specs[code]
         dates = self._sessions_from("XSHG", entity.list_date)
         n = len(dates)
+        grid = weekday_grid(_ordinals(dates))
+        # One generator per purpose (and per year for distributions): a stream whose number of
+        # draws depends on the calendar's span would shift every draw after it.
         rng = generator(self.seed, code, "nav")
+        noise = rng.standard_normal(GRID_LENGTH)[grid]
+        share_noise = rng.standard_normal(GRID_LENGTH)[grid]
+        start_draw = float(rng.uniform(0.8, 2.6))
+        distributes = rng.random() < 0.5
+        share_level = float(rng.uniform(4.0, 6.5))
         daily_fee = (spec.m_fee + spec.c_fee) / 100 / 244
         if spec.benchmark_index is not None:
             index_bars = self.daily(spec.benchmark_index)
             idx = np.searchsorted(index_bars.ordinals, [d.toordinal() for d in dates])
             idx = np.clip(idx, 0, len(index_bars.dates) - 1)
             index_ret = index_bars.close[idx] / index_bars.pre_close[idx] - 1
-            returns = index_ret - daily_fee + rng.normal(0, 0.0004, n)
+            returns = index_ret - daily_fee + 0.0004 * noise
         elif spec.fund_type == "货币市场型":
-            returns = np.full(n, 0.02 / 365 * 1.4) + rng.normal(0, 0.000005, n)
+            returns = np.full(n, 0.02 / 365 * 1.4) + 0.000005 * noise
         elif spec.fund_type == "债券型":
-            returns = 0.035 / 244 - daily_fee + rng.normal(0, 0.0012, n)
+            returns = 0.035 / 244 - daily_fee + 0.0012 * noise
         else:
             market_ret, _ = self._session_log_returns(code, "XSHG", _ordinals(dates), PARAMS["cn_equity"].market_vol, 0.006)
             returns = np.expm1(market_ret) - daily_fee + 0.0002
-        start = 1.0 if entity.list_date >= SIM_START or spec.fund_type == "货币市场型" else float(rng.uniform(0.8, 2.6))
+        start = 1.0 if entity.list_date >= SIM_START or spec.fund_type == "货币市场型" else start_draw
         total_return = start * np.cumprod(1.0 + returns)
         distributions: list[tuple[dt.date, float]] = []
         unit = total_return.copy()
@@ -470,33 +505,41 @@ class PriceModel:
         if spec.fund_type == "货币市场型":
             unit = np.ones(n)
             accum_div = total_return - 1.0
-        elif spec.benchmark_index is None and rng.random() < 0.5:
-            for year in range(2015, 2027):
-                ex_target = dt.date(year, 12, 10) + dt.timedelta(days=int(rng.integers(0, 15)))
+        elif spec.benchmark_index is None and distributes:
+            for year in range(2015, GRID_END.year + 1):
+                year_rng = generator(self.seed, code, "nav-distribution", year)
+                ex_target = dt.date(year, 12, 10) + dt.timedelta(days=int(year_rng.integers(0, 15)))
+                skip, size = year_rng.random() < 0.3, float(year_rng.uniform(0.02, 0.08))
                 k = bisect.bisect_left(dates, ex_target)
-                if k <= 0 or k >= n or rng.random() < 0.3:
+                if k <= 0 or k >= n or skip:
                     continue
-                cash = round(float(unit[k - 1]) * float(rng.uniform(0.02, 0.08)), 3)
+                cash = round(float(unit[k - 1]) * size, 3)
                 unit[k:] *= (unit[k - 1] - cash) / unit[k - 1]
                 accum_div[k:] += cash
                 distributions.append((dates[k], cash))
         unit_nav = np.round(unit, 4)
         accum_div = np.round(accum_div, 4)
         adj_factor = np.round(total_return / np.where(unit == 0, 1, unit), 6)
-        share_walk = np.cumsum(rng.normal(0.0, 0.01, n))
-        shares = np.round(10 ** float(rng.uniform(4.0, 6.5)) * np.exp(share_walk - share_walk[0] if n else share_walk), 2)
+        share_walk = np.cumsum(0.01 * share_noise)
+        shares = np.round(10**share_level * np.exp(share_walk - share_walk[0] if n else share_walk), 2)
         return FundNav(code, dates, unit_nav, np.round(unit_nav + accum_div, 4), accum_div, adj_factor, shares, distributions)
 
     def _etf_bars(self, entity) -> Bars:
         nav = self.nav(entity.code)
         n = len(nav.dates)
         rng = generator(self.seed, entity.code, "etf-bars")
-        close = np.round(nav.unit_nav * (1.0 + rng.normal(0.0, 0.0015, n)), 3)
+        grid = weekday_grid(nav.ordinals)
+
+        def draws(scale: float) -> np.ndarray:
+            return rng.normal(0.0, scale, GRID_LENGTH)[grid]
+
+        close = np.round(nav.unit_nav * (1.0 + draws(0.0015)), 3)
         pre_close = np.concatenate(([np.round(nav.unit_nav[0], 3)] if n else [], close[:-1]))
-        opn = np.round(pre_close * (1.0 + rng.normal(0.0, 0.003, n)), 3)
-        high = np.maximum(np.round(np.maximum(opn, close) * (1 + np.abs(rng.normal(0, 0.004, n))), 3), np.maximum(opn, close))
-        low = np.minimum(np.round(np.minimum(opn, close) * (1 - np.abs(rng.normal(0, 0.004, n))), 3), np.minimum(opn, close))
-        vol = np.round(nav.fund_share * 1e4 * float(rng.uniform(0.005, 0.05)) * np.exp(rng.normal(0, 0.4, n)) / 100)
+        opn = np.round(pre_close * (1.0 + draws(0.003)), 3)
+        high = np.maximum(np.round(np.maximum(opn, close) * (1 + np.abs(draws(0.004))), 3), np.maximum(opn, close))
+        low = np.minimum(np.round(np.minimum(opn, close) * (1 - np.abs(draws(0.004))), 3), np.minimum(opn, close))
+        vol_noise = draws(0.4)
+        vol = np.round(nav.fund_share * 1e4 * float(rng.uniform(0.005, 0.05)) * np.exp(vol_noise) / 100)
         amount = np.round(vol * 100 * (opn + high + low + close) / 4 / 1000, 3)
         return Bars(entity.code, list(nav.dates), opn, high, low, close, pre_close, vol, amount, nav.adj_factor, 3)
 
@@ -546,7 +589,7 @@ def weekday_grid(ordinals: np.ndarray) -> np.ndarray:
     return weeks * 5 + np.minimum(rest, 4)
 
 
-def _ornstein_uhlenbeck(shocks: np.ndarray, phi: float) -> np.ndarray:
+def ornstein_uhlenbeck(shocks: np.ndarray, phi: float) -> np.ndarray:
     """x_t = phi * x_{t-1} + shock_t, in closed form: x_t = phi^t * sum_j phi^-j shock_j
     (phi^-n stays far from overflow for the grid's length and phi close to 1)."""
     t = np.arange(len(shocks))

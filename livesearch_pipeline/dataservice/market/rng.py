@@ -15,6 +15,13 @@ import hashlib
 import numpy as np
 
 WEEKDAY_GRID_START = dt.date(2014, 12, 29)  # a Monday just before the first simulated session
+# Fixed length of every per-weekday random array of the price engine: arrays are always drawn
+# this long and read at the sessions' grid positions, so their values never depend on how many
+# sessions a calendar has.
+GRID_END = dt.date(2035, 12, 31)
+# The last date the market is simulated on (the macro grid's end and the last year of the
+# yearly schedules). A calendar reaching past it would need a longer grid, which is a new market.
+SIMULATION_END = dt.date(2030, 12, 31)
 
 
 def stable_hash(*parts: object) -> int:
@@ -40,3 +47,15 @@ def weekday_index(day: dt.date) -> int:
         raise ValueError(f"{day.isoformat()} is before the simulation grid start {WEEKDAY_GRID_START}")
     weeks, rest = divmod(days, 7)
     return weeks * 5 + min(rest, 4)
+
+
+GRID_LENGTH = weekday_index(GRID_END) + 1
+
+
+def check_simulated(calendar: str, last_session: dt.date) -> None:
+    """Refuse a calendar that extends past the simulated span (its values would not exist)."""
+    if last_session > SIMULATION_END:
+        raise ValueError(
+            f"the {calendar} calendar runs to {last_session.isoformat()}, past the synthetic market's last simulated "
+            f"day {SIMULATION_END.isoformat()}; set its end (CALENDAR_ENDS / LIVESEARCH_CALENDAR_ENDS) on or before it"
+        )

@@ -55,7 +55,7 @@ def _top10(float_only: bool):
         code = _code(ctx, args, "top10_floatholders" if float_only else "top10_holders")
         events = ctx.market.events
         roster = {h.name: h for h in events.roster(code)}
-        period = parse_period(args["period"], ctx.clock) if args.get("period") is not None else None
+        period = parse_period(args["period"]) if args.get("period") is not None else None
         exact_ann = optional_date(args, "ann_date")
         start, end = optional_date(args, "start_date"), optional_date(args, "end_date")
         periods = events.periods(code)
@@ -94,7 +94,7 @@ def _holdernumber(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]
     code = _code(ctx, args, "stk_holdernumber")
     start, last = _window(ctx, args)
     exact_ann = optional_date(args, "ann_date")
-    exact_end = parse_period(args["enddate"], ctx.clock, "enddate") if args.get("enddate") is not None else None
+    exact_end = parse_period(args["enddate"], "enddate") if args.get("enddate") is not None else None
     rows = [
         {"ts_code": code, "ann_date": ymd(p.ann_date), "end_date": ymd(p.end_date), "holder_num": p.holder_num}
         for p in ctx.market.events.periods(code)
@@ -177,7 +177,7 @@ def _rewards(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
 
     code = _code(ctx, args, "stk_rewards")
     entity = ctx.market.universe.get(code)
-    period = parse_period(args["end_date"], ctx.clock, "end_date") if args.get("end_date") is not None else None
+    period = parse_period(args["end_date"], "end_date") if args.get("end_date") is not None else None
     terms = manager_terms(ctx, entity)
     rows = []
     for report in ctx.market.fundamentals.reports(code):
@@ -225,10 +225,10 @@ def _build_tools() -> list[ToolSpec]:
                      date_param("start_date", "first report period YYYYMMDD"), date_param("end_date", "last report period YYYYMMDD")]
     period_dates = [("period", YMD, "period"), ("ann_date", YMD, "point"), ("start_date", YMD, "start"), ("end_date", YMD, "end")]
     return [
-        make_tool(name="top10_holders", description="Top 10 shareholders at each report period end, with holdings, ratios to total and float shares and changes",
+        make_tool(name="top10_holders", series_keys=["holder_name"], description="Top 10 shareholders at each report period end, with holdings, ratios to total and float shares and changes",
                   fields=_holder_fields(False), params=period_params, handler=_top10(False), date_params=period_dates,
                   time_key="end_date", refresh_class="quarterly", **base),
-        make_tool(name="top10_floatholders", description="Top 10 holders of tradable (float) shares at each report period end",
+        make_tool(name="top10_floatholders", series_keys=["holder_name"], description="Top 10 holders of tradable (float) shares at each report period end",
                   fields=_holder_fields(True), params=period_params, handler=_top10(True), date_params=period_dates,
                   time_key="end_date", refresh_class="quarterly", **base),
         make_tool(name="stk_holdernumber", description="Number of shareholders at each report period end",
@@ -236,7 +236,7 @@ def _build_tools() -> list[ToolSpec]:
                   params=[ts_code_param(), date_param("ann_date", "announcement date YYYYMMDD"), ParamSpec("enddate", "date", "report period YYYYMMDD (quarter end)", fmt=YMD), *_WINDOW],
                   handler=_holdernumber, date_params=[("ann_date", YMD, "point"), ("enddate", YMD, "period"), *_WINDOW_DATES],
                   time_key="end_date", refresh_class="quarterly", **base),
-        make_tool(name="stk_holdertrade", description="Shareholder and executive increases/decreases of holdings (增减持), announced after completion",
+        make_tool(name="stk_holdertrade", roles={"holder_type": "code"}, description="Shareholder and executive increases/decreases of holdings (增减持), announced after completion",
                   fields=[_CODE, _ANN, fld("holder_name", "text", None, "holder name", "股东名称"),
                           fld("holder_type", "text", None, "holder type: G executive, P individual, C company", "股东类型(G高管 P个人 C公司)"),
                           fld("in_de", "text", None, "IN increase, DE decrease", "类型(IN增持 DE减持)"),
@@ -250,7 +250,7 @@ def _build_tools() -> list[ToolSpec]:
                           fld("close_date", "date", None, "last trade date", "增减持结束日期")],
                   params=[ts_code_param(), *_WINDOW, ParamSpec("trade_type", "str", "IN or DE", enum=("IN", "DE")), ParamSpec("holder_type", "str", "C, P or G", enum=("C", "P", "G"))],
                   handler=_holdertrade, date_params=_WINDOW_DATES, time_key="ann_date", refresh_class="daily", **base),
-        make_tool(name="share_float", description="Restricted share unlock schedule (限售股解禁): unlock date, shares released and holders; announced before the unlock",
+        make_tool(name="share_float", series_keys=["holder_name"], description="Restricted share unlock schedule (限售股解禁): unlock date, shares released and holders; announced before the unlock",
                   fields=[_CODE, _ANN, fld("float_date", "date", None, "unlock date", "解禁日期"),
                           fld("float_share", "number", "shares", "shares released to trading (股)", "流通股份(股)"),
                           fld("float_ratio", "number", "%", "released shares as a percentage of total shares", "流通股份占总股本比率(%)"),
@@ -260,7 +260,7 @@ def _build_tools() -> list[ToolSpec]:
                           date_param("start_date", "first unlock date YYYYMMDD"), date_param("end_date", "last unlock date YYYYMMDD")],
                   handler=_share_float, date_params=[("ann_date", YMD, "point"), ("float_date", YMD, "point"), *_WINDOW_DATES],
                   time_key="ann_date", refresh_class="daily", **base),
-        make_tool(name="repurchase", description="Share repurchase programs by stage (预案, 股东大会通过, 实施, 完成) with cumulative shares and amounts",
+        make_tool(name="repurchase", series_keys=["proc"], description="Share repurchase programs by stage (预案, 股东大会通过, 实施, 完成) with cumulative shares and amounts",
                   fields=[_CODE, _ANN, fld("end_date", "date", None, "stage date", "截止日期"),
                           fld("proc", "text", None, "stage: 预案 plan, 股东大会通过 approved, 实施 in progress, 完成 completed", "进度"),
                           fld("exp_date", "date", None, "program expiry date", "过期日期"),
@@ -279,7 +279,7 @@ def _build_tools() -> list[ToolSpec]:
                           fld("pledge_ratio", "number", "%", "pledged shares as a percentage of total shares", "质押比例(%)")],
                   params=[ts_code_param(), date_param("end_date", "week-ending date YYYYMMDD")],
                   handler=_pledge_stat, date_params=[("end_date", YMD, "point")], time_key="end_date", refresh_class="weekly", **base),
-        make_tool(name="stk_rewards", description="Annual pay and shareholdings of directors and executives, disclosed in the annual report",
+        make_tool(name="stk_rewards", roles={"name": "label"}, series_keys=["name", "title"], description="Annual pay and shareholdings of directors and executives, disclosed in the annual report",
                   fields=[_CODE, _ANN, _END, fld("name", "text", None, "name", "姓名"), fld("title", "text", None, "position", "职务"),
                           fld("reward", "number", "CNY", "annual pay before tax, CNY", "报酬(元)"),
                           fld("hold_vol", "number", "shares", "shares held (股)", "持股数(股)")],

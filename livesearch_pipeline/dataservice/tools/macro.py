@@ -334,7 +334,7 @@ def _build_tools() -> list[ToolSpec]:
             [fld("ltr_avg", "number", "%", "real long-term rate average (over 10 years), percent", "实际长期利率平均值(%)")], "XNYS",
         ),
         make_tool(
-            name="fx_daily", service="macro", description="FX daily bid/ask bars (FXCM) for major pairs and offshore CNY, on weekdays",
+            name="fx_daily", series_keys=["ts_code"], service="macro", description="FX daily bid/ask bars (FXCM) for major pairs and offshore CNY, on weekdays",
             # FX pairs are not instruments of the universe (no visibility level to cover), so the
             # tool is entity-free like the other macro series: `ts_code` is an optional filter.
             asset_classes=["rates_fx"], entity_param=None,
@@ -351,7 +351,7 @@ def _build_tools() -> list[ToolSpec]:
             time_key="trade_date", refresh_class="daily",
         ),
         make_tool(
-            name="fx_obasic", service="macro", description="FX instrument reference data: pairs, pip size and cost, target spread, trading hours",
+            name="fx_obasic", series_keys=["ts_code"], service="macro", description="FX instrument reference data: pairs, pip size and cost, target spread, trading hours",
             asset_classes=["rates_fx"], entity_param=None,
             fields=[fld("ts_code", "code", None, "FX pair code", "外汇代码"), fld("name", "text", None, "pair name", "名称"),
                     fld("classify", "text", None, "class (FX)", "分类"), fld("exchange", "text", None, "venue", "交易商"),

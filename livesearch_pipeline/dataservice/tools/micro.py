@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from livesearch_pipeline.core.calendars import session_dates
-from livesearch_pipeline.dataservice.market.prices import Bars
-from livesearch_pipeline.dataservice.market.rng import generator, stable_hash, unit_uniform
+from livesearch_pipeline.dataservice.market.prices import Bars, ornstein_uhlenbeck, weekday_grid
+from livesearch_pipeline.dataservice.market.rng import GRID_LENGTH, generator, stable_hash, unit_uniform
 from livesearch_pipeline.dataservice.market.universe import Entity
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
 from livesearch_pipeline.dataservice.tools.quotes_cn import (
@@ -164,16 +164,19 @@ def _hsgt_top10(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
 
 
 @lru_cache(maxsize=1024)
-def _hold_ratio(seed: int, code: str, n: int) -> np.ndarray:
+def _hold_ratio(seed: int, code: str, bars: Bars) -> np.ndarray:
+    """Stock Connect holding ratio (%) on each bar: a mean-reverting log walk on the fixed
+    weekday grid, so a day's ratio depends on the seed and earlier days only (never on how
+    many sessions the calendar has, nor on later ones)."""
     rng = generator(seed, code, "hk_hold")
     level = float(rng.uniform(0.2, 8.0))
-    walk = np.cumsum(rng.normal(0, 0.02, n))
-    return np.round(level * np.exp(walk - walk.mean()), 4)
+    walk = ornstein_uhlenbeck(rng.normal(0, 0.02, GRID_LENGTH), 0.998)
+    return np.round(level * np.exp(walk[weekday_grid(bars.ordinals)]), 4)
 
 
 def _hk_hold(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     def build(bars: Bars, k: int) -> Record:
-        ratio = float(_hold_ratio(ctx.seed, bars.code, len(bars.dates))[k])
+        ratio = float(_hold_ratio(ctx.seed, bars.code, bars)[k])
         entity = ctx.market.universe.get(bars.code)
         code = bars.code.split(".")[0]
         return {"code": f"{'9' if bars.code.endswith('.SH') else '7'}{int(code) % 10000:04d}", "trade_date": ymd(bars.dates[k]),
@@ -195,19 +198,25 @@ def margin_eligible(seed: int, entity: Entity) -> bool:
 @lru_cache(maxsize=1024)
 def _margin_series(seed: int, code: str, bars: Bars) -> dict[str, np.ndarray]:
     """Balances follow float value times a slowly moving leverage ratio; repayments are what
-    keeps the identity balance(t) = balance(t-1) + buys - repayments exact."""
+    keeps the identity balance(t) = balance(t-1) + buys - repayments exact. Random arrays are
+    drawn on the fixed weekday grid and read at the bars' dates, so no value depends on how many
+    sessions the calendar has."""
     n = len(bars.dates)
+    grid = weekday_grid(bars.ordinals)
     rng = generator(seed, code, "margin")
-    ratio = float(rng.uniform(0.015, 0.06)) * np.exp(np.cumsum(rng.normal(0, 0.01, n)) * 0.5)
+    level = float(rng.uniform(0.015, 0.06))
+    walk = np.cumsum(rng.normal(0, 0.01, GRID_LENGTH))[grid]
+    ratio = level * np.exp((walk - walk[0] if n else walk) * 0.5)
     float_value = bars.close * bars.float_share
     rzye = np.round(float_value * ratio, 2)
-    rzmre = np.round(bars.amount * 1000 * rng.uniform(0.05, 0.12, n), 2)
+    rzmre = np.round(bars.amount * 1000 * rng.uniform(0.05, 0.12, GRID_LENGTH)[grid], 2)
     previous = np.concatenate(([rzye[0]], rzye[:-1])) if n else rzye
     rzmre = np.maximum(rzmre, np.round(rzye - previous, 2))
     rzche = np.round(previous + rzmre - rzye, 2)
-    rqyl = np.round(bars.float_share * float(rng.uniform(0.0002, 0.002)) * np.exp(rng.normal(0, 0.1, n)), -2)
+    short_level = float(rng.uniform(0.0002, 0.002))
+    rqyl = np.round(bars.float_share * short_level * np.exp(rng.normal(0, 0.1, GRID_LENGTH)[grid]), -2)
     previous_rq = np.concatenate(([rqyl[0]], rqyl[:-1])) if n else rqyl
-    rqmcl = np.maximum(np.round(bars.vol * 100 * rng.uniform(0.001, 0.01, n), -2), rqyl - previous_rq)
+    rqmcl = np.maximum(np.round(bars.vol * 100 * rng.uniform(0.001, 0.01, GRID_LENGTH)[grid], -2), rqyl - previous_rq)
     rqchl = previous_rq + rqmcl - rqyl
     rqye = np.round(rqyl * bars.close, 2)
     return {"rzye": rzye, "rzmre": rzmre, "rzche": rzche, "rqye": rqye, "rqyl": rqyl, "rqmcl": rqmcl, "rqchl": rqchl,
@@ -434,7 +443,7 @@ TOOLS: list[ToolSpec] = [
                       ("ts_code", "code", None, "A-share code", "股票代码"), ("name", "text", None, "stock name", "股票名称"),
                       ("vol", "number", "shares", "shares held via Stock Connect", "持股数量（股）"),
                       ("ratio", "number", "%", "holding as percent of total shares", "持股占比（%）"), ("exchange", "text", None, "SH or SZ", "类型")]),
-    make_tool(name="margin", service="microstructure", asset_classes=["market"],
+    make_tool(name="margin", series_keys=["exchange_id"], service="microstructure", asset_classes=["market"],
               params=(*_MARKET_DATES, ParamSpec("exchange_id", "str", "SSE or SZSE", enum=("SSE", "SZSE"))), handler=_margin, entity_param=None,
               description="Exchange margin trading totals per day (sums of the eligible stocks' margin_detail records), CNY",
               fields=[("trade_date", "date", None, "trading day", "交易日期"), ("exchange_id", "text", None, "exchange (SSE/SZSE)", "交易所代码"),
@@ -463,14 +472,14 @@ TOOLS: list[ToolSpec] = [
                       ("net_rate", "number", "%", "net buying as percent of total turnover", "龙虎榜净买额占比（%）"),
                       ("amount_rate", "number", "%", "top seats' turnover as percent of total turnover", "龙虎榜成交额占比（%）"),
                       ("float_values", "number", "CNY", "float market value, CNY", "当日流通市值（元）"), ("reason", "text", None, "listing reason", "上榜理由")]),
-    make_tool(name="top_inst", service="microstructure", asset_classes=["cn_equity"], params=_PARAMS, handler=_top_inst,
+    make_tool(name="top_inst", series_keys=["exalter", "side"], service="microstructure", asset_classes=["cn_equity"], params=_PARAMS, handler=_top_inst,
               description="Dragon-tiger list seat detail: the five top buying and five top selling brokerage seats per listed stock",
               fields=[("trade_date", "date", None, "trading day", "交易日期"), ("ts_code", "code", None, "A-share code", "股票代码"),
                       ("exalter", "text", None, "brokerage seat (营业部) or 机构专用", "营业部名称"), ("side", "text", None, "0 = top buyer, 1 = top seller", "买卖类型"),
                       ("buy", "number", "CNY", "seat buying, CNY", "买入额（元）"), ("buy_rate", "number", "%", "seat buying as percent of turnover", "买入占总成交比例（%）"),
                       ("sell", "number", "CNY", "seat selling, CNY", "卖出额（元）"), ("sell_rate", "number", "%", "seat selling as percent of turnover", "卖出占总成交比例（%）"),
                       ("net_buy", "number", "CNY", "seat net buying, CNY", "净成交额（元）"), ("reason", "text", None, "listing reason", "上榜理由")]),
-    make_tool(name="block_trade", service="microstructure", asset_classes=["cn_equity"], params=_PARAMS, handler=_block_trade,
+    make_tool(name="block_trade", series_keys=["buyer", "seller"], service="microstructure", asset_classes=["cn_equity"], params=_PARAMS, handler=_block_trade,
               description="A-share block trades: price, volume, value and counterparties",
               fields=[("ts_code", "code", None, "A-share code", "股票代码"), ("trade_date", "date", None, "trading day", "交易日期"),
                       ("price", "number", "CNY", "block trade price, CNY", "成交价（元）"), ("vol", "number", "10k shares", "volume, 10 thousand shares", "成交量（万股）"),

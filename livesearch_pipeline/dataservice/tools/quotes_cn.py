@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta
+from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, with_roles
 from livesearch_pipeline.dataservice.market.prices import Bars, aggregate
 from livesearch_pipeline.dataservice.market.universe import Entity
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
@@ -111,13 +111,18 @@ def make_tool(
     time_key: str | None = "trade_date",
     time_key_fmt: str | None = YMD,
     refresh_class: str = "daily",
+    roles: dict[str, str] | None = None,
+    series_keys: Iterable[str] = (),
 ) -> ToolSpec:
+    """`roles` overrides derived field roles; `series_keys` names the fields that tell apart
+    several series on one time key (see core.catalog.ToolMeta)."""
     meta = ToolMeta(
         name=name, service=service, description=description, asset_classes=asset_classes,  # type: ignore[arg-type]
         role="data", entity_param=entity_param,
         date_params=list(DATE_PARAM_META if date_params is None else date_params),
         time_key=time_key, time_key_fmt=time_key_fmt, calendar=calendar,  # type: ignore[arg-type]
-        refresh_class=refresh_class, fields=fields_meta(fields),  # type: ignore[arg-type]
+        refresh_class=refresh_class, fields=with_roles(fields_meta(fields), roles),  # type: ignore[arg-type]
+        series_keys=list(series_keys),
     )
     declared = {f.name for f in meta.fields}
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from livesearch_pipeline.core.calendars import CALENDAR_START, get_calendar, session_dates
 from livesearch_pipeline.dataservice.market.fundamentals import announcement_day, earliest_session_on_or_after
-from livesearch_pipeline.dataservice.market.rng import generator, stable_hash
+from livesearch_pipeline.dataservice.market.rng import SIMULATION_END, generator, stable_hash
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
 from livesearch_pipeline.dataservice.tools.statements import (
     YMD,
@@ -30,6 +30,7 @@ from livesearch_pipeline.dataservice.tools.statements import (
 
 EXCHANGE_CALENDARS = {"SSE": "XSHG", "SZSE": "XSHG", "HKEX": "XHKG", "NYSE": "XNYS", "NASDAQ": "XNYS"}
 CAL_FIRST_DAY = dt.date(2015, 1, 1)
+RENAME_LATEST = SIMULATION_END  # renames are drawn up to this fixed date, whatever the calendar's span
 
 _PROVINCES = (
     ("浙江", "杭州"), ("江苏", "南京"), ("广东", "深圳"), ("上海", "上海"), ("北京", "北京"), ("山东", "济南"),
@@ -263,12 +264,15 @@ def _stock_company(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any
 
 def manager_terms(ctx: ToolContext, entity) -> list[tuple[str, str, str, dt.date, dt.date | None, dt.date]]:
     """(title, name, gender, begin, end, ann_date) per tenure, oldest first. A tenure spans one
-    to three three-year board terms; the seat then passes to someone else."""
-    rng = generator(ctx.seed, "managers", entity.code)
+    to three three-year board terms; the seat then passes to someone else.
+
+    Each seat draws from its own generator, so the number of terms the calendar reaches for one
+    seat never shifts another seat's draws; a term's end beyond the calendar is not known yet."""
     first = max(entity.list_date - dt.timedelta(days=400), dt.date(2008, 1, 1))
-    horizon = get_calendar("XSHG").last_session.date()
+    horizon = session_dates("XSHG")[-1]
     terms = []
     for slot, (title, _) in enumerate(_TITLES):
+        rng = generator(ctx.seed, "managers", entity.code, slot)
         begin, holder = first, 0
         while begin <= horizon:
             name, gender = _person(ctx.seed, entity.code, slot, holder)
@@ -314,16 +318,21 @@ def _stk_managers(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]
 
 def _name_history(ctx: ToolContext, entity) -> list[tuple[str, dt.date, str]]:
     """(name, effective date, reason), oldest first: about a quarter of the companies were
-    renamed once, on a session between a year after listing and the calendar horizon."""
+    renamed once, on a session between a year after listing and RENAME_LATEST (a fixed date, not
+    the calendar's horizon, so extending the calendar moves no rename). A rename whose session
+    the calendar does not reach yet is not in the history: the old name is still in effect."""
     rng = generator(ctx.seed, "namechange", entity.code)
     history = []
     if rng.uniform() < 0.25:
         old = entity.name[:2] + ("科技" if not entity.name.endswith("科技") else "实业")
         earliest = max(entity.list_date + dt.timedelta(days=400), dt.date(2015, 3, 1))
-        latest = get_calendar("XSHG").last_session.date() - dt.timedelta(days=7)
-        span = max(0, (latest - earliest).days)
-        change = earliest_session_on_or_after("XSHG", earliest + dt.timedelta(days=int(rng.integers(0, span + 1))))
-        history = [(old, entity.list_date, "其他"), (entity.name, change, "改名")]
+        span = max(0, (RENAME_LATEST - earliest).days)
+        target = earliest + dt.timedelta(days=int(rng.integers(0, span + 1)))
+        sessions = session_dates("XSHG")
+        i = bisect.bisect_left(sessions, target)
+        history = [(old, entity.list_date, "其他")]
+        if i < len(sessions):
+            history.append((entity.name, sessions[i], "改名"))
     else:
         history = [(entity.name, entity.list_date, "其他")]
     return history
@@ -488,7 +497,7 @@ def _build_tools() -> list[ToolSpec]:
     ref = dict(service="reference", refresh_class="static")
     return [
         make_tool(
-            name="stock_basic", description="A-share list: code, name, industry, area, board, listing date, Stock Connect flag", asset_classes=["cn_equity"],
+            name="stock_basic", roles={"market": "label"}, description="A-share list: code, name, industry, area, board, listing date, Stock Connect flag", asset_classes=["cn_equity"],
             entity_param="ts_code", time_key=None, calendar="XSHG",
             fields=[_CODE, fld("symbol", "text", None, "six-digit symbol", "股票代码"), _NAME,
                     fld("area", "text", None, "province of registration", "地域"), fld("industry", "text", None, "industry", "所属行业"),
@@ -503,19 +512,19 @@ def _build_tools() -> list[ToolSpec]:
             handler=_stock_basic, **ref,
         ),
         make_tool(
-            name="trade_cal", description="Exchange trading calendar (real holidays): open days and previous trading day; SSE/SZSE, HKEX, NYSE/NASDAQ",
+            name="trade_cal", role="utility", series_keys=["exchange"], description="Exchange trading calendar (real holidays): open days and previous trading day; SSE/SZSE, HKEX, NYSE/NASDAQ",
             asset_classes=["market"], time_key="cal_date", date_params=_CAL_DATES, calendar="XSHG", refresh_class="daily", service="reference",
             fields=[fld("exchange", "text", None, "exchange code", "交易所"), *_CAL_FIELDS],
             params=[ParamSpec("exchange", "str", "SSE (default), SZSE, HKEX, NYSE or NASDAQ", enum=tuple(EXCHANGE_CALENDARS)), *_CAL_PARAMS],
             handler=_trade_cal,
         ),
         make_tool(
-            name="hk_tradecal", description="Hong Kong exchange trading calendar (real holidays)", asset_classes=["market"],
+            name="hk_tradecal", role="utility", description="Hong Kong exchange trading calendar (real holidays)", asset_classes=["market"],
             time_key="cal_date", date_params=_CAL_DATES, calendar="XHKG", refresh_class="daily", service="reference",
             fields=_CAL_FIELDS, params=_CAL_PARAMS, handler=_hk_tradecal,
         ),
         make_tool(
-            name="us_tradecal", description="US (NYSE/NASDAQ) trading calendar (real holidays)", asset_classes=["market"],
+            name="us_tradecal", role="utility", description="US (NYSE/NASDAQ) trading calendar (real holidays)", asset_classes=["market"],
             time_key="cal_date", date_params=_CAL_DATES, calendar="XNYS", refresh_class="daily", service="reference",
             fields=_CAL_FIELDS, params=_CAL_PARAMS, handler=_us_tradecal,
         ),
@@ -535,7 +544,7 @@ def _build_tools() -> list[ToolSpec]:
             handler=_stock_company, **ref,
         ),
         make_tool(
-            name="namechange", description="A-share name history: each short name with its effective period and reason", asset_classes=["cn_equity"],
+            name="namechange", roles={"name": "label"}, description="A-share name history: each short name with its effective period and reason", asset_classes=["cn_equity"],
             entity_param="ts_code", time_key="start_date", date_params=[("start_date", YMD, "start"), ("end_date", YMD, "end")], calendar="XSHG",
             fields=[_CODE, _NAME, fld("start_date", "date", None, "first day the name was used", "开始日期"),
                     fld("end_date", "date", None, "last day the name was used (empty: current)", "结束日期"),
@@ -544,7 +553,7 @@ def _build_tools() -> list[ToolSpec]:
             handler=_namechange, **ref,
         ),
         make_tool(
-            name="new_share", description="A-share IPOs since 2015: subscription date, listing, issue price, shares offered, funds raised",
+            name="new_share", series_keys=["ts_code"], description="A-share IPOs since 2015: subscription date, listing, issue price, shares offered, funds raised",
             asset_classes=["cn_equity"], entity_param=None, time_key="ipo_date", date_params=[("start_date", YMD, "start"), ("end_date", YMD, "end")],
             calendar="XSHG", service="reference", refresh_class="daily",
             fields=[_CODE, fld("sub_code", "text", None, "subscription code", "申购代码"), _NAME,
@@ -610,7 +619,7 @@ def _build_tools() -> list[ToolSpec]:
             handler=_fund_basic, **ref,
         ),
         make_tool(
-            name="fund_company", description="Fund management companies: location, chairman, general manager, registered capital, founding date",
+            name="fund_company", series_keys=["name"], description="Fund management companies: location, chairman, general manager, registered capital, founding date",
             asset_classes=["fund"], entity_param=None, time_key=None,
             fields=[fld("name", "text", None, "company name", "名称"), fld("shortname", "text", None, "short name", "简称"),
                     fld("province", "text", None, "province", "省份"), fld("city", "text", None, "city", "城市"), fld("address", "text", None, "address", "注册地址"),
@@ -621,7 +630,7 @@ def _build_tools() -> list[ToolSpec]:
             params=[], handler=_fund_company, **ref,
         ),
         make_tool(
-            name="stk_managers", description="A-share directors, supervisors and executives with their terms", asset_classes=["cn_equity"],
+            name="stk_managers", roles={"name": "label"}, series_keys=["name", "title"], description="A-share directors, supervisors and executives with their terms", asset_classes=["cn_equity"],
             entity_param="ts_code", time_key="ann_date", date_params=[("start_date", YMD, "start"), ("end_date", YMD, "end")], calendar="XSHG",
             service="reference", refresh_class="quarterly",
             fields=[_CODE, fld("ann_date", "date", None, "announcement date", "公告日期"), fld("name", "text", None, "name", "姓名"),
@@ -633,7 +642,7 @@ def _build_tools() -> list[ToolSpec]:
             handler=_stk_managers,
         ),
         make_tool(
-            name="hs_const", description="Shanghai/Shenzhen-Hong Kong Stock Connect constituents with inclusion dates", asset_classes=["cn_equity"],
+            name="hs_const", series_keys=["ts_code"], description="Shanghai/Shenzhen-Hong Kong Stock Connect constituents with inclusion dates", asset_classes=["cn_equity"],
             entity_param=None, time_key="in_date", calendar="XSHG", service="reference", refresh_class="daily",
             fields=[_CODE, fld("hs_type", "text", None, "SH Shanghai Connect, SZ Shenzhen Connect", "沪深港通类型"),
                     fld("in_date", "date", None, "inclusion date", "纳入日期"), fld("out_date", "date", None, "removal date", "剔除日期"),
@@ -642,7 +651,7 @@ def _build_tools() -> list[ToolSpec]:
             handler=_hs_const,
         ),
         make_tool(
-            name="index_classify", description="Industry classification (synthetic SW-style level-1 industries) with their index codes", asset_classes=["index"],
+            name="index_classify", series_keys=["index_code"], description="Industry classification (synthetic SW-style level-1 industries) with their index codes", asset_classes=["index"],
             entity_param=None, time_key=None,
             fields=[fld("index_code", "code", None, "industry index code", "指数代码"), fld("industry_name", "text", None, "industry name", "行业名称"),
                     fld("level", "text", None, "level", "行业级别"), fld("industry_code", "text", None, "industry code", "行业代码"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Callable, Iterable
 
-from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta
+from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, with_roles
 from livesearch_pipeline.dataservice.market.fundamentals import (
     Report,
     derive_indicators,
@@ -43,14 +43,17 @@ def make_tool(
     params: Iterable[ParamSpec], handler: Callable[[ToolContext, dict[str, Any]], list[dict[str, Any]]],
     entity_param: str | None = None, date_params: Iterable[tuple[str, str, str]] = (),
     time_key: str | None = None, time_key_fmt: str | None = YMD, calendar: str | None = None,
-    refresh_class: str = "quarterly",
+    refresh_class: str = "quarterly", role: str = "data", roles: dict[str, str] | None = None,
+    series_keys: Iterable[str] = (),
 ) -> ToolSpec:
+    """`roles` overrides derived field roles; `series_keys` names the fields that tell apart
+    several series on one time key (see core.catalog.ToolMeta)."""
     meta = ToolMeta(
-        name=name, service=service, description=description, asset_classes=asset_classes, role="data",
+        name=name, service=service, description=description, asset_classes=asset_classes, role=role,
         entity_param=entity_param,
         date_params=[DateParamMeta(name=n, fmt=f, role=r) for n, f, r in date_params],
         time_key=time_key, time_key_fmt=time_key_fmt if time_key else None, calendar=calendar,
-        refresh_class=refresh_class, fields=fields,
+        refresh_class=refresh_class, fields=with_roles(fields, roles), series_keys=list(series_keys),
     )
     return ToolSpec(meta=meta, params=tuple(params), handler=handler)
 
@@ -77,12 +80,10 @@ def entity_of(ctx: ToolContext, code: str, classes: tuple[str, ...]):
     return entity
 
 
-def parse_period(value: Any, clock: dt.date, name: str = "period") -> dt.date:
+def parse_period(value: Any, name: str = "period") -> dt.date:
     """A report period YYYYMMDD that is a quarter end (0331/0630/0930/1231).
 
-    The server clamps date arguments after the clock to the clock, so a future quarter end
-    arrives as the clock date itself; that date is passed through unchanged (no report period
-    ends on it), which yields no records — a period ending after the clock has no report yet.
+    A period after the clock never reaches a handler: the server answers it with no rows.
     """
     if isinstance(value, dt.date):
         day = value
@@ -91,7 +92,7 @@ def parse_period(value: Any, clock: dt.date, name: str = "period") -> dt.date:
             day = dt.datetime.strptime(str(value), YMD).date()
         except ValueError:
             raise ToolInputError(f"{name} must be a report period YYYYMMDD such as 20251231; got {value!r}") from None
-    if not is_quarter_end(day) and day != clock:
+    if not is_quarter_end(day):
         raise ToolInputError(f"{name} must be a quarter end (MMDD 0331, 0630, 0930 or 1231); got {day.strftime(YMD)}")
     return day
 
@@ -118,7 +119,7 @@ def announcement_window(ctx: ToolContext, args: dict[str, Any]) -> tuple[dt.date
 def visible_reports(ctx: ToolContext, args: dict[str, Any], code: str) -> list[Report]:
     """Reports of `code` announced inside the caller's window, newest period first."""
     first, last = announcement_window(ctx, args)
-    period = parse_period(args["period"], ctx.clock) if args.get("period") is not None else None
+    period = parse_period(args["period"]) if args.get("period") is not None else None
     reports = [
         r for r in ctx.market.fundamentals.reports(code)
         if r.ann_date <= last and (first is None or r.ann_date >= first)
@@ -377,7 +378,7 @@ def _forecast_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, 
         raise ToolInputError("forecast needs ts_code (e.g. 600519.SH); use the search tool to find a code by name")
     entity_of(ctx, code, ("cn_equity",))
     first, last = announcement_window(ctx, args)
-    period = parse_period(args["period"], ctx.clock) if args.get("period") is not None else None
+    period = parse_period(args["period"]) if args.get("period") is not None else None
     kinds = set(str(args["type"]).split(",")) if args.get("type") else None
     records = []
     for f in ctx.market.fundamentals.disclosures.forecasts(code):
@@ -399,7 +400,7 @@ def _express_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, A
     code = args["ts_code"]
     entity_of(ctx, code, ("cn_equity",))
     first, last = announcement_window(ctx, args)
-    period = parse_period(args["period"], ctx.clock) if args.get("period") is not None else None
+    period = parse_period(args["period"]) if args.get("period") is not None else None
     records = []
     for e in ctx.market.fundamentals.disclosures.express_reports(code):
         if e.ann_date > last or (first is not None and e.ann_date < first) or (period and e.end_date != period):
@@ -448,7 +449,7 @@ def _mainbz_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, An
 def _disclosure_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
     code = args["ts_code"]
     entity_of(ctx, code, ("cn_equity",))
-    period = parse_period(args["end_date"], ctx.clock, "end_date") if args.get("end_date") is not None else None
+    period = parse_period(args["end_date"], "end_date") if args.get("end_date") is not None else None
     pre = optional_date(args, "pre_date")
     records = []
     for p in ctx.market.fundamentals.disclosures.plans(code):
@@ -526,7 +527,7 @@ def _disclosure_tools() -> list[ToolSpec]:
             params=window, handler=_express_handler, date_params=_STATEMENT_DATES, time_key="ann_date", **base,
         ),
         make_tool(
-            name="fina_mainbz", description="A-share main business composition (主营业务构成) of half-year and annual reports, by product (P) or region (D); segment sales sum to operating revenue",
+            name="fina_mainbz", series_keys=["bz_item"], description="A-share main business composition (主营业务构成) of half-year and annual reports, by product (P) or region (D); segment sales sum to operating revenue",
             fields=[fld("ts_code", "code", None, "stock code", "股票代码"), fld("end_date", "date", None, "report period end", "报告期"),
                     fld("bz_item", "text", None, "business segment name", "主营业务来源"),
                     fld("bz_sales", "number", "CNY", "segment revenue, year to date, CNY", "主营业务收入(元)"),

@@ -12,14 +12,18 @@ from pydantic import Field
 
 from livesearch_pipeline.construction.enumerate import enumerate_candidates
 from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, ProbeRow
+from livesearch_pipeline.construction.dynamics import DEFAULT_REPLAY_DAYS, DynamicsPolicy, OpenAt
 from livesearch_pipeline.construction.pipeline import (
     TABLES,
     group_entities,
+    profile_stage,
     read_catalog,
+    read_enumeration_date,
     read_table,
     reserve_for_verbalizing,
     verbalize_candidates,
     write_catalog,
+    write_enumeration_date,
     write_table,
 )
 from livesearch_pipeline.construction.pool import PoolPolicy, select_pool, write_pool
@@ -122,13 +126,16 @@ def candidates(config: ConstructionConfig, data_service: DataServiceResource, st
     allowed = {t.name for t in catalog.data_tools()}
     rows = [r for r in read_table(paths.construction / TABLES["coverage"], CoverageRow) if r.tool in allowed]
 
+    as_of = _as_of(config, data_service)
+
     async def run():
         async with data_service.open() as client:
-            return await enumerate_candidates(client, catalog, rows, entities, _as_of(config, data_service))
+            return await enumerate_candidates(client, catalog, rows, entities, as_of)
 
     result = asyncio.run(run())
     write_table(paths.construction / TABLES["candidates"], result.candidates)
     write_table(paths.construction / TABLES["filters"], result.filters)
+    write_enumeration_date(paths.construction, as_of)
     return dg.MaterializeResult(metadata={
         **_table_meta(len(result.candidates), paths.construction / TABLES["candidates"]),
         "drafts": result.drafts,
@@ -145,11 +152,62 @@ def llm_config_from_env(cache_dir) -> LLMVerbalizerConfig | None:
                                api_key=os.environ.get("LIVESEARCH_LLM_API_KEY") or None, cache_dir=cache_dir)
 
 
+class DynamicsConfig(dg.Config):
+    replay_days: int = Field(DEFAULT_REPLAY_DAYS, description="Consecutive past sessions each candidate is replayed "
+                             "at (each at its own point-in-time cut-off); pairs = days - 1.")
+
+
+def point_in_time_source(data_service: DataServiceResource) -> OpenAt | None:
+    """The service at a past day's cut-off: the embedded market has a clock; other providers do not.
+
+    Not `data_service.open(as_of=day)`: the replay calls the embedded service directly, without
+    the in-process MCP session whose result validation would cost ~40 % of each of ~27,000 calls.
+    """
+    if not data_service.point_in_time:
+        return None
+    from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+    from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
+
+    return EmbeddedPointInTime(data_service.seed if data_service.seed is not None else DEFAULT_SEED)
+
+
 @dg.asset(group_name=GROUP, deps=[candidates], kinds={"python"})
+def candidate_dynamics(config: DynamicsConfig, data_service: DataServiceResource,
+                       storage: StorageResource) -> dg.MaterializeResult:
+    """Every candidate replayed at past sessions: observed refresh class and tier, never-moving and trivial answers dropped."""
+    paths = storage.paths()
+    catalog = read_catalog(paths.construction / TABLES["catalog"])
+    rows = read_table(paths.construction / TABLES["candidates"], Candidate)
+    # The replay ends on the day the candidates were enumerated, whatever this run's config says.
+    as_of = read_enumeration_date(paths.construction)
+    open_at = point_in_time_source(data_service)
+    policy = DynamicsPolicy(days=config.replay_days)
+
+    async def run():
+        if open_at is not None:
+            return await profile_stage(rows, catalog, paths.construction, as_of, open_at=open_at, client=None,
+                                       policy=policy)
+        async with data_service.open() as client:
+            return await profile_stage(rows, catalog, paths.construction, as_of, open_at=None, client=client,
+                                       policy=policy)
+
+    result = asyncio.run(run())
+    return dg.MaterializeResult(metadata={
+        **_table_meta(len(result.candidates), paths.construction / TABLES["profiled"]),
+        "as_of": as_of.isoformat(), "replayed": len(result.rows), "point_in_time": result.point_in_time,
+        "days": dg.MetadataValue.json({cal: [d.isoformat() for d in (days[0], days[-1])] for cal, days in result.days.items()}),
+        "dropped": dg.MetadataValue.json({f.filter: f.dropped for f in result.filters}),
+        "by_class": dg.MetadataValue.json(result.by_class), "by_tier": dg.MetadataValue.json(result.by_tier),
+        "tool_calls": result.stats.calls, "program_runs": result.stats.programs,
+        "profiles": dg.MetadataValue.path(str(paths.construction / TABLES["dynamics"])),
+    })
+
+
+@dg.asset(group_name=GROUP, deps=[candidate_dynamics], kinds={"python"})
 def verbalized_questions(storage: StorageResource) -> dg.MaterializeResult:
     """Question texts (LLM when LIVESEARCH_LLM_MODEL is set, else the template), clamped and date-gated."""
     paths = storage.paths()
-    rows = read_table(paths.construction / TABLES["candidates"], Candidate)
+    rows = read_table(paths.construction / TABLES["profiled"], Candidate)
     reserve = reserve_for_verbalizing(rows, PoolPolicy())
     llm = llm_config_from_env(paths.cache / "llm")
     questions, rejects = asyncio.run(verbalize_candidates(reserve, llm))

@@ -7,10 +7,9 @@ import json
 
 import dagster as dg
 
-from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.defs.evaluation.partitions import AGENT_DIMENSION, DATE_DIMENSION, by_date, date_agent_partitions
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
-from livesearch_pipeline.defs.refresh.assets import gold_answers, served_questions
+from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers, served_questions
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 
 GROUP = "evaluation"
@@ -31,24 +30,29 @@ def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResou
     day, name = dt.date.fromisoformat(keys[DATE_DIMENSION]), keys[AGENT_DIMENSION]
     paths = storage.paths()
     spec = find_agent(load_agents(registry_path(paths)), name)
-    pool = load_pool(paths.pool / "questions.jsonl") if spec.kind == "oracle" else None
+    pool = checked_pool(paths)[1] if spec.kind == "oracle" else None
 
     async def run():
-        async with data_service.open() as client:
+        # The agent run of D sees the market as of D's cut-off, as D's gold did (a backfilled
+        # evaluation is the evaluation of that day); a provider without a clock answers as of now.
+        async with data_service.open(as_of=day if data_service.point_in_time else None) as client:
             return await run_registered_agent(spec, paths, day, client, pool)
 
     result = asyncio.run(run())
     summary = result.summary
     metadata = {
         "agent": name, "kind": spec.kind, "model": summary.model or "-", "accuracy": summary.accuracy,
-        "correct": summary.correct, "served": summary.n_served, "gold_date": summary.gold_date.isoformat(),
+        "correct": summary.correct, "scored": summary.n_scored, "withdrawn": summary.n_withdrawn,
+        "served": summary.n_served, "gold_date": summary.gold_date.isoformat(),
+        "gold_late_backfill": summary.gold_late_backfill,
         "qid_set_hash": summary.qid_set_hash,
         "by_tier": dg.MetadataValue.json({k: b.accuracy for k, b in sorted(summary.by_tier.items())}),
         "run_dir": dg.MetadataValue.path(str(result.run_dir)),
     }
     if spec.kind == "oracle" and summary.accuracy != 1.0:
         raise dg.Failure(f"gold self-test failed for {day}: the oracle scored {summary.accuracy:.4f} "
-                         f"({summary.correct}/{summary.n_served}), not 1.0; verdicts in {result.run_dir}",
+                         f"({summary.correct}/{summary.n_scored} scored, {summary.n_withdrawn} withdrawn), not 1.0; "
+                         f"verdicts in {result.run_dir}",
                          metadata=metadata)
     return dg.MaterializeResult(metadata=metadata)
 

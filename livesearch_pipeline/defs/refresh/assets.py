@@ -21,17 +21,21 @@ from typing import Iterator, Optional, Sequence
 import dagster as dg
 from pydantic import Field
 
-from livesearch_pipeline.construction.pool import read_manifest
+from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
 from livesearch_pipeline.core.executor import ExecutionStats, ExecutorConfig, execute_programs
-from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
-from livesearch_pipeline.core.program import load_pool
+from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
+from livesearch_pipeline.construction.pool import load_checked_pool
+from livesearch_pipeline.core.models import GoldAnswer, PoolManifest, Question, ServedQuestion
+from livesearch_pipeline.core.program import PoolLoadError
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.defs.construction.assets import question_pool
-from livesearch_pipeline.defs.partitions import daily_partitions, partition_date, sessions_closed
+from livesearch_pipeline.defs.partitions import daily_partitions, partition_cutoff, partition_date, sessions_closed
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 from livesearch_pipeline.evaluation.evaluator import load_served
-from livesearch_pipeline.refresh import preview_markdown, served_from_pool, write_served
-from livesearch_pipeline.settings import code_version
+from livesearch_pipeline.refresh import (
+    blocking_problems, preview_markdown, served_from_pool, withdraw_stale_latest, write_rejected, write_served,
+)
+from livesearch_pipeline.settings import DataPaths, code_version
 
 GROUP = "daily_refresh"
 # One shard per core of the reference machine (2 cores): the multiprocess executor then keeps
@@ -39,12 +43,20 @@ GROUP = "daily_refresh"
 # runs steps one after another, where a second shard only adds a step: one shard there.
 DEFAULT_SHARDS = 2
 IN_PROCESS_EXECUTORS = frozenset({"in_process", "execute_in_process_executor"})
+# Up to 5% of a day's programs may come back empty or failed (a suspended stock, a provider
+# hiccup on one call): they are withdrawn from the day. More than that means the day itself is
+# not trustworthy (the service was down or stale): nothing is frozen.
+DEFAULT_MAX_WITHDRAWN_SHARE = 0.05
 
 
 class RefreshConfig(dg.Config):
     max_concurrency: int = Field(32, description="Tool calls in flight at once, per shard.")
     allow_open_sessions: bool = Field(
         False, description="Allow D before every exchange has closed D (only for a service whose clock is fixed).")
+    max_withdrawn_share: float = Field(
+        DEFAULT_MAX_WITHDRAWN_SHARE, ge=0.0, le=1.0,
+        description="Largest share of programs that may return `empty`/`error` on D: those are withdrawn from D's "
+                    "scoring set and listed in the manifest; above it the day is refused and nothing is frozen.")
     shards: Optional[int] = Field(
         None, description=f"Shards the day's programs are split into (contiguous in (entity, qid) order); each runs as "
                           f"its own step. Default: {DEFAULT_SHARDS} under a parallel executor, 1 under an in-process "
@@ -56,8 +68,7 @@ def served_questions(context: dg.AssetExecutionContext, storage: StorageResource
     """The questions served on D (no answers): the file agents receive, identified by its qid-set hash."""
     day = partition_date(context)
     paths = storage.paths()
-    pool = load_pool(paths.pool / "questions.jsonl")
-    manifest = read_manifest(paths.pool)
+    manifest, pool = checked_pool(paths)
     served = served_from_pool(pool)
     written = write_served(paths.served_file(day), served)
     return dg.MaterializeResult(
@@ -80,8 +91,10 @@ class RefreshPlan:
 
     day: dt.date
     pool_version: str
+    pool_sha256: str  # of the questions.jsonl every shard executes
     qids: tuple[str, ...]  # the served qids, sorted
     shard_count: int
+    max_withdrawn_share: float
     planned_at: float  # time.time() when planning finished: start of the fan-out's wall clock
 
 
@@ -102,12 +115,14 @@ class ShardResult:
     answers: tuple[GoldAnswer, ...]
     data_service: str
     stats: ExecutionStats
+    # When the shard queried a provider without a point-in-time clock (None for one with a clock).
+    retrieved_at: Optional[dt.datetime] = None
 
     # Shard results cross processes through the IO manager as pickles. Unpickling a day's pydantic
     # answers takes ~0.9 s; their JSON lines parse in a tenth of that, with the same validation.
     def __getstate__(self) -> dict:
         return {"index": self.index, "answers": [a.model_dump_json() for a in self.answers],
-                "data_service": self.data_service, "stats": self.stats}
+                "data_service": self.data_service, "stats": self.stats, "retrieved_at": self.retrieved_at}
 
     def __setstate__(self, state: dict) -> None:
         answers = tuple(GoldAnswer.model_validate_json(line) for line in state["answers"])
@@ -115,17 +130,25 @@ class ShardResult:
             object.__setattr__(self, name, value)
 
 
-def served_programs(pool_dir: Path, pool_version: str) -> list[Question]:
-    """The served questions of the pool in `pool_dir`, sorted by qid, if it is still `pool_version`.
+def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
+    """The pool, verified before anything executes it: its bytes against its manifest's sha256,
+    every program against the catalog it was built from, with bounds on calls and windows."""
+    try:
+        return load_checked_pool(paths.pool, read_catalog(paths.construction / TABLES["catalog"]))
+    except (PoolLoadError, FileNotFoundError) as exc:
+        raise dg.Failure(f"the pool in {paths.pool} cannot be executed: {exc}") from exc
+
+
+def served_programs(paths: DataPaths, pool_version: str) -> list[Question]:
+    """The served questions of the pool, sorted by qid, if it is still `pool_version`.
 
     Every step of one refresh must execute the same pool: a pool rebuilt between planning and a
     shard (or the freeze) fails the run instead of mixing two versions in one snapshot.
     """
-    found = read_manifest(pool_dir).version
-    if found != pool_version:
-        raise dg.Failure(f"the pool in {pool_dir} changed during the refresh: planned on version {pool_version}, "
-                         f"now {found}; re-run the partition")
-    pool = load_pool(pool_dir / "questions.jsonl")
+    manifest, pool = checked_pool(paths)
+    if manifest.version != pool_version:
+        raise dg.Failure(f"the pool in {paths.pool} changed during the refresh: planned on version {pool_version}, "
+                         f"now {manifest.version}; re-run the partition")
     served = {s.qid for s in served_from_pool(pool)}
     return sorted((q for q in pool if q.qid in served), key=lambda q: q.qid)
 
@@ -188,6 +211,7 @@ def combined_stats(results: Sequence[ShardResult]) -> ExecutionStats:
 class ShardPlanConfig(dg.Config):
     shards: Optional[int]
     allow_open_sessions: bool
+    max_withdrawn_share: float
 
 
 def shard_count(configured: Optional[int], executor_name: str) -> int:
@@ -207,7 +231,8 @@ class ShardExecutionConfig(dg.Config):
 def refresh_config_to_ops(config: RefreshConfig) -> dict:
     """`RefreshConfig` stays the one config of `gold_answers`; each op gets the fields it uses."""
     return {
-        "plan_gold_shards": {"config": {"shards": config.shards, "allow_open_sessions": config.allow_open_sessions}},
+        "plan_gold_shards": {"config": {"shards": config.shards, "allow_open_sessions": config.allow_open_sessions,
+                                        "max_withdrawn_share": config.max_withdrawn_share}},
         "execute_gold_shard": {"config": {"max_concurrency": config.max_concurrency}},
     }
 
@@ -218,11 +243,12 @@ def refresh_config_to_ops(config: RefreshConfig) -> dict:
 )
 def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, data_service: DataServiceResource,
                      storage: StorageResource) -> Iterator[dg.Output | dg.DynamicOutput]:
-    """Refuse an unfinished day, then fix the served qids of D and split them into shards.
+    """Refuse a day that cannot be computed honestly, then fix the served qids of D and split them.
 
-    The plan reads D's served file (the questions agents receive, frozen upstream), not the
-    pool: the shards execute exactly what was served, and each shard step finds its programs in
-    the pool by qid, failing if the pool no longer serves one.
+    Refused before anything executes: a day not finished yet, a day after the service's clock, a
+    day beyond the trading calendars' known holidays, a pool that does not verify. The plan reads
+    D's served file (the questions agents receive, frozen upstream), not the pool: the shards
+    execute exactly what was served, and each shard step finds its programs in the pool by qid.
     """
     day = partition_date(context)
     if not (config.allow_open_sessions or data_service.clock_date() is not None or sessions_closed(day)):
@@ -230,12 +256,16 @@ def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, da
                          f"of {day} close before 17:00 America/New_York; run it after that")
     clock = data_service.clock_date()
     if clock is not None and clock < day:
-        # The service returns nothing dated after its clock: D's write-once gold would freeze stale data.
+        # The service's "now" is before D: D has not happened yet for it.
         raise dg.Failure(f"partition {day} is after the data service's fixed clock {clock}; set the clock "
                          f"(LIVESEARCH_CLOCK) to {day} or later, or unset it to use the real date")
+    try:
+        ensure_within_horizon(day)
+    except CalendarRangeError as exc:
+        raise dg.Failure(f"partition {day} cannot be refreshed: {exc}") from exc
     shards = shard_count(config.shards, context.job_def.executor_def.name)
     paths = storage.paths()
-    manifest = read_manifest(paths.pool)
+    manifest, _ = checked_pool(paths)
     served_file = paths.served_file(day)
     if not served_file.is_file():
         raise dg.Failure(f"{served_file} does not exist: materialise served_questions for {day} first")
@@ -245,8 +275,10 @@ def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, da
     slices = split_into_shards(questions, shards)
     context.log.info(f"gold {day}: {len(questions)} programs in {len(slices)} shard(s) of "
                      f"{', '.join(str(len(s)) for s in slices)}")
-    yield dg.Output(RefreshPlan(day=day, pool_version=manifest.version, qids=tuple(q.qid for q in questions),
-                                shard_count=len(slices), planned_at=time.time()), output_name="plan")
+    yield dg.Output(RefreshPlan(day=day, pool_version=manifest.version, pool_sha256=manifest.sha256,
+                                qids=tuple(q.qid for q in questions), shard_count=len(slices),
+                                max_withdrawn_share=config.max_withdrawn_share, planned_at=time.time()),
+                    output_name="plan")
     for index, shard in enumerate(slices):
         yield dg.DynamicOutput(GoldShard(day=day, index=index, pool_version=manifest.version,
                                          qids=tuple(q.qid for q in shard)),
@@ -256,19 +288,27 @@ def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, da
 @dg.op
 def execute_gold_shard(context: dg.OpExecutionContext, config: ShardExecutionConfig,
                        data_service: DataServiceResource, storage: StorageResource, shard: GoldShard) -> ShardResult:
-    """Re-date and execute one shard's programs against the data service."""
-    by_qid = {q.qid: q for q in served_programs(storage.paths().pool, shard.pool_version)}
+    """Re-date and execute one shard's programs against the data service, as of D's cut-off.
+
+    A point-in-time service runs with its clock at D whatever the wall clock, so the schedule, a
+    UI backfill and `livesearch refresh` give the same bytes. A provider without a clock answers
+    with what it holds now: the shard records when it asked (the data vintage).
+    """
+    by_qid = {q.qid: q for q in served_programs(storage.paths(), shard.pool_version)}
     missing = [qid for qid in shard.qids if qid not in by_qid]
     if missing:
         raise dg.Failure(f"shard {shard.index} of {shard.day}: {len(missing)} planned qid(s) are not served by the "
                          f"pool, e.g. {missing[:3]}")
     questions = [by_qid[qid] for qid in shard.qids]
+    as_of = shard.day if data_service.point_in_time else None
+    retrieved_at = None if data_service.point_in_time else dt.datetime.now(dt.timezone.utc)
 
     async def run() -> ShardResult:
-        async with data_service.open() as client:
+        async with data_service.open(as_of=as_of) as client:
             answers, stats = await execute_programs(questions, shard.day, client,
                                                     ExecutorConfig(max_concurrency=config.max_concurrency))
-            return ShardResult(index=shard.index, answers=tuple(answers), data_service=client.identity, stats=stats)
+            return ShardResult(index=shard.index, answers=tuple(answers), data_service=client.identity, stats=stats,
+                               retrieved_at=retrieved_at)
 
     result = asyncio.run(run())
     context.log.info(f"shard {shard.index}: {result.stats.programs} programs in {result.stats.wall_time_s:.2f} s, "
@@ -276,30 +316,65 @@ def execute_gold_shard(context: dg.OpExecutionContext, config: ShardExecutionCon
     return result
 
 
+def point_in_time_fields(day: dt.date, results: Sequence[ShardResult]) -> dict:
+    """The manifest's point-in-time statement: D's cut-off, or the vintage of a provider without a clock."""
+    retrieved = [r.retrieved_at for r in results if r.retrieved_at is not None]
+    if not retrieved:
+        return {"cutoff": partition_cutoff(day)}
+    if len(retrieved) != len(results):
+        raise ValueError(f"gold {day}: some shards ran as of D's cut-off and others without a clock")
+    vintage = max(retrieved)  # the latest retrieval bounds what the snapshot may contain
+    return {"vintage": vintage, "late_backfill": vintage > partition_cutoff(day)}
+
+
 @dg.op(out=dg.Out(dg.Nothing))
-def freeze_gold_snapshot(context: dg.OpExecutionContext, data_service: DataServiceResource, storage: StorageResource,
+def freeze_gold_snapshot(context: dg.OpExecutionContext, storage: StorageResource,
                          plan: RefreshPlan, results: list[ShardResult]) -> dg.MaterializeResult:
-    """The only writer of the snapshot: identical bytes are a no-op, different bytes fail naming both hashes."""
+    """Validate, then freeze: judge every blocking condition on the computed answers, and only then
+    write the snapshot once. A refused day writes nothing to the gold store (its answers are kept
+    under `rejected/` for inspection) and can simply be refreshed again. The only writer of the
+    snapshot: identical bytes are a no-op, different bytes fail naming both hashes."""
     answers, identity = assemble_answers(plan, results)
     refresh_wall_s = time.time() - plan.planned_at
     stats = combined_stats(results)
-    written = SnapshotStore(storage.paths().gold).write(
-        plan.day, answers, pool_version=plan.pool_version, data_service=identity, code_version=code_version())
+    paths = storage.paths()
+    pool = {q.qid: q for q in served_programs(paths, plan.pool_version)}
+    timing = point_in_time_fields(plan.day, results)
+    answers = withdraw_stale_latest(plan.day, answers, pool)
+    problems = blocking_problems(plan.day, answers, plan.max_withdrawn_share)
+    if problems:
+        rejected = write_rejected(paths.rejected, plan.day, answers, problems,
+                                  attempted_at=dt.datetime.now(dt.timezone.utc),
+                                  context={"pool_version": plan.pool_version, "data_service": identity})
+        raise dg.Failure(
+            f"gold {plan.day} refused, nothing frozen: {' | '.join(problems)}. The computed answers are kept in "
+            f"{rejected}; fix the cause and refresh {plan.day} again",
+            metadata={"rejected": dg.MetadataValue.path(str(rejected)), "problems": dg.MetadataValue.json(problems)})
+    written = SnapshotStore(paths.gold).write(
+        plan.day, answers, pool_version=plan.pool_version, pool_sha256=plan.pool_sha256, data_service=identity,
+        code_version=code_version(), max_withdrawn_share=plan.max_withdrawn_share, **timing)
     counts = Counter(a.status for a in answers)
-    context.log.info(f"gold {plan.day}: {dict(counts)}; "
+    context.log.info(f"gold {plan.day}: {dict(counts)}, {len(written.manifest.withdrawn)} withdrawn; "
                      f"{'written' if written.created else 'identical snapshot already frozen'}")
-    by_qid = {q.qid: q for q in load_served(storage.paths().served_file(plan.day))}
+    by_qid = {q.qid: q for q in load_served(paths.served_file(plan.day))}
+    manifest = written.manifest
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(written.manifest.sha256),
+        data_version=dg.DataVersion(manifest.sha256),
         metadata={
             "date": plan.day.isoformat(),
-            "sha256": written.manifest.sha256,
+            "sha256": manifest.sha256,
             "created": written.created,
             "pool_version": plan.pool_version,
+            "pool_sha256": manifest.pool_sha256,
             "data_service": identity,
-            "data_service_clock": data_service.clock or "real date",
-            "code_version": written.manifest.code_version,
+            "cutoff": manifest.cutoff.isoformat() if manifest.cutoff else "none (provider without a clock)",
+            "vintage": manifest.vintage.isoformat() if manifest.vintage else "point in time (cutoff)",
+            "late_backfill": manifest.late_backfill,
+            "code_version": manifest.code_version,
             "counts_by_status": dg.MetadataValue.json(dict(sorted(counts.items()))),
+            "withdrawn": len(manifest.withdrawn),
+            "withdrawn_qids": dg.MetadataValue.json(dict(list(manifest.withdrawn.items())[:20])),
+            "scoring_set": len(answers) - len(manifest.withdrawn),
             "counts_by_tier": dg.MetadataValue.json(dict(sorted(Counter(by_qid[a.qid].tier for a in answers).items()))),
             "counts_by_asset_class": dg.MetadataValue.json(
                 dict(sorted(Counter(by_qid[a.qid].asset_class for a in answers).items()))),

@@ -9,35 +9,34 @@ own result and metadata, and `can_subset` lets any one of them run alone.
 
 
 import datetime as dt
-import os
 from typing import Iterator, Sequence
 
 import dagster as dg
 
-from livesearch_pipeline.core.calendars import session_on_or_before
-from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
-from livesearch_pipeline.core.program import load_pool
+from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion, SnapshotManifest
 from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore
-from livesearch_pipeline.defs.partitions import partition_date
-from livesearch_pipeline.defs.refresh.assets import gold_answers
+from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
+from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers
 from livesearch_pipeline.defs.resources import StorageResource
 from livesearch_pipeline.evaluation.evaluator import load_served
-
-MAX_UNANSWERED_SHARE = float(os.environ.get("LIVESEARCH_MAX_UNANSWERED_SHARE", "0.05"))
+from livesearch_pipeline.refresh import latest_observations
 
 MANIFEST_VERIFIES = "gold_manifest_verifies"
 COVERS_SERVED = "gold_covers_served"
 UNANSWERED_SHARE = "gold_unanswered_share"
 LATEST_IS_LAST_SESSION = "gold_latest_is_last_session"
 
+# The checks carry the asset's daily partitions, so a date's results are found on that date.
 GOLD_CHECK_SPECS = [
-    dg.AssetCheckSpec(MANIFEST_VERIFIES, asset=gold_answers, blocking=True,
-                      description="The snapshot's bytes hash to its manifest."),
-    dg.AssetCheckSpec(COVERS_SERVED, asset=gold_answers, blocking=True,
+    dg.AssetCheckSpec(MANIFEST_VERIFIES, asset=gold_answers, blocking=True, partitions_def=daily_partitions,
+                      description="The snapshot's bytes hash to its manifest, and the manifest withdraws exactly the "
+                                  "empty/error answers."),
+    dg.AssetCheckSpec(COVERS_SERVED, asset=gold_answers, blocking=True, partitions_def=daily_partitions,
                       description="Every served qid has gold and the gold holds no qid that was not served."),
-    dg.AssetCheckSpec(UNANSWERED_SHARE, asset=gold_answers, blocking=True,
-                      description=f"Share of `error`/`empty` answers is at most {MAX_UNANSWERED_SHARE:.0%}."),
-    dg.AssetCheckSpec(LATEST_IS_LAST_SESSION, asset=gold_answers, blocking=True,
+    dg.AssetCheckSpec(UNANSWERED_SHARE, asset=gold_answers, blocking=True, partitions_def=daily_partitions,
+                      description="Share of withdrawn (`error`/`empty`) answers is at most the cap the refresh froze "
+                                  "the day under (recorded in the manifest)."),
+    dg.AssetCheckSpec(LATEST_IS_LAST_SESSION, asset=gold_answers, blocking=True, partitions_def=daily_partitions,
                       description="Every `latest` answer of a daily question observed the last session on or before D."),
 ]
 
@@ -51,38 +50,22 @@ def covers_served(served: Sequence[ServedQuestion], answers: Sequence[GoldAnswer
     })
 
 
-def unanswered_share(answers: Sequence[GoldAnswer]) -> dg.AssetCheckResult:
+def unanswered_share(manifest: SnapshotManifest, answers: Sequence[GoldAnswer]) -> dg.AssetCheckResult:
     bad = [a for a in answers if a.status != "ok"]
     share = len(bad) / len(answers) if answers else 1.0
-    return dg.AssetCheckResult(check_name=UNANSWERED_SHARE, passed=share <= MAX_UNANSWERED_SHARE, metadata={
-        "share": round(share, 4), "threshold": MAX_UNANSWERED_SHARE, "unanswered": len(bad),
+    cap = manifest.max_withdrawn_share
+    return dg.AssetCheckResult(check_name=UNANSWERED_SHARE, passed=share <= cap, metadata={
+        "share": round(share, 4), "threshold": cap, "withdrawn": len(manifest.withdrawn),
         "first": dg.MetadataValue.json([{"qid": a.qid, "status": a.status, "error": a.error} for a in bad[:5]]),
     })
 
 
-def latest_is_last_session(day: dt.date, answers: Sequence[GoldAnswer],
-                           pool: dict[str, Question]) -> dg.AssetCheckResult:
-    stale = []
-    checked = 0
-    for a in answers:
-        q = pool.get(a.qid)
-        if q is None or a.status != "ok" or q.refresh_class != "daily":
-            continue
-        select = q.program.extract.select
-        if select.mode != "latest" or select.key_fmt != "%Y%m%d" or q.program.extract.combine is not None:
-            continue
-        calendar = next((s.calendar for c in q.program.calls for s in c.dates.values() if s.calendar), None)
-        if calendar is None:
-            continue
-        checked += 1
-        expected = session_on_or_before(calendar, day).strftime("%Y%m%d")
-        if a.observed_period != expected:
-            stale.append({"qid": a.qid, "observed": a.observed_period, "expected": expected})
-    # A suspended instrument legitimately has no bar on the last session; tolerate a small share.
-    share = len(stale) / checked if checked else 0.0
-    return dg.AssetCheckResult(check_name=LATEST_IS_LAST_SESSION, passed=share <= MAX_UNANSWERED_SHARE, metadata={
-        "checked": checked, "not_last_session": len(stale), "share": round(share, 4),
-        "first": dg.MetadataValue.json(stale[:5]),
+def latest_is_last_session(day: dt.date, answers: Sequence[GoldAnswer], pool: dict[str, Question],
+                           cap: float) -> dg.AssetCheckResult:
+    found = latest_observations(day, answers, pool)
+    return dg.AssetCheckResult(check_name=LATEST_IS_LAST_SESSION, passed=found.share <= cap, metadata={
+        "checked": found.checked, "not_last_session": len(found.stale), "share": round(found.share, 4),
+        "threshold": cap, "first": dg.MetadataValue.json(found.stale[:5]),
     })
 
 
@@ -105,7 +88,7 @@ def gold_checks(context: dg.AssetCheckExecutionContext, storage: StorageResource
     if COVERS_SERVED in selected:
         yield covers_served(load_served(paths.served_file(day)), answers)
     if UNANSWERED_SHARE in selected:
-        yield unanswered_share(answers)
+        yield unanswered_share(manifest, answers)
     if LATEST_IS_LAST_SESSION in selected:
-        pool = {q.qid: q for q in load_pool(paths.pool / "questions.jsonl")}
-        yield latest_is_last_session(day, answers, pool)
+        _, questions = checked_pool(paths)
+        yield latest_is_last_session(day, answers, {q.qid: q for q in questions}, manifest.max_withdrawn_share)

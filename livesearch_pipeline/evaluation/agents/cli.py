@@ -72,7 +72,9 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
     web = run.add_argument_group("web agent")
     web.add_argument("--searxng-url", default=None, help=f"SearXNG base URL (default: ${ENV_SEARXNG_URL})")
     data = run.add_argument_group("oracle, stale and plugin agents")
-    data.add_argument("--pool", type=Path, default=None, help="question pool (default: $LIVESEARCH_DATA_DIR/pool/questions.jsonl)")
+    data.add_argument("--pool", type=Path, default=None, help="oracle: questions.jsonl of a built pool, checked before it runs against the "
+                      "pool_manifest.json beside it and ../construction/tool_catalog.json "
+                      "(default: $LIVESEARCH_DATA_DIR/pool/questions.jsonl)")
     data.add_argument("--gold-dir", type=Path, default=None, help="gold snapshots (default: $LIVESEARCH_DATA_DIR/gold)")
     data.add_argument("--mcp-url", default=None,
                       help="data service MCP URL (default: the embedded service in-process, clock = D)")
@@ -119,10 +121,14 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
 
         yield StaleAgent.from_store(SnapshotStore(args.gold_dir or _data_dir() / "gold"), as_of)
     elif args.agent == "oracle":
-        from livesearch_pipeline.core.program import load_pool
+        from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
+        from livesearch_pipeline.construction.pool import load_checked_pool
         from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
 
-        pool = load_pool(args.pool or _data_dir() / "pool" / "questions.jsonl")
+        # The pool is checked before it runs: its manifest's sha256, and every program against the
+        # catalog it was built from (the construction directory beside the pool) with the bounds.
+        pool_dir = args.pool.parent if args.pool else _data_dir() / "pool"
+        _, pool = load_checked_pool(pool_dir, read_catalog(pool_dir.parent / "construction" / TABLES["catalog"]))
         async with _data_client(args, as_of) as client:
             yield OracleAgent(pool=pool, client=client, as_of=as_of)
     elif args.agent == "closed-book":

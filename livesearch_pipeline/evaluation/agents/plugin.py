@@ -63,13 +63,15 @@ class PluginToolSource(Protocol):
 def offered_tools(
     mcp_tools: Sequence[mcp_types.Tool], catalog: Catalog, *, services: frozenset[str] | None = None
 ) -> list[mcp_types.Tool]:
-    """The MCP tools whose role is `data` or `search` (optionally of some services only)."""
+    """The MCP tools whose role is `data` or `search`, plus the provider's utilities such as trading
+    calendars (optionally of some services only)."""
     chosen = []
     for tool in mcp_tools:
         meta = catalog.get(tool.name)
         if meta is None:
             raise PluginSetupError(f"tool {tool.name!r} is listed by the server but absent from its catalog")
-        if meta.role in OFFERED_ROLES and (services is None or meta.service in services):
+        offered = meta.role in OFFERED_ROLES or meta.is_provider_tool  # trading calendars too
+        if offered and (services is None or meta.service in services):
             chosen.append(tool)
     if not chosen:
         raise PluginSetupError("the data service offers no data or search tools"

@@ -1,0 +1,166 @@
+"""Answer formats a professional would write, from the field lexicon (DESIGN §2 item 5, §4.3).
+
+A field's lexicon *kind* fixes the unit, scale word and decimals of its answer: prices in the
+trading currency to 2 decimals (NAV and FX 4), amounts in million/billion with 2 decimals,
+share counts whole or in millions, percentages to 2 decimals (official statistics 1), index
+levels in points. The scale word is chosen once, from the magnitude of the value observed when
+the program is built, and frozen in the program's format: "5.38 billion HKD", never
+"53844347768.00 HKD".
+
+The Chinese question asks for the same quantity one scale finer (亿 for billion, 万 for million),
+so an answer given at the Chinese precision always passes the English rule's tolerance.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from livesearch_pipeline.construction.lexicon import Kind, Lexicon, LexiconError, load_lexicon
+from livesearch_pipeline.core.catalog import FieldMeta
+from livesearch_pipeline.core.models import Format, MatchRule
+from livesearch_pipeline.core.normalize import CURRENCIES, unit_scale
+
+_WORD_MAGNITUDES = ((1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
+# Scale words a professional uses for an amount and for a count of shares or units. "million"
+# starts at 0.1 million: the sample that picks the scale is one record, and a window's maximum or
+# sum can be far larger; a value of 1e8 or more never goes without a scale word.
+AMOUNT_SCALES = ((1e9, 1e9, "billion"), (1e5, 1e6, "million"))  # (from magnitude, size, word)
+COUNT_SCALES = ((1e5, 1e6, "million"),)
+SUM_WINDOW = 60  # the longest window enumeration aggregates over (enumerate.AGGREGATE_WINDOWS)
+# Chinese unit of each English format unit; the magnitude is one step finer (see module doc).
+ZH_BASE = {"CNY": "元", "HKD": "港元", "USD": "美元", "shares": "股", "units": "份", "points": "点"}
+ZH_SCALE = {"billion": "亿", "million": "万", "": ""}
+ZH_SCALE_FACTOR = {"billion": 10.0, "million": 100.0, "": 1.0}  # value in 亿 = value in billion × 10
+
+# Which kinds fit a unit's base: the kind is looked up by tool when the caller knows the tool,
+# else among the readings of the field name the one that fits the catalog unit.
+_KINDS_OF_BASE: dict[str | None, frozenset[str]] = {
+    **{c: frozenset({"price", "nav", "amount"}) for c in CURRENCIES},
+    "shares": frozenset({"shares"}),
+    "units": frozenset({"units"}),
+    "%": frozenset({"percent", "macro_percent"}),
+    "points": frozenset({"index_level", "macro_index"}),
+    "quote currency": frozenset({"fx"}),
+}
+_UNITLESS_KINDS = frozenset({"ratio", "count", "label", "macro_index", "factor"})
+
+
+def word_unit(unit: str | None) -> tuple[str | None, float]:
+    """A unit with a numeric magnitude ("10k shares", "100M CNY") as a word unit and a scale.
+
+    An answer written "34058.70 10k shares" has two numbers in it; "340587.00 thousand shares"
+    has one. Returns (unit, scale) with value_in_new_unit = value × scale.
+    """
+    if unit is None or not re.search(r"\d", unit):
+        return unit, 1.0
+    base, factor = unit_scale(unit)
+    for size, word in _WORD_MAGNITUDES:
+        if factor >= size:
+            return f"{word} {base}", factor / size
+    return base, factor
+
+
+def _base_of(unit: str | None) -> str | None:
+    try:
+        return unit_scale(unit)[0]
+    except ValueError:
+        return None  # "persons", "holders": counted things the matcher has no unit for
+
+
+def lexicon_kind(f: FieldMeta, tool: str | None = None, lexicon: Lexicon | None = None) -> Kind:
+    """The lexicon kind of a field: the tool's reading when `tool` is given, else the reading
+    of the field name that fits the catalog unit. LexiconError when none fits."""
+    lexicon = lexicon or load_lexicon()
+    if tool is not None:
+        return lexicon.require(tool, f.name).kind
+    base = _base_of(f.unit)
+    fitting = _KINDS_OF_BASE.get(base, _UNITLESS_KINDS)
+    readings = lexicon.entries_for(f.name)
+    kinds = [e.kind for e in readings if e.kind in fitting or (f.type == "integer" and e.kind == "count")]
+    if not kinds:
+        raise LexiconError(f"no lexicon reading of field {f.name!r} fits its unit {f.unit!r}; "
+                           "add an entry (or a tool override) with a fitting kind")
+    return kinds[0]
+
+
+def _magnitude(value: Any) -> float | None:
+    return abs(float(value)) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _scaled(base: str, factor: float, magnitude: float | None, scales) -> tuple[str, float, str]:
+    """(unit, scale, scale word) for a value of `magnitude` in base units."""
+    for threshold, size, word in scales:
+        if magnitude is not None and magnitude >= threshold:
+            return f"{word} {base}", factor / size, word
+    return base, factor, ""
+
+
+def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str, *,
+                 tool: str | None = None, lexicon: Lexicon | None = None) -> Format:
+    """The answer format of a field under an aggregate, from its lexicon kind.
+
+    `sample` is an observed raw value (in the catalog unit); it picks the scale word.
+    """
+    if aggregate in ("argmax", "argmin"):
+        return Format(kind="date", in_fmt=key_fmt, out_fmt="%Y-%m-%d")
+    if aggregate == "count":
+        return Format(kind="integer")
+    if f.type == "text":
+        return Format(kind="text")
+    if f.type == "date":
+        return Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")
+    lexicon = lexicon or load_lexicon()
+    kind = lexicon_kind(f, tool, lexicon)
+    if aggregate == "pct_change":
+        return Format(kind="percent", decimals=lexicon.kinds["percent"].decimals, unit="%")
+    decimals = lexicon.kinds[kind].decimals
+    if kind in ("percent", "macro_percent"):
+        return Format(kind="percent", decimals=decimals, unit="%")
+    if kind == "count":
+        return Format(kind="integer")
+    if kind in ("ratio", "macro_index", "fx", "factor"):
+        # A multiple, an indicator, an official index level or an exchange rate: a bare number.
+        return Format(kind="number", decimals=decimals, unit=None)
+    base, factor = unit_scale(f.unit)
+    if base is None:
+        raise LexiconError(f"field {f.name!r} of kind {kind!r} has no unit in the catalog")
+    magnitude = _magnitude(sample)
+    magnitude = None if magnitude is None else magnitude * factor
+    if aggregate == "sum" and magnitude is not None:
+        # A sum over a window of up to 60 sessions outgrows the one record that picked the scale.
+        magnitude *= SUM_WINDOW
+    if kind == "amount":
+        unit, scale, _ = _scaled(base, factor, magnitude, AMOUNT_SCALES)
+        return Format(kind="number", decimals=decimals, unit=unit, scale=scale)
+    if kind in ("shares", "units"):
+        unit, scale, word = _scaled(base, factor, magnitude, COUNT_SCALES)
+        if word or aggregate in ("mean", "std"):
+            return Format(kind="number", decimals=decimals, unit=unit, scale=scale)
+        return Format(kind="integer", unit=base, scale=factor)
+    # price, nav, index_level: the unit itself, at the kind's precision.
+    return Format(kind="number", decimals=decimals, unit=base, scale=factor)
+
+
+def proposed_rule(fmt: Format) -> MatchRule:
+    """The rule a template verbalizer proposes before the clamp (DESIGN §4.3)."""
+    if fmt.kind in ("text",):
+        return MatchRule(rule="semantic")
+    if fmt.kind in ("date", "integer"):
+        return MatchRule(rule="exact", unit=fmt.unit)
+    return MatchRule(rule="approx", unit=fmt.unit, decimals=fmt.decimals)
+
+
+def zh_unit(fmt: Format) -> tuple[str, int | None]:
+    """The Chinese unit word and decimals a Chinese question asks for, given the answer format.
+
+    "billion CNY" at 2 decimals -> ("亿元", 2); "million shares" -> ("万股", 2); "CNY" -> ("元", 2);
+    a unitless or percent format -> ("", decimals). One scale finer than the English unit, so the
+    English rule's tolerance admits the Chinese answer (see the module doc).
+    """
+    if fmt.unit is None or fmt.kind == "percent":
+        return "", fmt.decimals
+    word, _, base = fmt.unit.rpartition(" ")
+    if base not in ZH_BASE or word not in ZH_SCALE:
+        raise LexiconError(f"no Chinese unit for the answer unit {fmt.unit!r}")
+    return ZH_SCALE[word] + ZH_BASE[base], fmt.decimals

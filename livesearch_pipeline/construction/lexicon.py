@@ -1,0 +1,129 @@
+"""The bilingual field lexicon (DESIGN §2 item 5): how a professional names a field and its unit.
+
+The reviewed data file `dataservice/lexicon.yaml` sits beside the catalog. It holds, per record
+field, an English noun phrase (with its grammatical number), a Chinese noun phrase and the
+*kind* of quantity, which fixes the answer's unit, scale and precision (construction/formats.py)
+and the unit phrase of both question texts (construction/verbalize.py). Entries are keyed by
+field name; a tool overrides some keys where the same name means something else there.
+
+Pure: reading the file is the only effect, and it is cached per path.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import ValidationError, model_validator
+
+from livesearch_pipeline.core.models import StrictModel
+
+LEXICON_PATH = Path(__file__).resolve().parent.parent / "dataservice" / "lexicon.yaml"
+
+Kind = Literal[
+    "price", "nav", "amount", "shares", "units", "percent", "macro_percent", "index_level",
+    "macro_index", "fx", "ratio", "count", "factor", "label",
+]
+ALL_KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
+
+
+class LexiconError(ValueError):
+    """The lexicon file is malformed, or a field the pipeline needs has no entry."""
+
+
+class KindSpec(StrictModel):
+    decimals: int | None
+    scaled: bool = False
+
+
+class LexEntry(StrictModel):
+    en: str
+    zh: str
+    kind: Kind
+    plural: bool = False
+
+
+class LexOverride(StrictModel):
+    """A tool's partial entry: the keys it changes of the field-level entry."""
+
+    en: str | None = None
+    zh: str | None = None
+    kind: Kind | None = None
+    plural: bool | None = None
+
+
+class Lexicon(StrictModel):
+    kinds: dict[Kind, KindSpec]
+    fields: dict[str, LexEntry]
+    tools: dict[str, dict[str, LexOverride]] = {}
+    # Tools whose records are weekly or monthly bars, and the bar length the text must name.
+    bars: dict[str, Literal["week", "month"]] = {}
+
+    @model_validator(mode="after")
+    def _complete(self) -> Lexicon:
+        missing = [k for k in ALL_KINDS if k not in self.kinds]
+        if missing:
+            raise ValueError(f"kinds {missing} have no precision in the kinds table")
+        for tool, overrides in self.tools.items():
+            for name, o in overrides.items():
+                if name not in self.fields and (o.en is None or o.zh is None or o.kind is None):
+                    raise ValueError(f"tools.{tool}.{name}: no field-level entry to complete it; "
+                                     "give en, zh and kind")
+        for name, e in self.fields.items():
+            if not e.en.strip() or not e.zh.strip():
+                raise ValueError(f"fields.{name}: empty noun phrase")
+        return self
+
+    def entry(self, tool: str | None, field: str) -> LexEntry | None:
+        """The entry of `field` as `tool` uses it (its override applied), or None."""
+        override = self.tools.get(tool or "", {}).get(field)
+        base = self.fields.get(field)
+        if override is None:
+            return base
+        merged = {**(base.model_dump() if base else {}),
+                  **{k: v for k, v in override.model_dump().items() if v is not None}}
+        return LexEntry(**merged)
+
+    def entries_for(self, field: str) -> list[LexEntry]:
+        """Every reading of a field name: the field-level entry and each tool's override."""
+        out = [self.fields[field]] if field in self.fields else []
+        for tool, overrides in sorted(self.tools.items()):
+            if field in overrides:
+                merged = self.entry(tool, field)
+                assert merged is not None
+                out.append(merged)
+        return out
+
+    def require(self, tool: str | None, field: str) -> LexEntry:
+        found = self.entry(tool, field)
+        if found is None:
+            raise LexiconError(f"no lexicon entry for field {field!r} of tool {tool!r}; "
+                               f"add it to {LEXICON_PATH.name} (fields: or tools: {tool}:)")
+        return found
+
+
+@functools.lru_cache(maxsize=8)
+def load_lexicon(path: Path = LEXICON_PATH) -> Lexicon:
+    """Read and check the lexicon file; LexiconError names the file and the bad key."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise LexiconError(f"{path}: cannot read the lexicon: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise LexiconError(f"{path}: expected a mapping with kinds, fields and tools")
+    # YAML reads keys such as `on` or `1y` as they are written only when quoted; field names are
+    # strings whatever YAML makes of them.
+    for section in ("fields", "tools"):
+        if isinstance(raw.get(section), dict):
+            raw[section] = {str(k): v for k, v in raw[section].items()}
+    if isinstance(raw.get("tools"), dict):
+        raw["tools"] = {t: ({str(k): v for k, v in o.items()} if isinstance(o, dict) else o)
+                        for t, o in raw["tools"].items()}
+    try:
+        return Lexicon.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise LexiconError(f"{path}: {where}: {first['msg']} ({exc.error_count()} problem(s))") from exc

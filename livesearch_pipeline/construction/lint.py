@@ -1,0 +1,310 @@
+"""Text lint of question texts (DESIGN §2 item 5, issue 13): what no professional would write.
+
+Pure: a text and a `LintContext` in, a list of `Finding`s out. The verbalize stage lints every
+text (template or LLM) and sends a text with any finding to the rejects table with the
+findings as its reason; the test suite lints a built pool.
+
+Hard rules (a pool must have none): pasted description fragments, raw identifiers, unit
+disagreement (two units, or a unit or precision that is not the answer format's), Latin unit
+words in Chinese text, an unnamed series, an unstated bar frequency, vague phrases that name
+nothing ("adjusted as requested", "quote currency"), an answer given away by the question,
+and a date asked with 是多少. Soft rules (at most a few percent): Chinese outside names in
+English text, over-precision, a huge value with no scale word, number agreement.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from livesearch_pipeline.core.models import Format
+from livesearch_pipeline.core.normalize import CURRENCIES, unit_scale
+
+HARD_RULES = frozenset({
+    "description_fragment", "raw_identifier", "unit_disagreement", "latin_unit_in_zh",
+    "unnamed_series", "bar_frequency", "vague_phrase", "answer_given_away", "date_asked_as_amount",
+})
+SOFT_RULES = frozenset({"chinese_in_english", "over_precision", "huge_unscaled", "number_agreement"})
+# Kinds whose convention keeps more than 2 decimals (see dataservice/lexicon.yaml).
+FINE_KINDS = frozenset({"nav", "fx", "factor"})
+HUGE = 1e8
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    lang: str  # "en" or "zh"
+    detail: str
+
+    @property
+    def hard(self) -> bool:
+        return self.rule in HARD_RULES
+
+    def __str__(self) -> str:
+        return f"{self.rule} [{self.lang}]: {self.detail}"
+
+
+@dataclass(frozen=True)
+class LintContext:
+    """What the lint knows about the question beside its text."""
+
+    fmt: Format | None = None
+    kind: str | None = None  # the field's lexicon kind
+    descriptions: tuple[str, ...] = ()  # catalog descriptions of fields, English
+    tool_descriptions: tuple[str, ...] = ()  # catalog descriptions of tools
+    descriptions_zh: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()  # field and argument names of the tools involved
+    names: tuple[str, ...] = ()  # entity names and quoted series values: may be in any script
+    # Each series the program selects, as the forms a text may name it by (any one suffices).
+    series: tuple[tuple[str, ...], ...] = ()
+    series_unpinned: tuple[str, ...] = ()  # series keys of the tool the program leaves open
+    bar_frequency: str | None = None  # "week" / "month" for weekly and monthly bars
+    answer: str | None = None  # a text answer the question must not contain
+    value: float | None = None  # the observed answer value after the format's scale
+
+
+# --------------------------------------------------------------------------- helpers
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|‘[^’]*’|'[^']*'|「[^」]*」")
+_CODE = re.compile(r"\b[0-9A-Z]{1,8}\.[A-Z]{1,4}\b")
+_SNAKE = re.compile(r"(?<![\w.])[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9](?![\w])")
+_WORD = re.compile(r"[a-z0-9%]+(?:[-'][a-z0-9]+)*")
+
+
+def _without(text: str, names: tuple[str, ...]) -> str:
+    """The text with names, quoted spans and instrument codes blanked out."""
+    for name in sorted((n for n in names if n), key=len, reverse=True):
+        text = text.replace(name, " ")
+    text = _QUOTED.sub(" ", text)
+    return _CODE.sub(" ", text)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def _ngrams(words: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+_EXPLAINS = re.compile(r"[:;=(（]| x |/")
+_PAREN = re.compile(r"\(([^()]{2,})\)|（([^（）]{1,})）")
+
+
+def _description_fragments(text: str, descriptions: tuple[str, ...], lang: str,
+                           tool_descriptions: tuple[str, ...] = ()) -> list[Finding]:
+    """Pasted catalog text. A field description's plain head ("total assets") is the field's
+    name and may appear; its explanations and asides may not. A tool description is never a
+    name: six consecutive words of one are a paste."""
+    out: list[Finding] = []
+    folded = text.casefold()
+    words = _words(text) if lang == "en" else []
+    grams = _ngrams(words, 6)
+    for d in tool_descriptions:
+        if lang == "en" and d and len(_words(d)) >= 6:
+            shared = grams & _ngrams(_words(d), 6)
+            if shared:
+                out.append(Finding("description_fragment", lang,
+                                   f"shares the run {' '.join(sorted(shared)[0])!r} with the tool description {d!r}"))
+        if d and d.strip().casefold().rstrip(".") in folded:
+            out.append(Finding("description_fragment", lang, f"pastes the tool description {d!r}"))
+    for d in (*descriptions, *tool_descriptions):
+        if not d or not d.strip():
+            continue
+        d_fold = d.casefold().strip().rstrip(".")
+        # An explanatory description pasted whole ("turnover: volume / float shares, percent").
+        if (_EXPLAINS.search(d_fold) or ("," in d_fold and len(d_fold.split()) >= 5)) and d_fold in folded:
+            out.append(Finding("description_fragment", lang, f"pastes the description {d!r}"))
+            continue
+        # A parenthesised aside of a description ("(unadjusted)", "(50 = no change)", "（万元）").
+        for m in _PAREN.finditer(d):
+            aside = (m.group(0)).casefold()
+            if aside in folded:
+                out.append(Finding("description_fragment", lang, f"pastes {m.group(0)!r} from {d!r}"))
+                break
+    return out
+
+
+_VAGUE_EN = ("adjusted as requested", "as the data source records it", "published so far", "quote currency",
+             "the exchange's trading session")
+_VAGUE_ZH = ("按复权方式", "数据源记载", "截至目前已发布的最近一期")
+
+
+# Unit mentions. English: "in billions of CNY", "in CNY", "in million CNY", ", HKD", "in percent".
+_EN_SCALE = r"(?:thousands?|millions?|billions?|trillions?|10 thousand|100 million|hundred million|ten thousand)"
+_EN_BASE = r"(?:CNY|HKD|USD|RMB|yuan|shares|lots|units|points|percent)"
+_EN_UNIT = re.compile(rf"\bin (?:(?P<scale>{_EN_SCALE})(?: of)? )?(?P<base>{_EN_BASE})\b"
+                      rf"|,\s*(?:in )?(?:(?P<scale2>{_EN_SCALE}) )?(?P<base2>CNY|HKD|USD)\b(?! to)")
+_ZH_UNIT = re.compile(r"是多少(?P<a>(?:万亿|亿|万|千|百万)?(?:元|港元|美元|股|份|点|手))"
+                      r"|以(?P<b>[^，。？]{1,12}?)为单位"
+                      r"|[（(](?P<c>(?:万亿|亿|万|千|百万)?(?:元|港元|美元|股|份|点|手)|%|CNY|HKD|USD)[）)]")
+# Chinese characters are word characters, so "以CNY为" has no \b around CNY: letters bound it.
+_ZH_LATIN_UNIT = re.compile(r"(?i)(?<![A-Za-z])(CNY|HKD|USD|RMB|thousand|million|billion|points?|shares?|lots?|percent"
+                            r"|units?)(?![A-Za-z])")
+_DECIMALS_EN = re.compile(r"\bto (\d+) decimal|\b(\d+) decimal places?")
+_DECIMALS_ZH = re.compile(r"保留(\d+)位小数")
+
+
+_EN_SCALE_FACTOR = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "10 thousand": 1e4,
+                    "ten thousand": 1e4, "100 million": 1e8, "hundred million": 1e8}
+
+
+def _en_unit_key(scale: str | None, base: str) -> tuple[str | None, float] | None:
+    """(base unit, factor) of a unit mention, comparable with the answer format's."""
+    word = {"percent": "%", "yuan": "CNY", "RMB": "CNY"}.get(base, base)
+    try:
+        unit, factor = unit_scale(word)
+    except ValueError:
+        return None
+    if scale:
+        factor *= _EN_SCALE_FACTOR[scale.casefold().removesuffix("s")]
+    return unit, factor
+
+
+def _fmt_key(fmt: Format) -> tuple[str | None, float]:
+    if fmt.kind == "percent":
+        return "%", 1.0
+    return unit_scale(fmt.unit)
+
+
+def _units_en(text: str, fmt: Format | None) -> list[Finding]:
+    mentions = []
+    for m in _EN_UNIT.finditer(text):
+        key = _en_unit_key(m.group("scale") or m.group("scale2"), m.group("base") or m.group("base2"))
+        if key is not None:
+            mentions.append((m.group(0).strip(" ,"), key))
+    out: list[Finding] = []
+    distinct = {k for _, k in mentions}
+    if len(mentions) > 1:
+        out.append(Finding("unit_disagreement", "en",
+                           f"states the unit more than once: {', '.join(repr(t) for t, _ in mentions)}"))
+    if fmt is not None and fmt.kind in ("number", "percent", "integer"):
+        expected = _fmt_key(fmt)
+        wrong = [t for t, k in mentions if k != expected]
+        if wrong and len(distinct) >= 1:
+            out.append(Finding("unit_disagreement", "en",
+                               f"states {wrong[0]!r}; the answer is in {fmt.unit or '%'!r}"))
+        stated = [int(a or b) for a, b in _DECIMALS_EN.findall(text)]
+        if stated and fmt.decimals is not None and any(d != fmt.decimals for d in stated):
+            out.append(Finding("unit_disagreement", "en",
+                               f"asks for {stated[0]} decimals; the answer has {fmt.decimals}"))
+    return out
+
+
+def _zh_expected(fmt: Format) -> str | None:
+    from livesearch_pipeline.construction.formats import zh_unit  # formats imports the lexicon, not lint
+
+    if fmt.kind not in ("number", "integer") or fmt.unit is None:
+        return None
+    try:
+        return zh_unit(fmt)[0]
+    except ValueError:
+        return None
+
+
+def _units_zh(text: str, fmt: Format | None) -> list[Finding]:
+    mentions = [m.group("a") or m.group("b") or m.group("c") for m in _ZH_UNIT.finditer(text)]
+    out: list[Finding] = []
+    if len(mentions) > 1:
+        out.append(Finding("unit_disagreement", "zh", f"states the unit more than once: {mentions}"))
+    if fmt is not None:
+        expected = _zh_expected(fmt)
+        if expected is not None and mentions and mentions[0] != expected:
+            out.append(Finding("unit_disagreement", "zh", f"states {mentions[0]!r}; expected {expected!r}"))
+        stated = [int(d) for d in _DECIMALS_ZH.findall(text)]
+        if stated and fmt.decimals is not None and any(d != fmt.decimals for d in stated):
+            out.append(Finding("unit_disagreement", "zh",
+                               f"asks for {stated[0]} decimals; the answer has {fmt.decimals}"))
+    return out
+
+
+_PLURAL_HEADS = (r"assets|liabilities|shares|expenses|borrowings|earnings|investments|inventories|prepayments"
+                 r"|equivalents|fees|interests|units|reserves|receivables|payables|funds")
+_SINGULAR_HEADS = r"price|value|ratio|rate|profit|revenue|level|balance|volume|turnover|yield|amount|margin|income"
+# The head noun ends the phrase: no preposition between "the" and it ("the turnover rate on
+# float shares" has the head "rate").
+_MODIFIER = r"(?:(?!(?:on|of|in|to|as|per|by|via|for|at|from|with|including|excluding|after|before|than)\s)[\w'-]+ )"
+_WAS_PLURAL = re.compile(rf"\b(?:what|which) (?:was|is) the {_MODIFIER}{{0,6}}?(?:{_PLURAL_HEADS})(?= of| for| on| at| in|,|\?)",
+                         re.I)
+_WERE_SINGULAR = re.compile(rf"\b(?:what|which) (?:were|are) the {_MODIFIER}{{0,4}}?(?:{_SINGULAR_HEADS})(?= of| for| on| at| in|,|\?)",
+                            re.I)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s\W_]+", "", text.casefold())
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def lint_text(text: str, lang: str, ctx: LintContext = LintContext()) -> list[Finding]:
+    """Every finding of one text (`lang` "en" or "zh")."""
+    if lang not in ("en", "zh"):
+        raise ValueError(f"lint language must be 'en' or 'zh', not {lang!r}")
+    out: list[Finding] = []
+    bare = _without(text, ctx.names)
+    out += _description_fragments(bare, ctx.descriptions if lang == "en" else ctx.descriptions_zh, lang,
+                                  ctx.tool_descriptions)
+    folded = text.casefold()
+    for phrase in (_VAGUE_EN if lang == "en" else _VAGUE_ZH):
+        if phrase in folded:
+            out.append(Finding("vague_phrase", lang, f"{phrase!r} names nothing the reader can check"))
+    raw = sorted({m.group(0) for m in _SNAKE.finditer(bare)}
+                 | {i for i in ctx.identifiers if ("_" in i or i == "ts_code") and re.search(rf"(?<![\w]){re.escape(i)}(?![\w])", bare)})
+    if raw:
+        out.append(Finding("raw_identifier", lang, f"raw identifier(s) {raw}"))
+    if re.search(r"\bwhose [a-z_]+ is\b|[a-z_]{3,}为[“\"]", text):
+        out.append(Finding("raw_identifier", lang, "selects a record by a raw field name"))
+    out += _units_en(bare, ctx.fmt) if lang == "en" else _units_zh(bare, ctx.fmt)
+    if lang == "zh":
+        latin = sorted({m.group(0) for m in _ZH_LATIN_UNIT.finditer(bare)})
+        if latin:
+            out.append(Finding("latin_unit_in_zh", lang, f"Latin unit word(s) {latin} in Chinese text"))
+        asks_date = (ctx.fmt is not None and ctx.fmt.kind == "date") or "YYYY-MM-DD" in text
+        if asks_date and "是多少" in text:
+            out.append(Finding("date_asked_as_amount", lang, "asks for a date with 是多少; use 哪一天/哪一个交易日"))
+    else:
+        cjk = _CJK.findall(bare)
+        if cjk:
+            out.append(Finding("chinese_in_english", lang, f"Chinese outside names: {''.join(cjk)[:20]!r}"))
+        bad = _WAS_PLURAL.search(text) or _WERE_SINGULAR.search(text)
+        if bad:
+            out.append(Finding("number_agreement", lang, f"{bad.group(0)!r}"))
+    for forms in ctx.series:
+        if not any(f and f in text for f in forms):
+            out.append(Finding("unnamed_series", lang, f"does not name the series {forms[0]!r}"))
+    if ctx.series_unpinned:
+        out.append(Finding("unnamed_series", lang,
+                           f"the program leaves the series key(s) {list(ctx.series_unpinned)} open"))
+    if ctx.bar_frequency:
+        marks = ("week",) if ctx.bar_frequency == "week" else ("month",)
+        marks_zh = ("周",) if ctx.bar_frequency == "week" else ("月",)
+        if not any(m in folded for m in (marks if lang == "en" else marks_zh)):
+            out.append(Finding("bar_frequency", lang, f"does not say the bars are {ctx.bar_frequency}ly"))
+    if ctx.answer and len(_norm(ctx.answer)) >= 2 and _norm(ctx.answer) in _norm(text):
+        out.append(Finding("answer_given_away", lang, f"the text contains its answer {ctx.answer!r}"))
+    out += _format_findings(lang, ctx)
+    return out
+
+
+def _format_findings(lang: str, ctx: LintContext) -> list[Finding]:
+    fmt = ctx.fmt
+    if fmt is None or fmt.kind not in ("number", "percent", "integer"):
+        return []
+    out: list[Finding] = []
+    base = "%" if fmt.kind == "percent" else unit_scale(fmt.unit)[0]
+    if (fmt.decimals or 0) > 2 and ctx.kind not in FINE_KINDS and (base in CURRENCIES or base in ("%", "points", "shares", "units")):
+        out.append(Finding("over_precision", lang, f"{fmt.decimals} decimals on a value in {base}"))
+    scaled_word = fmt.unit is not None and re.search(r"\b(thousand|million|billion|trillion)\b", fmt.unit)
+    if ctx.value is not None and abs(ctx.value) > HUGE and not scaled_word:
+        out.append(Finding("huge_unscaled", lang, f"answer {ctx.value:.6g} in {fmt.unit!r} has no scale word"))
+    return out
+
+
+def lint_question(question: str, question_zh: str | None, ctx: LintContext = LintContext()) -> list[Finding]:
+    """Findings of both texts of a question; a format finding is reported once (English)."""
+    found = lint_text(question, "en", ctx)
+    if question_zh is not None:
+        found += [f for f in lint_text(question_zh, "zh", ctx) if f.rule not in ("over_precision", "huge_unscaled")]
+    return found

@@ -1,0 +1,64 @@
+"""The Parquet store as a daily asset: D's gold, served set and verdicts, derived from the JSONL.
+
+`analytics_store` of D depends on D's `gold_answers`, `served_questions` and every agent run of
+D; it rewrites D's three partitions from the JSONL files (livesearch_pipeline/evaluation/
+store.py), so materialising it again after a late agent run picks that run up, and the bytes of
+an unchanged day never change. A run-status sensor requests it after every successful refresh
+or agent run of D.
+"""
+
+
+import dagster as dg
+
+from livesearch_pipeline.defs.evaluation.partitions import DATE_DIMENSION, by_date
+from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
+from livesearch_pipeline.defs.resources import StorageResource
+
+GROUP = "operations"
+# Jobs whose success changes a source of the store, and the tag naming their date.
+SOURCE_JOBS = frozenset({"daily_refresh", "daily_agent_runs", "daily_refresh_celery", "daily_agent_runs_celery"})
+
+
+@dg.asset(
+    group_name=GROUP, partitions_def=daily_partitions, kinds={"parquet"},
+    deps=[dg.AssetDep(dg.AssetKey("gold_answers")), dg.AssetDep(dg.AssetKey("served_questions")),
+          dg.AssetDep(dg.AssetKey("agent_runs"), partition_mapping=by_date)],
+)
+def analytics_store(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
+    """D's gold, served questions and verdicts as Parquet under `<data>/analytics` (derived; rebuildable)."""
+    from livesearch_pipeline.evaluation.store import export_day, store_root
+
+    day = partition_date(context)
+    paths = storage.paths()
+    exported = export_day(paths, day)
+    if "gold" not in exported.rows:
+        raise dg.Failure(f"no frozen gold snapshot of {day} under {paths.gold}: materialise gold_answers first")
+    return dg.MaterializeResult(metadata={
+        "date": day.isoformat(), "rows": dg.MetadataValue.json(exported.rows),
+        "root": dg.MetadataValue.path(str(store_root(paths))),
+        "files": dg.MetadataValue.json({t: str(p) for t, p in sorted(exported.files.items())}),
+    })
+
+
+daily_analytics_job = dg.define_asset_job(
+    name="daily_analytics", selection=dg.AssetSelection.assets(analytics_store),
+    description="Derive D's Parquet partitions (gold, served, verdicts) from the JSONL files.",
+    tags={"livesearch/kind": "analytics"},
+)
+
+
+def source_date(run: dg.DagsterRun) -> str | None:
+    return run.tags.get(f"dagster/partition/{DATE_DIMENSION}") or run.tags.get("dagster/partition")
+
+
+@dg.run_status_sensor(
+    name="analytics_store_sensor", run_status=dg.DagsterRunStatus.SUCCESS, request_job=daily_analytics_job,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="After a successful refresh or agent run of D, re-derive D's Parquet partitions.",
+)
+def analytics_store_sensor(context: dg.RunStatusSensorContext):
+    run = context.dagster_run
+    day = source_date(run)
+    if run.job_name not in SOURCE_JOBS or day is None:
+        return dg.SkipReason(f"run {run.run_id} of {run.job_name} does not change the store")
+    return dg.RunRequest(run_key=f"analytics:{run.run_id}", partition_key=day)

@@ -1,0 +1,71 @@
+"""The offline web of D: pages generated from the embedded market as of D, indexed for search.
+
+The search-and-read baseline's agent run of D searches this corpus (served on 127.0.0.1 for
+the duration of the run), so an agent run of D reads the web as of D, never a later one.
+"""
+
+from typing import Optional
+
+import dagster as dg
+from pydantic import Field
+
+from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
+from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+
+GROUP = "web"
+
+# The embedded market the web is generated from. Its identity (service, version, seed) is the
+# data version of everything the web shows; the web's clock is the partition date.
+synthetic_market = dg.AssetSpec(
+    "synthetic_market", group_name=GROUP, kinds={"python"},
+    description="The embedded synthetic reference market (a pure function of its seed), read as of each "
+                "partition's date. External: nothing materialises it; the web corpus records its identity.",
+)
+
+
+class WebCorpusConfig(dg.Config):
+    history_sessions: int = Field(20, ge=1, le=400, description=(
+        "Sessions of dated pages (news items, market wraps) before D. 20 gives ~30,000 pages; the benchmark's "
+        "100,000-page corpus uses 250."))
+    workers: int = Field(2, ge=1, le=16, description="Processes generating pages.")
+    entities: Optional[list[str]] = Field(None, description="Only these entities' pages (a partial web for demos "
+                                                            "and tests); unset: every entity of the market.")
+    market_tools: Optional[list[str]] = Field(None, description="Only these market series (unset: all).")
+    tools: Optional[list[str]] = Field(None, description="Only these entity tools' pages (unset: all).")
+
+
+@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[synthetic_market], kinds={"sqlite"})
+def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_service: DataServiceResource,
+               storage: StorageResource) -> dg.MaterializeResult:
+    """The offline web as of D: quote pages, profiles, filings and periodic reports, news, market wraps,
+    macro releases and spam, in English and Chinese, in one SQLite file with a full-text index."""
+    from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+    from livesearch_pipeline.web.build import build_web
+    from livesearch_pipeline.web.corpus import CorpusConfig
+
+    if data_service.kind != "embedded":
+        raise dg.Failure(f"the offline web is generated from the embedded market; the data service is "
+                         f"{data_service.kind!r}. Materialise web_corpus with the embedded service (kind=embedded).")
+    day = partition_date(context)
+    seed = data_service.seed if data_service.seed is not None else DEFAULT_SEED
+    part = {name: tuple(value) for name, value in
+            (("entities", config.entities), ("market_tools", config.market_tools), ("tools", config.tools))
+            if value is not None}
+    built = build_web(CorpusConfig(clock=day, seed=seed, history_sessions=config.history_sessions, **part),
+                      storage.paths().web, workers=config.workers)
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(built.identity),
+        metadata={
+            "identity": built.identity, "market": built.market_identity, "pages": built.stats.pages,
+            "by_kind": dg.MetadataValue.json(built.stats.by_kind), "index_mb": round(built.stats.bytes / 1e6, 1),
+            "build_seconds": round(built.generate_and_index_s, 1),
+            "path": dg.MetadataValue.path(str(built.directory)),
+        },
+    )
+
+
+web_corpus_job = dg.define_asset_job(
+    name="daily_web", selection=dg.AssetSelection.assets(web_corpus),
+    description="Generate and index the offline web of D (searched by the search-and-read agent run of D).",
+    tags={"livesearch/kind": "web"},
+)

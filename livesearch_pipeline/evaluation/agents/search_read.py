@@ -1,0 +1,439 @@
+"""Search-and-read baseline: a deterministic web agent with no LLM.
+
+For each question it searches the web (a SearXNG JSON API: the offline web of D by default)
+for the entity and the quantity, in English and, when the question has a Chinese text, in
+Chinese; reads the tables of the pages it finds about that entity; and answers from the row
+(or column) whose label is the quantity the question names:
+
+- the latest value / a reference value: the Item | Value | Unit table of a data page;
+- "N sessions before the most recent one" and "over the last N sessions" (mean, max, min, sum,
+  change, percentage change, standard deviation, first, last, count, the session of the
+  highest/lowest): a history table, newest first;
+- "the entry whose <field> is <value>": the row of a multi-row table holding that value.
+
+Figures are converted to the unit the question asks for (亿元, million, 万股, ...). When pages
+disagree it keeps the freshest data date, then the value most pages give, then the best-ranked
+page. It reads like a careful but literal person would, so it is fooled by stale pages,
+third-party figures and rounding, and finds nothing about obscure entities: its accuracy by
+visibility level measures what visibility does to a searching agent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import math
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, AsyncIterator, Sequence
+from urllib.parse import urlsplit
+
+import httpx
+
+from livesearch_pipeline.core.models import Prediction, ServedQuestion
+from livesearch_pipeline.core.normalize import unit_scale
+from livesearch_pipeline.evaluation.agents.loop import ToolFailure
+from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
+
+PAGES_PER_QUERY = 6
+HTTP_TIMEOUT_S = 20.0
+
+_ITEM_HEADERS = {("item", "value", "unit"), ("项目", "数值", "单位")}
+_DATE_HEADERS = {"date", "日期"}
+_AS_OF = re.compile(r"(?:Data as of|数据截至)\s*([0-9]{4}(?:Q[1-4]|[0-9]{2}(?:[0-9]{2})?)?)")
+_UNIT_SUFFIX = re.compile(r"\s*\(([^()]*)\)\s*$")
+_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+
+_AGGREGATES_EN = (
+    ("the average of the daily ", "mean"), ("the highest daily ", "max"), ("the lowest daily ", "min"),
+    ("the total of the daily ", "sum"), ("the percentage change in ", "pct_change"), ("the change in ", "change"),
+    ("the sample standard deviation of the daily ", "std"), ("the number of sessions with a reported ", "count"),
+    ("on the first of those sessions", "first"), ("on the last of those sessions", "last"),
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the question asks, as this agent reads it."""
+
+    kind: str  # latest | static | snapshot | window | match
+    name: str  # the subject as the question names it (empty for market-wide series)
+    quantity_en: str
+    quantity_zh: str | None
+    sessions: int = 0  # snapshot: sessions back; window: window length
+    aggregate: str | None = None
+    match_key: str | None = None
+    match_value: str | None = None
+    answer: str = "number"  # number | percent | integer | date | text
+    unit: str | None = None
+    decimals: int | None = None
+
+
+class UnreadableQuestion(ValueError):
+    """The question has a shape this baseline does not attempt (minute bars, two entities, ...)."""
+
+
+def read_question(question: ServedQuestion) -> Reading:
+    text = question.question
+    answer, unit, decimals = _precision(text)
+    code = question.entity
+    subject = re.search(rf" of (.+?) \({re.escape(code)}\)", text) if code else None
+    name = subject.group(1) if subject else ""
+    if " minus the " in text or "highest closing price" in text or "one-minute bar" in text:
+        raise UnreadableQuestion("compares two entities, or needs minute bars or a reference session")
+    kind, sessions, aggregate, match_key, match_value = "latest", 0, None, None, None
+    if text.startswith("What is the "):
+        kind = "static"
+    elif (found := re.match(r"On the .+? trading session (\d+) sessions before the most recent one", text)):
+        kind, sessions = "snapshot", int(found.group(1))
+    elif (found := re.match(r"Over the last (\d+) .+? sessions up to and including the most recent one", text)):
+        kind, sessions = "window", int(found.group(1))
+        if "the session on which the " in text:
+            aggregate = "argmax" if " was highest" in text else "argmin"
+        else:
+            aggregate = next((agg for phrase, agg in _AGGREGATES_EN if phrase in text), None)
+        if aggregate is None:
+            raise UnreadableQuestion("an aggregate this baseline does not recognise")
+    elif (found := re.search(r'of the entry whose (\S+) is "(.+?)"', text)):
+        kind, match_key, match_value = "match", found.group(1), found.group(2)
+    elif not text.startswith("For the most recent") and not text.startswith("In the most recent data"):
+        raise UnreadableQuestion("a period or anchor this baseline does not recognise")
+    quantity = re.search(r"what (?:was|is) (?:the )?(.+?)(?: of .+? \(\S+\))?\?", text)
+    quantity_zh = None
+    if question.question_zh:
+        found_zh = re.search(r"的(.+?)(?:是多少|是什么)", question.question_zh)
+        quantity_zh = found_zh.group(1) if found_zh else None
+    return Reading(kind=kind, name=name, quantity_en=quantity.group(1) if quantity else text,
+                   quantity_zh=quantity_zh, sessions=sessions, aggregate=aggregate, match_key=match_key,
+                   match_value=match_value, answer=answer, unit=unit, decimals=decimals)
+
+
+def _precision(text: str) -> tuple[str, str | None, int | None]:
+    if (found := re.search(r"Give the number(?: in (.+?))?, rounded to (\d+) decimal places", text)):
+        return "number", found.group(1), int(found.group(2))
+    if (found := re.search(r"as a percentage, rounded to (\d+) decimal places", text)):
+        return "percent", "%", int(found.group(1))
+    if (found := re.search(r"Give a whole number(?: in (.+?))?\.", text)):
+        return "integer", found.group(1), 0
+    if "Give the date as YYYY-MM-DD" in text:
+        return "date", None, None
+    return "text", None, None
+
+
+# --------------------------------------------------------------------------- reading pages
+
+
+@dataclass
+class _Table:
+    rows: list[list[str]] = field(default_factory=list)
+
+
+class _PageParser(HTMLParser):
+    """Tables (rows of cell texts), the published date and the visible text of a page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[_Table] = []
+        self.title = ""
+        self.published: str | None = None
+        self.text: list[str] = []
+        self._cell: list[str] | None = None
+        self._row: list[str] | None = None
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append(_Table())
+        elif tag == "tr" and self.tables:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+        elif tag == "title":
+            self._in_title = True
+        elif tag == "meta" and dict(attrs).get("name") == "date":
+            self.published = dict(attrs).get("content")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self.tables:
+            self.tables[-1].rows.append(self._row)
+            self._row = None
+        elif tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._in_title:
+            self.title += data
+        self.text.append(data)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    value: float | str
+    unit: str | None
+    as_of: str
+    url: str
+    rank: int
+    label: str
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _label_matches(label: str, reading: Reading, question: ServedQuestion) -> bool:
+    """The row or column label names the quantity the question asks for (in the question's words)."""
+    bare = _UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
+    for candidate in {label, bare}:
+        if len(candidate) < 2:
+            continue
+        if len(candidate) >= 4 and _norm(candidate) in _norm(question.question):
+            return True
+        if question.question_zh and reading.quantity_zh and candidate in question.question_zh:
+            return True
+    return False
+
+
+def _best_label(labels: Sequence[str], reading: Reading, question: ServedQuestion) -> int | None:
+    """Index of the longest label that names the quantity (a longer label is the more specific)."""
+    matching = [(len(label), -i, i) for i, label in enumerate(labels) if _label_matches(label, reading, question)]
+    return max(matching)[2] if matching else None
+
+
+def _number(cell: str) -> float | None:
+    text = cell.replace(",", "").strip()
+    return float(text) if _NUMBER.match(text) else None
+
+
+def _aggregate(values: list[float], dates: list[str], aggregate: str) -> float | str | None:
+    """`values`/`dates` oldest first."""
+    if not values:
+        return None
+    if aggregate == "mean":
+        return statistics.fmean(values)
+    if aggregate == "max":
+        return max(values)
+    if aggregate == "min":
+        return min(values)
+    if aggregate == "sum":
+        return math.fsum(values)
+    if aggregate == "change":
+        return values[-1] - values[0]
+    if aggregate == "pct_change":
+        return None if values[0] == 0 else (values[-1] / values[0] - 1) * 100
+    if aggregate == "std":
+        return statistics.stdev(values) if len(values) > 1 else None
+    if aggregate == "count":
+        return float(len(values))
+    if aggregate == "first":
+        return values[0]
+    if aggregate == "last":
+        return values[-1]
+    if aggregate in ("argmax", "argmin"):
+        best = max(values) if aggregate == "argmax" else min(values)
+        return dates[values.index(best)]  # the earliest session on a tie (oldest first)
+    raise ValueError(f"unknown aggregate {aggregate!r}")
+
+
+def candidates_from_page(html: str, url: str, rank: int, reading: Reading, question: ServedQuestion) -> list[Candidate]:
+    """The figures this page gives for the question (usually none or one)."""
+    parser = _PageParser()
+    parser.feed(html)
+    parser.close()
+    text = "".join(parser.text)
+    as_of_match = _AS_OF.search(text)
+    as_of = as_of_match.group(1) if as_of_match else (parser.published or "").replace("-", "")
+    found: list[Candidate] = []
+    for table in parser.tables:
+        if not table.rows:
+            continue
+        header = [_norm(h) for h in table.rows[0]]
+        body = table.rows[1:]
+        if tuple(header) in _ITEM_HEADERS and reading.kind in ("latest", "static"):
+            index = _best_label([row[0] for row in body if row], reading, question)
+            if index is not None and len(body[index]) == 3:
+                label, cell, unit = body[index]
+                value = _number(cell) if reading.answer != "text" else cell
+                if value is not None and cell not in ("—", "--"):
+                    found.append(Candidate(value, unit or None, as_of, url, rank, label))
+        elif header and header[0] in _DATE_HEADERS and reading.kind in ("latest", "snapshot", "window"):
+            column = _best_label(table.rows[0][1:], reading, question)
+            if column is None:
+                continue
+            label = table.rows[0][column + 1]
+            unit_match = _UNIT_SUFFIX.search(label)
+            unit = unit_match.group(1) if unit_match else None
+            cells = [(row[0], _number(row[column + 1])) for row in body if len(row) > column + 1]
+            if reading.kind == "latest" and cells and cells[0][1] is not None:
+                found.append(Candidate(cells[0][1], unit, cells[0][0], url, rank, label))
+            elif reading.kind == "snapshot" and len(cells) > reading.sessions and cells[reading.sessions][1] is not None:
+                found.append(Candidate(cells[reading.sessions][1], unit, cells[0][0], url, rank, label))
+            elif reading.kind == "window" and len(cells) >= reading.sessions:
+                window = list(reversed(cells[: reading.sessions]))
+                if all(v is not None for _, v in window):
+                    value = _aggregate([v for _, v in window], [d for d, _ in window], reading.aggregate or "mean")
+                    if value is not None:
+                        found.append(Candidate(value, None if reading.aggregate in ("argmax", "argmin", "count")
+                                               else unit, cells[0][0], url, rank, label))
+        elif reading.kind == "match" and reading.match_value is not None and len(table.rows) > 1:
+            column = _best_label(table.rows[0], reading, question)
+            if column is None:
+                continue
+            for row in body:
+                if reading.match_value in row and len(row) > column:
+                    value = _number(row[column]) if reading.answer != "text" else row[column]
+                    if value is not None:
+                        unit_match = _UNIT_SUFFIX.search(table.rows[0][column])
+                        found.append(Candidate(value, unit_match.group(1) if unit_match else None, as_of, url, rank,
+                                               table.rows[0][column]))
+                    break
+    return found
+
+
+def convert(value: float, unit: str | None, wanted: str | None) -> float | None:
+    """`value` in `unit` restated in `wanted`; None when the two units cannot be reconciled."""
+    if not unit or not wanted or unit == wanted:
+        return value
+    try:
+        have_base, have_factor = unit_scale(unit)
+        want_base, want_factor = unit_scale(wanted)
+    except ValueError:
+        return None
+    if have_base != want_base or not have_factor or not want_factor:
+        return None
+    return value * have_factor / want_factor
+
+
+def format_answer(value: float | str, reading: Reading) -> str:
+    if isinstance(value, str):
+        if reading.answer == "date" and re.fullmatch(r"\d{8}", value):
+            return f"{value[:4]}-{value[4:6]}-{value[6:]}"
+        return value
+    if reading.answer == "percent":
+        return f"{value:.{reading.decimals or 2}f}%"
+    if reading.answer == "integer":
+        return str(int(round(value)))
+    decimals = reading.decimals if reading.decimals is not None else 2
+    return f"{value:.{decimals}f}"
+
+
+def choose(candidates: Sequence[Candidate], reading: Reading) -> tuple[str, Candidate] | None:
+    """The answer: the freshest data date, then the value most pages give, then the best-ranked page."""
+    usable: list[tuple[str, Candidate]] = []
+    for candidate in candidates:
+        value = candidate.value
+        if isinstance(value, float) and reading.answer in ("number", "percent", "integer"):
+            converted = convert(value, candidate.unit, reading.unit)
+            if converted is None:
+                continue
+            value = converted
+        usable.append((format_answer(value, reading), candidate))
+    if not usable:
+        return None
+    freshest = max(c.as_of for _, c in usable)
+    fresh = [(answer, c) for answer, c in usable if c.as_of == freshest]
+    votes = Counter(answer for answer, _ in fresh)
+    top = max(votes.values())
+    return min(((a, c) for a, c in fresh if votes[a] == top), key=lambda item: item[1].rank)
+
+
+# --------------------------------------------------------------------------- the agent
+
+
+@dataclass
+class SearchReadAgent:
+    tools: WebTools
+    http: httpx.AsyncClient
+    as_of: dt.date
+    name: str = "search-read"
+    model: str | None = None
+    pages_per_query: int = PAGES_PER_QUERY
+
+    async def prepare(self, questions: Sequence[ServedQuestion]) -> None:
+        """Nothing is shared between questions."""
+
+    def queries(self, question: ServedQuestion, reading: Reading) -> list[str]:
+        code = question.entity if reading.name else ""
+        english = " ".join(filter(None, (reading.name, code, reading.quantity_en)))
+        queries = [english]
+        if question.question_zh and reading.quantity_zh:
+            queries.append(" ".join(filter(None, (reading.name, code, reading.quantity_zh))))
+        if reading.kind in ("snapshot", "window"):
+            series = (reading.name, code) if reading.name else (reading.quantity_en,)
+            queries.insert(0, " ".join(filter(None, (*series, "historical data"))))
+        return list(dict.fromkeys(queries))
+
+    async def answer(self, question: ServedQuestion) -> Prediction:
+        trace: list[dict[str, Any]] = []
+        try:
+            reading = read_question(question)
+        except UnreadableQuestion as exc:
+            trace.append({"type": "skip", "reason": str(exc)})
+            return Prediction(qid=question.qid, answer=None, trace=trace)
+        trace.append({"type": "reading", "kind": reading.kind, "quantity": reading.quantity_en,
+                      "aggregate": reading.aggregate, "sessions": reading.sessions, "unit": reading.unit})
+        urls: list[str] = []
+        for query in self.queries(question, reading):
+            result = await self.tools.web_search({"query": query})
+            trace.append({"tool": "web_search", **result.trace})
+            found = json.loads(result.content)["results"]
+            for item in found[: self.pages_per_query]:
+                if item["url"] not in urls and self._about(item, question, reading):
+                    urls.append(item["url"])
+        candidates: list[Candidate] = []
+        for rank, url in enumerate(urls):
+            html = await self._get(url)
+            page_candidates = candidates_from_page(html, url, rank, reading, question)
+            trace.append({"tool": "fetch_page", "url": url,
+                          "found": [{"value": c.value, "unit": c.unit, "as_of": c.as_of, "label": c.label}
+                                    for c in page_candidates]})
+            candidates.extend(page_candidates)
+        chosen = choose(candidates, reading)
+        if chosen is None:
+            trace.append({"type": "final", "answer": None, "reason": "no page gave the quantity"})
+            return Prediction(qid=question.qid, answer=None, trace=trace)
+        answer, source = chosen
+        trace.append({"type": "final", "answer": answer, "url": source.url, "as_of": source.as_of})
+        return Prediction(qid=question.qid, answer=answer, trace=trace)
+
+    @staticmethod
+    def _about(item: dict[str, Any], question: ServedQuestion, reading: Reading) -> bool:
+        """A result is about the question's subject when its title names the entity's code."""
+        if not reading.name:
+            return True
+        return question.entity in str(item.get("title", ""))
+
+    async def _get(self, url: str) -> str:
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise ToolFailure(f"search returned a non-http URL {url!r}")
+        try:
+            response = await self.http.get(url, timeout=HTTP_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            raise ToolFailure(f"cannot fetch {url}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code != 200:
+            raise ToolFailure(f"{url} answered HTTP {response.status_code}")
+        return response.text
+
+
+@contextlib.asynccontextmanager
+async def open_search_read_agent(*, web_root: Path, day: dt.date, name: str, searxng_url: str | None = None,
+                                 concurrency: int = 4) -> AsyncIterator[SearchReadAgent]:
+    """The baseline over `searxng_url`, or over the offline web of `day` (served from
+    `web_root/<day>` on 127.0.0.1 for the duration of the run) when no URL is given."""
+    async with contextlib.AsyncExitStack() as stack:
+        if searxng_url is None:
+            from livesearch_pipeline.web.server import running_web
+
+            searxng_url = stack.enter_context(running_web(web_root / day.isoformat()))
+        http = await stack.enter_async_context(httpx.AsyncClient(limits=httpx.Limits(max_connections=2 * concurrency)))
+        tools = WebTools(WebToolsConfig(searxng_url=searxng_url, max_results=10), http)
+        yield SearchReadAgent(tools=tools, http=http, as_of=day, name=name)

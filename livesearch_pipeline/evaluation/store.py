@@ -1,0 +1,272 @@
+"""The analytical store: every frozen gold snapshot, served set and verdict set as Parquet.
+
+    <data>/analytics/gold/date=YYYY-MM-DD/part-0.parquet       one row per gold answer
+    <data>/analytics/served/date=YYYY-MM-DD/part-0.parquet     one row per served question
+    <data>/analytics/verdicts/date=YYYY-MM-DD/part-0.parquet   one row per (agent, qid) verdict
+
+A hive-partitioned dataset (`date=` directories) that pandas, pyarrow and DuckDB read directly.
+It is DERIVED from the JSONL files and never the source of truth: `export_day` rebuilds a date
+from them at any time, and the bytes are a function of the JSONL alone (rows in a fixed order,
+an explicit schema without pandas metadata, fixed writer settings), so a rebuild of an unchanged
+day gives identical bytes. Each gold row carries the sha256 of the snapshot it came from
+(`snapshot_sha256`, the manifest's): a reader compares it with the manifest (a small JSON file)
+to know the partition is current without reading the snapshot. Each verdict row carries the
+sha256 of its `verdicts.jsonl`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from livesearch_pipeline.core.models import GoldAnswer, MatchRule, ServedQuestion
+from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
+from livesearch_pipeline.evaluation.evaluator import VERDICTS_FILE, load_served
+from livesearch_pipeline.evaluation.history import read_verdicts
+from livesearch_pipeline.settings import DataPaths
+
+STORE_DIR = "analytics"
+PART_FILE = "part-0.parquet"
+TABLES = ("gold", "served", "verdicts")
+
+GOLD_SCHEMA = pa.schema([
+    ("qid", pa.string()), ("status", pa.string()), ("answer", pa.string()),
+    # `value` is a number or a string in the JSONL: kept exactly as JSON, and as a float when numeric.
+    ("value_json", pa.string()), ("value_num", pa.float64()), ("unit", pa.string()),
+    ("observed_period", pa.string()), ("args_json", pa.string()), ("match_rule", pa.string()),
+    ("match_json", pa.string()), ("error", pa.string()), ("snapshot_sha256", pa.string()),
+])
+SERVED_SCHEMA = pa.schema([
+    ("qid", pa.string()), ("question", pa.string()), ("question_zh", pa.string()), ("tier", pa.string()),
+    ("asset_class", pa.string()), ("refresh_class", pa.string()), ("visibility", pa.int8()),
+    ("entity", pa.string()), ("served_sha256", pa.string()),
+])
+VERDICT_SCHEMA = pa.schema([
+    ("agent", pa.string()), ("qid", pa.string()), ("correct", pa.bool_()), ("rule", pa.string()),
+    ("judge", pa.string()), ("reason", pa.string()), ("error", pa.string()), ("verdicts_sha256", pa.string()),
+])
+SCHEMAS = {"gold": GOLD_SCHEMA, "served": SERVED_SCHEMA, "verdicts": VERDICT_SCHEMA}
+# Every setting that shapes the bytes is fixed here; pyarrow's version is pinned in the lock file
+# (the footer names it), so the same JSONL gives the same file on any machine with the lock.
+WRITER_SETTINGS = dict(compression="zstd", compression_level=3, use_dictionary=True, write_statistics=True,
+                       version="2.6", data_page_version="1.0", row_group_size=1 << 20, store_schema=False)
+
+
+class StoreError(ValueError):
+    """The Parquet store is missing a date, stale against its JSONL source, or unreadable."""
+
+
+def store_root(paths: DataPaths) -> Path:
+    return paths.root / STORE_DIR
+
+
+def partition_path(root: Path, table: str, day: dt.date) -> Path:
+    if table not in SCHEMAS:
+        raise ValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
+    return Path(root) / table / f"date={day.isoformat()}" / PART_FILE
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def parquet_bytes(rows: Sequence[dict], schema: pa.Schema) -> bytes:
+    table = pa.Table.from_pylist(list(rows), schema=schema)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **WRITER_SETTINGS)
+    return sink.getvalue().to_pybytes()
+
+
+def gold_rows(answers: Iterable[GoldAnswer], snapshot_sha256: str) -> list[dict]:
+    rows = []
+    for a in sorted(answers, key=lambda a: a.qid):
+        numeric = isinstance(a.value, (int, float)) and not isinstance(a.value, bool)
+        rows.append({
+            "qid": a.qid, "status": a.status, "answer": a.answer,
+            "value_json": None if a.value is None else json.dumps(a.value, ensure_ascii=False),
+            "value_num": float(a.value) if numeric else None, "unit": a.unit,
+            "observed_period": a.observed_period,
+            "args_json": json.dumps(a.model_dump(mode="json")["args"], ensure_ascii=False, sort_keys=True),
+            "match_rule": a.match.rule, "match_json": a.match.model_dump_json(exclude_none=True),
+            "error": a.error, "snapshot_sha256": snapshot_sha256,
+        })
+    return rows
+
+
+def gold_answer_from_row(day: dt.date, row: dict) -> GoldAnswer:
+    """The GoldAnswer a gold row was derived from (validated like the JSONL line)."""
+    return GoldAnswer(
+        qid=row["qid"], date=day, status=row["status"], answer=row["answer"],
+        value=None if row["value_json"] is None else json.loads(row["value_json"]), unit=row["unit"],
+        observed_period=row["observed_period"], args=json.loads(row["args_json"]),
+        match=MatchRule.model_validate_json(row["match_json"]), error=row["error"],
+    )
+
+
+def served_rows(served: Iterable[ServedQuestion], served_sha256: str) -> list[dict]:
+    return [{**q.model_dump(mode="json", include=set(SERVED_SCHEMA.names) - {"served_sha256"}),
+             "served_sha256": served_sha256} for q in sorted(served, key=lambda q: q.qid)]
+
+
+def verdict_rows(paths: DataPaths, day: dt.date) -> list[dict]:
+    rows = []
+    day_dir = paths.runs / day.isoformat()
+    for path in sorted(day_dir.glob(f"*/{VERDICTS_FILE}")) if day_dir.is_dir() else []:
+        digest = _sha256(path)
+        for v in sorted(read_verdicts(path), key=lambda v: v.qid):
+            rows.append({"agent": path.parent.name, "qid": v.qid, "correct": v.correct, "rule": v.rule,
+                         "judge": v.judge, "reason": v.reason, "error": v.error, "verdicts_sha256": digest})
+    return rows
+
+
+@dataclass(frozen=True)
+class ExportedDay:
+    day: dt.date
+    rows: dict[str, int]  # table -> rows written (absent: no source for that table on that day)
+    files: dict[str, Path]
+
+
+def export_day(paths: DataPaths, day: dt.date, root: Optional[Path] = None) -> ExportedDay:
+    """(Re)write D's partitions from D's verified snapshot, served file and verdict files.
+
+    A table whose source does not exist for D is left alone (gold of a day nobody refreshed);
+    a snapshot that does not verify raises, so no Parquet is ever derived from bad bytes.
+    """
+    root = Path(root) if root is not None else store_root(paths)
+    written: dict[str, Path] = {}
+    counts: dict[str, int] = {}
+    store = SnapshotStore(paths.gold)
+    if store.exists(day):
+        manifest, answers = store.read_verified(day)
+        written["gold"] = _write(root, "gold", day, gold_rows(answers, manifest.sha256))
+        counts["gold"] = len(answers)
+    served_file = paths.served_file(day)
+    if served_file.is_file():
+        served = load_served(served_file)
+        written["served"] = _write(root, "served", day, served_rows(served, _sha256(served_file)))
+        counts["served"] = len(served)
+    verdicts = verdict_rows(paths, day)
+    if verdicts:
+        written["verdicts"] = _write(root, "verdicts", day, verdicts)
+        counts["verdicts"] = len(verdicts)
+    return ExportedDay(day=day, rows=counts, files=written)
+
+
+def _write(root: Path, table: str, day: dt.date, rows: Sequence[dict]) -> Path:
+    path = partition_path(root, table, day)
+    write_atomic(path, parquet_bytes(rows, SCHEMAS[table]))
+    return path
+
+
+def source_dates(paths: DataPaths) -> list[dt.date]:
+    """Every date with a snapshot, a served file or an agent run."""
+    dates = set(SnapshotStore(paths.gold).dates())
+    if paths.served.is_dir():
+        dates |= {dt.date.fromisoformat(p.stem.removeprefix("served_questions_"))
+                  for p in paths.served.glob("served_questions_*.jsonl")}
+    if paths.runs.is_dir():
+        dates |= {dt.date.fromisoformat(p.parent.parent.name) for p in paths.runs.glob(f"*/*/{VERDICTS_FILE}")}
+    return sorted(dates)
+
+
+def rebuild(paths: DataPaths, root: Optional[Path] = None) -> list[ExportedDay]:
+    return [export_day(paths, day, root) for day in source_dates(paths)]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def stored_dates(root: Path, table: str) -> list[dt.date]:
+    base = Path(root) / table
+    if not base.is_dir():
+        return []
+    return sorted(dt.date.fromisoformat(p.parent.name.removeprefix("date="))
+                  for p in base.glob(f"date=*/{PART_FILE}"))
+
+
+def read_table(root: Path, table: str, *, dates: Optional[Sequence[dt.date]] = None,
+               qids: Optional[Sequence[str]] = None, columns: Optional[Sequence[str]] = None) -> pa.Table:
+    """Rows of `table` (with a `date` column), optionally only some dates and qids.
+
+    Only the partitions of the wanted dates are opened (the `date=` directories), and within a
+    file the qid filter uses the row-group statistics.
+    """
+    wanted = stored_dates(root, table) if dates is None else sorted(set(dates))
+    missing = [d for d in wanted if not partition_path(root, table, d).is_file()]
+    if missing:
+        raise StoreError(f"the Parquet store {root} has no {table} partition for {', '.join(map(str, missing[:5]))}"
+                         f"{' and more' if len(missing) > 5 else ''}; rebuild it: python -m livesearch_pipeline.evaluation.store rebuild --data DIR")
+    files = [str(partition_path(root, table, d)) for d in wanted]
+    schema = SCHEMAS[table].append(pa.field("date", pa.date32()))
+    dataset = pads.dataset(files, schema=schema, format="parquet",
+                           partitioning=pads.partitioning(pa.schema([("date", pa.date32())]), flavor="hive"),
+                           partition_base_dir=str(Path(root) / table))
+    expression = pads.field("qid").isin(sorted(set(qids))) if qids is not None else None
+    return dataset.to_table(columns=list(columns) if columns is not None else None, filter=expression)
+
+
+def current_gold_dates(root: Path, gold_dir: Path, dates: Sequence[dt.date]) -> None:
+    """Raise `StoreError` unless every date's gold partition was derived from the frozen snapshot.
+
+    Reads one row group's `snapshot_sha256` per date and the manifest beside the snapshot; a date
+    whose partition is missing or older than its snapshot names the rebuild command.
+    """
+    store = SnapshotStore(Path(gold_dir))
+    stale = []
+    for day in dates:
+        path = partition_path(root, "gold", day)
+        if not path.is_file():
+            stale.append(f"{day} (no partition)")
+            continue
+        manifest = json.loads(store.manifest_path_for(day).read_text(encoding="utf-8"))
+        parquet = pq.ParquetFile(path)
+        # One row group holds a day (row_group_size is far above a day's rows): read one column of it.
+        recorded = set(parquet.read_row_group(0, columns=["snapshot_sha256"]).column(0).to_pylist()) \
+            if parquet.num_row_groups else set()
+        if not recorded and manifest["records"]:
+            stale.append(f"{day} (empty partition, snapshot has {manifest['records']} records)")
+        elif recorded and recorded != {manifest["sha256"]}:
+            stale.append(f"{day} (derived from {sorted(recorded)[0][:12]}, snapshot is {manifest['sha256'][:12]})")
+    if stale:
+        raise StoreError(f"the Parquet store {root} is not current for {', '.join(stale[:5])}"
+                         f"{' and more' if len(stale) > 5 else ''}; rebuild it: python -m livesearch_pipeline.evaluation.store rebuild --data DIR")
+
+
+def leaderboard_history(root: Path, *, agents: Optional[Sequence[str]] = None):
+    """Accuracy of every agent on every date in the store (pandas DataFrame: date, agent, n, correct,
+    accuracy), errors and undecided verdicts counted as not correct, as the leaderboard does."""
+    frame = read_table(root, "verdicts", columns=["date", "agent", "correct"]).to_pandas()
+    if agents is not None:
+        frame = frame[frame["agent"].isin(list(agents))]
+    frame["correct"] = frame["correct"].fillna(False).astype(bool)
+    out = frame.groupby(["date", "agent"], sort=True).agg(n=("correct", "size"), correct=("correct", "sum"))
+    out["accuracy"] = out["correct"] / out["n"]
+    return out.reset_index()
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """`python -m livesearch_pipeline.evaluation.store rebuild [--data DIR]`: rebuild every date."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Rebuild the Parquet store from the JSONL files.")
+    parser.add_argument("command", choices=["rebuild"])
+    parser.add_argument("--data", type=Path, help="data root (default: LIVESEARCH_DATA_DIR or ./data)")
+    args = parser.parse_args(argv)
+    paths = DataPaths(args.data.resolve()) if args.data else DataPaths.from_env()
+    days = rebuild(paths)
+    print(f"rebuilt {len(days)} date(s) under {store_root(paths)}: "
+          f"{sum(d.rows.get('gold', 0) for d in days)} gold, {sum(d.rows.get('served', 0) for d in days)} served, "
+          f"{sum(d.rows.get('verdicts', 0) for d in days)} verdict rows")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""Build the offline web of one date: generate its pages and index them under `<web root>/<D>/`.
+
+The directory holds `web.sqlite` (pages + full-text index, written atomically) and
+`manifest.json` (the corpus identity, the market identity it was read from, page counts and
+the build time). Rebuilding a date gives the same pages: the corpus is a pure function of the
+market seed, the clock and the history window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from livesearch_pipeline.dataservice.catalog import ServiceConfig
+from livesearch_pipeline.web.corpus import CorpusConfig, generate_pages
+from livesearch_pipeline.web.index import INDEX_FILE, BuildStats, Tokenizer, build_index
+
+MANIFEST_FILE = "manifest.json"
+# Processes used to generate pages: the reference machine has two cores.
+DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class WebBuild:
+    directory: Path
+    identity: str
+    market_identity: str
+    stats: BuildStats
+    generate_and_index_s: float
+
+
+def corpus_directory(web_root: Path, day: dt.date) -> Path:
+    return web_root / day.isoformat()
+
+
+def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WORKERS,
+              tokenizer: Tokenizer = "cjk") -> WebBuild:
+    """Generate and index the web of `config.clock` into `web_root/<clock>/`."""
+    directory = corpus_directory(web_root, config.clock)
+    market_identity = ServiceConfig(seed=config.seed, clock=config.clock).identity
+    started = time.monotonic()
+    stats = build_index(generate_pages(config, workers=workers), directory, identity=config.identity,
+                        tokenizer=tokenizer,
+                        extra_meta={"market": market_identity, "clock": config.clock.isoformat(),
+                                    "history_sessions": config.history_sessions})
+    elapsed = time.monotonic() - started
+    manifest = {
+        "identity": config.identity, "market": market_identity, "clock": config.clock.isoformat(),
+        "seed": config.seed, "history_sessions": config.history_sessions, "tokenizer": tokenizer,
+        "pages": stats.pages, "by_kind": stats.by_kind, "index_file": INDEX_FILE, "index_bytes": stats.bytes,
+        "build_seconds": round(elapsed, 2),
+    }
+    temporary = directory / f".{MANIFEST_FILE}.tmp"
+    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, directory / MANIFEST_FILE)
+    return WebBuild(directory, config.identity, market_identity, stats, elapsed)

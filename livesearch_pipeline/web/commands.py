@@ -1,0 +1,88 @@
+"""`livesearch build-web | serve-web`: the offline web of a date, built and served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+def _sessions(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 400:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of sessions from 1 to 400")
+    return int(text)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+    from livesearch_pipeline.web.build import DEFAULT_WORKERS
+    from livesearch_pipeline.web.corpus import CorpusConfig
+
+    default_history = CorpusConfig(clock=dt.date(2000, 1, 1)).history_sessions
+    build = subparsers.add_parser("build-web", help="generate and index the offline web of a date (data/web/<D>/)")
+    serve = subparsers.add_parser(
+        "serve-web", help="serve the offline web of a date: SearXNG JSON API at /search, pages at their URLs",
+        description="Point a web agent at it with --searxng-url http://HOST:PORT (the agent appends /search).")
+    for parser in (build, serve):
+        parser.add_argument("--date", type=_date, required=True, help="the web's clock YYYY-MM-DD: no page is later")
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"market seed (default {DEFAULT_SEED})")
+        parser.add_argument("--history-sessions", type=_sessions, default=default_history,
+                            help=f"sessions of dated pages (news, wraps) before the clock (default {default_history})")
+        parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
+                            help=f"processes generating pages (default {DEFAULT_WORKERS})")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8890, help="port (default 8890)")
+    serve.add_argument("--build", action="store_true", help="build the web of --date first when it is missing")
+    build.set_defaults(func=build_web_command)
+    serve.set_defaults(func=serve_web_command)
+
+
+def _config(args: argparse.Namespace):
+    from livesearch_pipeline.web.corpus import CorpusConfig
+
+    return CorpusConfig(clock=args.date, seed=args.seed, history_sessions=args.history_sessions)
+
+
+def build_web_command(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.settings import DataPaths
+    from livesearch_pipeline.web.build import build_web
+
+    built = build_web(_config(args), DataPaths.from_env().web, workers=args.workers)
+    print(f"{built.identity}: {built.stats.pages} pages {built.stats.by_kind} in {built.generate_and_index_s:.1f} s, "
+          f"{built.stats.bytes / 1e6:.1f} MB at {built.directory}")
+    return 0
+
+
+def serve_web_command(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.settings import DataPaths
+    from livesearch_pipeline.web.build import build_web, corpus_directory
+    from livesearch_pipeline.web.index import INDEX_FILE, WebIndex
+    from livesearch_pipeline.web.server import base_url, make_server
+
+    root = DataPaths.from_env().web
+    directory = corpus_directory(root, args.date)
+    if not (directory / INDEX_FILE).exists():
+        if not args.build:
+            raise SystemExit(f"no offline web for {args.date} at {directory}: run `livesearch build-web --date "
+                             f"{args.date}` (or pass --build)")
+        build_web_command(args)
+    index = WebIndex(directory)
+    if index.meta.get("history_sessions") != args.history_sessions or index.meta.get("clock") != args.date.isoformat():
+        print(f"note: serving the web as built ({index.identity}); rebuild with build-web to change it", file=sys.stderr)
+    server = make_server(directory, args.host, args.port)
+    print(f"serving {index.identity} ({index.pages} pages) at {base_url(server)}  "
+          f"(search: {base_url(server)}/search?q=...&format=json)", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

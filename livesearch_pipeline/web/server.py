@@ -1,0 +1,146 @@
+"""The offline web over HTTP: a SearXNG-compatible search API and the pages at their URLs.
+
+`GET /search?q=…&format=json[&pageno=N]` answers like SearXNG's JSON API (`query`,
+`number_of_results`, `results` with `title`, `url`, `content`, `publishedDate`, `engine`,
+`score`, `category`, plus the empty `answers`/`suggestions`/... lists SearXNG sends), so any
+SearXNG client works against it unchanged; without `format` (or `format=html`) it answers a
+plain HTML result list for people. Every other path is a page of the corpus, or 404.
+
+The server binds 127.0.0.1 by default: it is a benchmark sandbox, not a public site.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import parse_qs, urlsplit
+
+from livesearch_pipeline.web.index import WebIndex, WebIndexError
+
+log = logging.getLogger(__name__)
+
+RESULTS_PER_PAGE = 10
+MAX_PAGENO = 50
+ENGINE = "livesearch-offline"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    index: WebIndex
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    server_version = "livesearch-offline-web/1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(self, status: int, message: str) -> None:
+        self._send(status, message.encode("utf-8") + b"\n", "text/plain; charset=utf-8")
+
+    def _base_url(self) -> str:
+        host = self.headers.get("host") or "{}:{}".format(*self.server.server_address[:2])
+        return f"http://{host}"
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        parts = urlsplit(self.path)
+        if parts.path == "/search":
+            self._search(parse_qs(parts.query))
+        elif parts.path in ("/", "/index.html"):
+            self._home()
+        else:
+            page = self.server.index.page(parts.path)
+            if page is None:
+                self._error(404, f"no page at {parts.path} in this web (clock {self.server.index.identity})")
+            else:
+                self._send(200, page.html.encode("utf-8"), "text/html; charset=utf-8")
+
+    def _search(self, params: dict[str, list[str]]) -> None:
+        query = (params.get("q") or [""])[0].strip()
+        fmt = (params.get("format") or ["html"])[0]
+        if fmt not in ("json", "html"):
+            self._error(400, f"format {fmt!r} is not served; use format=json (or html)")
+            return
+        try:
+            pageno = int((params.get("pageno") or ["1"])[0])
+        except ValueError:
+            self._error(400, f"pageno must be an integer, got {params.get('pageno')!r}")
+            return
+        if not query:
+            self._error(400, "missing query: pass q=...")
+            return
+        if not 1 <= pageno <= MAX_PAGENO:
+            self._error(400, f"pageno must be between 1 and {MAX_PAGENO}, got {pageno}")
+            return
+        try:
+            hits = self.server.index.search(query, pageno=pageno, per_page=RESULTS_PER_PAGE)
+        except WebIndexError as exc:
+            self._error(400, str(exc))
+            return
+        base = self._base_url()
+        results = [{
+            "title": h.title, "url": base + h.path, "content": h.snippet,
+            "publishedDate": f"{h.published.isoformat()}T00:00:00", "engine": ENGINE, "engines": [ENGINE],
+            "positions": [(pageno - 1) * RESULTS_PER_PAGE + i + 1], "score": round(h.score, 4),
+            "category": "general", "parsed_url": ["http", base[7:], h.path, "", "", ""],
+        } for i, h in enumerate(hits)]
+        if fmt == "json":
+            payload = {"query": query, "number_of_results": len(results), "results": results, "answers": [],
+                       "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []}
+            self._send(200, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json")
+            return
+        items = "".join(f'<li><a href="{html.escape(r["url"])}">{html.escape(r["title"])}</a> '
+                        f'<small>{r["publishedDate"][:10]}</small><p>{html.escape(r["content"])}</p></li>'
+                        for r in results)
+        body = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(query)} - search</title>"
+                f"</head><body><form action='/search'><input name='q' value='{html.escape(query)}'></form>"
+                f"<ol>{items}</ol></body></html>")
+        self._send(200, body.encode("utf-8"), "text/html; charset=utf-8")
+
+    def _home(self) -> None:
+        sites = "".join(f"<li>{html.escape(site)}: {count} pages</li>" for site, count in self.server.index.sites())
+        body = (f"<!doctype html><html><head><meta charset='utf-8'><title>LiveSearch offline web</title></head>"
+                f"<body><h1>LiveSearch offline web</h1><p>{html.escape(self.server.index.identity)}</p>"
+                f"<form action='/search'><input name='q'><button>Search</button></form><ul>{sites}</ul></body></html>")
+        self._send(200, body.encode("utf-8"), "text/html; charset=utf-8")
+
+
+def make_server(directory: Path, host: str = "127.0.0.1", port: int = 0) -> _Server:
+    """A server over the index in `directory` (not yet serving); port 0 picks a free port."""
+    index = WebIndex(directory)
+    server = _Server((host, port), _Handler)
+    server.index = index
+    return server
+
+
+def base_url(server: _Server) -> str:
+    host, port = server.server_address[:2]
+    return f"http://{host}:{port}"
+
+
+@contextlib.contextmanager
+def running_web(directory: Path, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Serve the index in `directory` from a background thread; yields the base URL."""
+    server = make_server(directory, host, port)
+    thread = threading.Thread(target=server.serve_forever, name="offline-web", daemon=True)
+    thread.start()
+    try:
+        yield base_url(server)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -1,0 +1,116 @@
+"""The search-and-read baseline: reading questions and pages, choosing among sources, and the
+agent end to end on a small offline web (scored against the service at the same clock)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from livesearch_pipeline.evaluation.agents.search_read import (
+    Candidate, UnreadableQuestion, candidates_from_page, choose, convert, open_search_read_agent, read_question,
+)
+from livesearch_pipeline.evaluation.baselines import BASELINES, AgentSpec, load_agents, open_agent
+from livesearch_pipeline.settings import DataPaths
+from livesearch_pipeline.web.index import WebIndexError
+from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
+from livesearch_pipeline_tests.web.web_fixtures import CLOCK, build_small_web, latest_daily, small_web
+
+LATEST = ("For the most recent Shanghai/Shenzhen trading session, what was the closing price (unadjusted), CNY of "
+          "{name} ({code})? Give the number in CNY, rounded to 2 decimal places.")
+LATEST_ZH = "最近一个沪深交易日，{name}（{code}）的收盘价（未复权，元）是多少？请以CNY为单位，保留2位小数。"
+WINDOW = ("Over the last 5 Shanghai/Shenzhen trading sessions up to and including the most recent one, what was the "
+          "session on which the closing price (unadjusted), CNY was highest (the earliest, if tied) of {name} ({code})? "
+          "Give the date as YYYY-MM-DD.")
+PAGE = """<html><head><meta name="date" content="2026-11-27"></head><body><p>Data as of 20261127.</p>
+<table><thead><tr><th>Item</th><th>Value</th><th>Unit</th></tr></thead><tbody>
+<tr><td>closing price (unadjusted), CNY</td><td>50.73</td><td>CNY</td></tr>
+<tr><td>turnover value in thousand CNY</td><td>4.78</td><td>亿元</td></tr></tbody></table></body></html>"""
+HISTORY = """<html><body><table><tr><th>Date</th><th>closing price (unadjusted), CNY (CNY)</th></tr>
+<tr><td>20261127</td><td>10.5</td></tr><tr><td>20261126</td><td>11.0</td></tr><tr><td>20261125</td><td>11.0</td></tr>
+<tr><td>20261124</td><td>9.0</td></tr><tr><td>20261123</td><td>10.0</td></tr><tr><td>20261120</td><td>99.0</td></tr>
+</table></body></html>"""
+
+
+def _question(template: str, name: str = "渺琰电子", code: str = "603898.SH", zh: str | None = None):
+    return served_question(template.format(name=name, code=code), entity=code,
+                           question_zh=zh.format(name=name, code=code) if zh else None)
+
+
+def test_reading_the_question_shapes() -> None:
+    latest = read_question(_question(LATEST, zh=LATEST_ZH))
+    assert (latest.kind, latest.name, latest.answer, latest.unit, latest.decimals) == ("latest", "渺琰电子", "number", "CNY", 2)
+    assert latest.quantity_en == "closing price (unadjusted), CNY" and latest.quantity_zh == "收盘价（未复权，元）"
+    window = read_question(_question(WINDOW))
+    assert (window.kind, window.sessions, window.aggregate, window.answer) == ("window", 5, "argmax", "date")
+    snapshot = read_question(served_question(
+        "On the Hong Kong trading session 5 sessions before the most recent one, what was the highest price of "
+        "X (00001.HK)? Give the number in HKD, rounded to 3 decimal places.", entity="00001.HK"))
+    assert (snapshot.kind, snapshot.sessions, snapshot.decimals) == ("snapshot", 5, 3)
+    match = read_question(served_question(
+        'In the most recent data of X (600001.SH) (Top 10 holders), what was the holding as a percentage of float '
+        'shares of the entry whose holder_name is "Y公司"? Give the answer as a percentage, rounded to 2 decimal places.',
+        entity="600001.SH"))
+    assert (match.kind, match.match_key, match.match_value, match.answer) == ("match", "holder_name", "Y公司", "percent")
+    with pytest.raises(UnreadableQuestion):
+        read_question(served_question("In the one-minute bar stamped 10:30 (exchange time) of X (600001.SH), what was "
+                                      "the close? Give the number in CNY, rounded to 2 decimal places.",
+                                      entity="600001.SH"))
+
+
+def test_reading_tables_and_converting_units() -> None:
+    question = _question(LATEST)
+    reading = read_question(question)
+    found = candidates_from_page(PAGE, "http://x/p", 0, reading, question)
+    assert [(c.value, c.unit, c.as_of) for c in found] == [(50.73, "CNY", "20261127")]
+    assert convert(4.78, "亿元", "thousand CNY") == pytest.approx(478000.0)
+    assert convert(1.0, "million USD", "thousand CNY") is None  # currencies never mix
+    window_question = _question(WINDOW)
+    window = candidates_from_page(HISTORY, "http://x/h", 0, read_question(window_question), window_question)
+    assert [c.value for c in window] == ["20261125"]  # the earliest of the tied highs, within the 5 sessions
+
+
+def test_choosing_prefers_fresh_data_then_the_majority() -> None:
+    reading = read_question(_question(LATEST))
+    candidates = [Candidate(1.0, "CNY", "20261126", "u0", 0, "l"), Candidate(2.0, "CNY", "20261127", "u1", 1, "l"),
+                  Candidate(3.0, "CNY", "20261127", "u2", 2, "l"), Candidate(3.0, "CNY", "20261127", "u3", 3, "l")]
+    answer, source = choose(candidates, reading)
+    assert answer == "3.00" and source.url == "u2"
+    assert choose([], reading) is None
+
+
+@pytest.fixture(scope="module")
+def web_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_small_web(tmp_path_factory.mktemp("web")).parent
+
+
+def test_the_agent_answers_well_known_entities_and_not_obscure_ones(web_root: Path) -> None:
+    chosen = small_web()
+    famous, obscure = chosen.famous, chosen.obscure
+    asked = [_question(LATEST, famous.name, famous.code, LATEST_ZH), _question(LATEST, obscure.name, obscure.code)]
+
+    async def run():
+        async with open_search_read_agent(web_root=web_root, day=CLOCK, name="search-read") as agent:
+            return [await agent.answer(q) for q in asked]
+
+    answers = asyncio.run(run())
+    assert answers[0].answer == f"{latest_daily(famous.code)['close']:.2f}"
+    final = answers[0].trace[-1]
+    assert final["type"] == "final" and famous.code in final["url"]
+    assert [t["query"] for t in answers[0].trace if t.get("tool") == "web_search"][1].startswith(famous.name)
+    assert answers[1].answer is None and answers[1].trace[-1]["reason"] == "no page gave the quantity"
+
+
+def test_search_read_is_a_builtin_baseline_that_needs_the_web_of_its_day(tmp_path: Path) -> None:
+    assert "search-read" in BASELINES
+    assert AgentSpec(name="search-read", kind="search-read") in load_agents(tmp_path / "agents.json")
+
+    async def run():
+        async with open_agent(AgentSpec(name="search-read", kind="search-read"), paths=DataPaths(tmp_path),
+                              day=dt.date(2026, 11, 27), pool=None, client=None):  # type: ignore[arg-type]
+            pass
+
+    with pytest.raises(WebIndexError, match="web_corpus"):
+        asyncio.run(run())

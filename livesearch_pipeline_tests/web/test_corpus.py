@@ -1,0 +1,110 @@
+"""The generated web: point in time, visibility, noise, determinism."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections import Counter
+
+import pytest
+
+from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, generate_pages, sources_for
+from livesearch_pipeline_tests.web.web_fixtures import CLOCK, latest_daily, small_web
+
+EARLIER = dt.date(2026, 11, 20)
+AS_OF = re.compile(r"(?:Data as of|数据截至)\s*(\d{6,8})")
+
+
+@pytest.fixture(scope="module")
+def web() -> list[Page]:
+    return list(generate_pages(small_web().config()))
+
+
+@pytest.fixture(scope="module")
+def earlier_web() -> list[Page]:
+    return list(generate_pages(small_web().config(clock=EARLIER)))
+
+
+def _by_entity(pages: list[Page], code: str) -> list[Page]:
+    return [p for p in pages if p.entity == code]
+
+
+def test_no_page_is_published_or_shows_data_after_the_clock(earlier_web: list[Page]) -> None:
+    assert earlier_web
+    for page in earlier_web:
+        assert page.published <= EARLIER, page.path
+        for key in AS_OF.findall(page.text):
+            assert key <= EARLIER.strftime("%Y%m%d")[: len(key)], (page.path, key)
+        dated = re.search(r"/(\d{4}-\d{2}-\d{2})/", page.path)
+        if dated:
+            assert dt.date.fromisoformat(dated.group(1)) <= EARLIER, page.path
+
+
+def test_the_web_of_a_later_clock_has_pages_the_earlier_one_lacks(web: list[Page], earlier_web: list[Page]) -> None:
+    later = {p.path for p in web if p.published > EARLIER}
+    assert later, "the web of the later clock publishes something after the earlier clock"
+    assert not later & {p.path for p in earlier_web if p.published > EARLIER}
+    # A page that exists on both days shows the data of its own day.
+    famous = small_web().famous.code
+    now = next(p for p in web if p.path == f"/finquote/daily/{famous}.html") if any(
+        p.path == f"/finquote/daily/{famous}.html" for p in web) else None
+    if now is not None:
+        assert AS_OF.search(now.text).group(1) <= CLOCK.strftime("%Y%m%d")
+
+
+def test_a_fresh_quote_page_shows_the_service_figures_of_the_clock(web: list[Page]) -> None:
+    famous = small_web().famous.code
+    record = latest_daily(famous)
+    fresh = [p for p in _by_entity(web, famous) if p.kind == "quote" and p.site in ("finquote", "caijing")
+             and f"{record['trade_date']}" in p.text]
+    assert fresh, "a level-10 entity has a fresh quote page on an exact portal"
+    assert any(f"| {record['close']} |" in p.text for p in fresh)
+
+
+def test_visibility_decides_how_many_sources_write_about_an_entity(web: list[Page]) -> None:
+    chosen = small_web()
+    obscure = _by_entity(web, chosen.obscure.code)
+    assert [p.kind for p in obscure] == ["filings"]
+    assert "| " not in obscure[0].text.split("\n", 3)[-1] or all(
+        not re.search(r"\d+\.\d+", line) for line in obscure[0].text.splitlines()[3:])
+    middling, famous = _by_entity(web, chosen.middling.code), _by_entity(web, chosen.famous.code)
+    assert len(famous) > 2 * len(middling) > 0
+    portals = lambda pages: {p.site for p in pages if p.kind in ("quote", "data", "profile", "history")}
+    assert len(portals(famous)) > len(portals(middling)) >= 1
+    assert len(portals(famous)) <= sources_for(10) and len(portals(middling)) <= sources_for(3)
+    assert Counter(p.kind for p in famous)["news"] > Counter(p.kind for p in middling)["news"]
+    assert {p.lang for p in famous} == {"en", "zh"}
+
+
+def test_the_web_carries_the_noise_of_a_real_one(web: list[Page]) -> None:
+    kinds = Counter(p.kind for p in web)
+    assert kinds["spam"] > 0 and kinds["report"] > 0 and kinds["release"] > 0 and kinds["history"] > 0
+    latest = max(k for p in web for k in AS_OF.findall(p.text) if len(k) == 8)
+    stale = [p for p in web if p.kind in ("quote", "data") and p.entity and
+             any(len(k) == 8 and k < latest for k in AS_OF.findall(p.text))]
+    assert stale, "some portal pages lag behind the clock"
+    assert any("亿元" in p.text or "million CNY" in p.text for p in web), "restated units"
+    assert any("third-party" in p.text or "第三方" in p.text for p in web), "third-party feeds"
+
+
+def test_generation_is_deterministic(web: list[Page]) -> None:
+    again = list(generate_pages(small_web().config()))
+    digest = lambda pages: [(p.path, hashlib.sha256(p.html.encode()).hexdigest()) for p in pages]
+    assert digest(again) == digest(web)
+    assert len({p.path for p in web}) == len(web)
+
+
+def test_bad_configurations_fail_with_a_clear_message() -> None:
+    with pytest.raises(WebCorpusError, match="history_sessions"):
+        CorpusConfig(clock=CLOCK, history_sessions=0)
+    with pytest.raises(WebCorpusError, match="NOPE.SH"):
+        list(generate_pages(CorpusConfig(clock=CLOCK, entities=("NOPE.SH",), market_tools=())))
+    with pytest.raises(WebCorpusError, match="not market series"):
+        list(generate_pages(CorpusConfig(clock=CLOCK, entities=(), market_tools=("daily",))))
+
+
+@pytest.mark.slow
+def test_parallel_generation_gives_the_same_pages(web: list[Page]) -> None:
+    parallel = list(generate_pages(small_web().config(), workers=2))
+    assert [(p.path, p.html) for p in parallel] == [(p.path, p.html) for p in web]
