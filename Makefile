@@ -26,6 +26,7 @@ run: $(STAMP)
 	$(BIN)/livesearch run
 
 test: $(STAMP)
+	$(BIN)/ruff check livesearch_pipeline livesearch_pipeline_tests benchmarks
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 ui: $(STAMP)

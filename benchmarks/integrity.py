@@ -33,14 +33,17 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-DEFAULT_CLOCK = dt.date(2026, 11, 27)
+# The pool is built two weeks before the days the issue measured (2026-11-16 .. 2026-11-25), which
+# are then backfilled out of sample. Dagster creates a daily partition only once its day has
+# begun, so the backfilled days must not lie after today.
+DEFAULT_CLOCK = dt.date(2026, 11, 13)
 DEFAULT_DAYS = 8  # 7 consecutive pairs
 MARKETS = ("XSHG", "XHKG", "XNYS")
 TARGET_OVERALL, TARGET_DAILY, TARGET_STATIC, TARGET_STALE_T1 = 0.60, 0.90, 0.0, 0.15
@@ -79,9 +82,14 @@ def prepare_root(work: Path, data: Path | None, clock: dt.date) -> Path:
     """A fresh data root holding the pool (copied from --data, or built here at `clock`)."""
     root = work / "root"
     if data is not None:
-        if not (data / "pool" / "questions.jsonl").is_file():
-            raise SystemExit(f"--data {data}: no pool/questions.jsonl there (pass a data root)")
+        catalog = data / "construction" / "tool_catalog.json"
+        if not (data / "pool" / "questions.jsonl").is_file() or not catalog.is_file():
+            raise SystemExit(f"--data {data}: needs pool/questions.jsonl and construction/tool_catalog.json "
+                             f"(pass the data root of a built pool)")
         shutil.copytree(data / "pool", root / "pool")
+        # The refresh checks the pool against the catalog it was built from.
+        (root / "construction").mkdir(parents=True)
+        shutil.copy2(catalog, root / "construction" / "tool_catalog.json")
         return root
     started = time.perf_counter()
     asyncio.run(_build_pool(root, clock))
@@ -105,6 +113,7 @@ def backfill(root: Path, days: list[dt.date]) -> None:
             started = time.perf_counter()
             result = job.execute_in_process(
                 instance=instance, partition_key=day.isoformat(), raise_on_error=False,
+                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
                 resources={"data_service": DataServiceResource(clock=day.isoformat()),
                            "storage": StorageResource(root=str(root))})
             if not result.success:

@@ -156,11 +156,14 @@ async def _build_default_pool(data_root: Path, clock: dt.date) -> None:
     from livesearch_pipeline.construction.pipeline import BuildConfig, build_pool
     from livesearch_pipeline.dataservice.catalog import ServiceConfig
     from livesearch_pipeline.dataservice.client import McpToolClient
+    from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+    from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
     from livesearch_pipeline.dataservice.server import DataService
 
     async with McpToolClient.in_process(DataService(config=ServiceConfig(clock=clock))) as client:
         catalog = await client.list_tools()
-        await build_pool(client, catalog, data_root / "construction", data_root / "pool", BuildConfig(as_of=clock))
+        await build_pool(client, catalog, data_root / "construction", data_root / "pool", BuildConfig(as_of=clock),
+                         point_in_time=EmbeddedPointInTime(DEFAULT_SEED))
 
 
 def prepare_pool(work: Path, pool: Path | None, clock: dt.date) -> Path:
@@ -168,6 +171,9 @@ def prepare_pool(work: Path, pool: Path | None, clock: dt.date) -> Path:
     if pool is not None:
         if not (pool / "questions.jsonl").is_file():
             raise SystemExit(f"--pool {pool}: no questions.jsonl there (pass the pool directory itself)")
+        if not (pool.parent / "construction" / "tool_catalog.json").is_file():
+            raise SystemExit(f"--pool {pool}: no construction/tool_catalog.json beside it; pass the pool of a data "
+                             f"root (e.g. data/pool): every refresh checks the pool against the catalog it was built from")
         return pool
     built = work / "built"
     started = time.perf_counter()
@@ -181,6 +187,7 @@ def fresh_data_root(work: Path, name: str, pool: Path) -> Path:
     if root.exists():
         raise SystemExit(f"{root} already exists; pass an empty --work directory")
     shutil.copytree(pool, root / "pool")
+    shutil.copytree(pool.parent / "construction", root / "construction")
     return root
 
 
@@ -188,30 +195,38 @@ def fresh_data_root(work: Path, name: str, pool: Path) -> Path:
 
 
 def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
-    """(a): write the served file of `day`, execute its programs, write the snapshot; (programs, wall s)."""
-    from livesearch_pipeline.construction.pool import read_manifest
+    """(a): write the served file of `day`, execute its programs as of D's cut-off, validate, then
+    write the snapshot, as the asset does; (programs, wall s). `clock` is the service's "now"."""
+    from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
+    from livesearch_pipeline.construction.pool import load_checked_pool
     from livesearch_pipeline.core.executor import execute_programs
-    from livesearch_pipeline.core.program import load_pool
     from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.defs.partitions import partition_cutoff
+    from livesearch_pipeline.defs.refresh.assets import DEFAULT_MAX_WITHDRAWN_SHARE
     from livesearch_pipeline.defs.resources import DataServiceResource
-    from livesearch_pipeline.refresh import served_from_pool, write_served
+    from livesearch_pipeline.refresh import blocking_problems, served_from_pool, withdraw_stale_latest, write_served
     from livesearch_pipeline.settings import DataPaths, code_version
 
     started = time.perf_counter()
-    pool = load_pool(root / "pool" / "questions.jsonl")
+    manifest, pool = load_checked_pool(root / "pool", read_catalog(root / "construction" / TABLES["catalog"]))
     served_records = served_from_pool(pool)
     write_served(DataPaths(root).served_file(day), served_records)
     served = {s.qid for s in served_records}
     questions = [q for q in pool if q.qid in served]
 
     async def run():
-        async with DataServiceResource(clock=clock.isoformat()).open() as client:
+        async with DataServiceResource(clock=clock.isoformat()).open(as_of=day) as client:
             answers, _ = await execute_programs(questions, day, client)
             return answers, client.identity
 
     answers, identity = asyncio.run(run())
-    SnapshotStore(root / "gold").write(day, answers, pool_version=read_manifest(root / "pool").version,
-                                       data_service=identity, code_version=code_version())
+    answers = withdraw_stale_latest(day, answers, {q.qid: q for q in questions})
+    problems = blocking_problems(day, answers, DEFAULT_MAX_WITHDRAWN_SHARE)
+    if problems:
+        raise SystemExit(f"core refresh of {day} refused: {problems}")
+    SnapshotStore(root / "gold").write(day, answers, pool_version=manifest.version, pool_sha256=manifest.sha256,
+                                       data_service=identity, code_version=code_version(),
+                                       max_withdrawn_share=DEFAULT_MAX_WITHDRAWN_SHARE, cutoff=partition_cutoff(day))
     return len(questions), time.perf_counter() - started
 
 

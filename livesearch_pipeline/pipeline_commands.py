@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -204,6 +205,10 @@ def _run(args: argparse.Namespace) -> int:
     missing = agents_without_partition(paths, instance.get_dynamic_partitions(AGENT_PARTITIONS_NAME))
     if missing:
         instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, missing)
+    # The web of D, as of D, for the search-read baseline (and any web agent pointed at it).
+    _execute("daily_web", partition_key=day.isoformat())
+    web_manifest = json.loads((paths.web / day.isoformat() / "manifest.json").read_text(encoding="utf-8"))
+    print(f"offline web of {day}: {web_manifest.get('pages')} pages in {paths.web / day.isoformat()}")
     for agent in BASELINES:
         _execute("daily_agent_runs", partition_key=dg.MultiPartitionKey({"date": day.isoformat(), "agent": agent}))
     _execute("daily_evaluation", partition_key=day.isoformat())

@@ -46,13 +46,15 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from livesearch_pipeline.construction.enumerate import proposed_rule
+from livesearch_pipeline.construction.formats import proposed_rule
 from livesearch_pipeline.construction.models import Candidate, DynamicsRow, FilterCount
-from livesearch_pipeline.core.calendars import CalendarRangeError, sessions_back
+from livesearch_pipeline.core.calendars import sessions_back
 from livesearch_pipeline.core.catalog import Catalog
-from livesearch_pipeline.core.client import ToolCallError, ToolClient
-from livesearch_pipeline.core.executor import CallKey, ExecutorConfig, call_key
-from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, run_extractor
+from livesearch_pipeline.core.client import ToolClient
+from livesearch_pipeline.core.executor import (
+    PROGRAM_ERRORS, CallFailure, CallKey, ExecutorConfig, call_key, call_with_retries,
+)
+from livesearch_pipeline.core.extract import ExtractionEmpty, run_extractor
 from livesearch_pipeline.core.matching import clamp_rule, match_answer
 from livesearch_pipeline.core.models import (
     AnswerStatus,
@@ -70,7 +72,6 @@ DEFAULT_REPLAY_DAYS = 21
 CADENCE_ORDER: tuple[RefreshClass, ...] = ("daily", "weekly", "monthly", "quarterly", "annual", "static")
 # Cadences that publish within a month: over 20 sessions such an answer must move at least once.
 MUST_MOVE_CADENCES = frozenset({"daily", "weekly"})
-_PROGRAM_ERRORS = (ExtractionError, ProgramError, CalendarRangeError)
 
 # A client of the data service whose clock is fixed at the given day (its point-in-time cut-off).
 OpenAt = Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]
@@ -141,11 +142,6 @@ class DayAnswer:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class _Failure:
-    message: str
-
-
 @dataclass
 class ReplayStats:
     days: int = 0
@@ -153,35 +149,7 @@ class ReplayStats:
     calls: int = 0  # distinct tool calls over all days
     failed_calls: int = 0
     retries: int = 0
-
-
-async def _fetch(client: ToolClient, tool: str, args: dict[str, Any], config: ExecutorConfig,
-                 semaphore: asyncio.Semaphore, stats: ReplayStats) -> dict[str, Any] | _Failure:
-    """One tool call with the executor's policy: bounded, timed out, transient failures retried."""
-    attempts = config.retries + 1
-    last = ""
-    for attempt in range(attempts):
-        if attempt:
-            stats.retries += 1
-            await asyncio.sleep(config.backoff_s * 2 ** (attempt - 1))
-        async with semaphore:
-            try:
-                async with asyncio.timeout(config.call_timeout_s):
-                    response = await client.call_tool(tool, dict(args))
-            except ToolCallError as exc:
-                if not exc.transient:
-                    stats.failed_calls += 1
-                    return _Failure(exc.message)
-                last = exc.message
-            except TimeoutError:
-                last = f"timed out after {config.call_timeout_s:g} s"
-            else:
-                if not isinstance(response, dict):
-                    stats.failed_calls += 1
-                    return _Failure(f"returned {type(response).__name__}, expected a JSON object")
-                return response
-    stats.failed_calls += 1
-    return _Failure(f"{last} (gave up after {attempts} attempts)")
+    tool_time_s: float = 0.0
 
 
 async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, client: ToolClient,
@@ -216,21 +184,22 @@ async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, cli
                 except ExtractionEmpty as exc:
                     done[qid] = DayAnswer("empty", error=f"{call.id} {call.tool}: {exc}")
                     break
-                except _PROGRAM_ERRORS as exc:
+                except PROGRAM_ERRORS as exc:
                     done[qid] = DayAnswer("error", error=f"{call.id} {call.tool}: {exc}")
                     break
                 key = call_key(call.tool, args)
                 wanted.setdefault(key, (call.tool, args))
                 plan.append((qid, call.id, call.tool, key))
         keys = list(wanted)
-        fetched = await asyncio.gather(*(_fetch(client, *wanted[k], config, semaphore, stats) for k in keys))
+        fetched = await asyncio.gather(*(call_with_retries(client, *wanted[k], config, semaphore, stats)
+                                         for k in keys))
         results = dict(zip(keys, fetched))
         stats.calls += len(keys)
         for qid, call_id, tool, key in plan:  # in call order: the first failing call is the one reported
             if qid in done:
                 continue
             result = results[key]
-            if isinstance(result, _Failure):
+            if isinstance(result, CallFailure):
                 done[qid] = DayAnswer("error", error=f"{call_id} {tool}: {result.message}")
             else:
                 responses[qid][call_id] = result
@@ -239,7 +208,7 @@ async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, cli
             continue
         try:
             outcome = run_extractor(programs[qid].extract, responses[qid], day)
-        except _PROGRAM_ERRORS as exc:
+        except PROGRAM_ERRORS as exc:
             done[qid] = DayAnswer("error", error=f"extract: {exc}")
             continue
         done[qid] = DayAnswer(outcome.status, outcome.answer, outcome.value, outcome.unit, outcome.error)
@@ -303,7 +272,7 @@ async def replay(programs_by_day: Mapping[dt.date, Mapping[str, Program]], *, op
         by_day, stats = {}, ReplayStats()
         for part, part_stats in parts:
             by_day.update(part)
-            for name in ("days", "programs", "calls", "failed_calls", "retries"):
+            for name in ("days", "programs", "calls", "failed_calls", "retries", "tool_time_s"):
                 setattr(stats, name, getattr(stats, name) + getattr(part_stats, name))
     answers: dict[str, dict[dt.date, DayAnswer]] = defaultdict(dict)
     for day in days:

@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from livesearch_pipeline.construction.formats import proposed_rule, value_format  # formats from the lexicon
 from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
 from livesearch_pipeline.construction.sampling import (
     CLASS_CALENDAR,
@@ -62,6 +63,7 @@ BAR_FIELD = "close"
 PRICE_AGGREGATES = ("mean", "max", "min", "change", "pct_change", "argmax", "argmin")
 FLOW_AGGREGATES = ("sum", "mean", "max")
 RATIO_AGGREGATES = ("mean", "max", "min", "std")
+DELTA_AGGREGATES = ("mean", "max", "min")
 FLOW_UNIT_MARKS = ("手", "股", "元", "shares", "lots", "CNY thousand", "thousand", "million", "亿", "万")
 FLOW_FIELDS = frozenset({"vol", "amount", "volume", "turnover", "net_mf_vol", "net_mf_amount"})
 
@@ -105,14 +107,13 @@ def field_kind(f: FieldMeta) -> str:
     unit = f.unit or ""
     if unit == "%" or "pct" in f.name or "ratio" in f.name or "rate" in f.name:
         return "ratio"
+    if f.name == "change" or f.name.endswith(("_chg", "_change")):
+        # Already a change per record: its own change or percentage change asks nothing sensible.
+        return "delta"
     if f.name in FLOW_FIELDS or any(mark in unit for mark in FLOW_UNIT_MARKS if mark not in ("元",)):
         return "flow"
     return "price"
 
-
-# Answer formats come from the field lexicon (construction/formats.py); re-exported here for
-# the callers below and for older imports.
-from livesearch_pipeline.construction.formats import proposed_rule, value_format, word_unit  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- generation
@@ -269,7 +270,7 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
             return []
         select = Selection(mode="match", key=tool.entity_param, value=entity.code, where=where)
         for f in present:
-            fmt = value_format(f, None, sample(f), key_fmt)
+            fmt = value_format(f, None, sample(f), key_fmt, tool=tool.name)
             drafts.append(_Draft(program({}, select, f, None, fmt), entity, tool, f, "static", "T2", "static"))
         return drafts
 
@@ -281,7 +282,7 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
             for at in MINUTE_TIMES:
                 select = Selection(mode="minute", key=key, key_fmt=key_fmt,
                                    anchor=DateSpec(sessions_back=1, calendar=cal, fmt="%Y%m%d"), time=at, where=where)
-                fmt = value_format(f, None, sample(f), key_fmt)
+                fmt = value_format(f, None, sample(f), key_fmt, tool=tool.name)
                 drafts.append(_Draft(program(dates, select, f, None, fmt), entity, tool, f,
                                      f"minute:1:{at}", "T2", refresh))
         return drafts
@@ -291,7 +292,7 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
     # A call pinned to a past completed period asks a simple historical question, not a live one.
     latest_tier = "T1" if latest_anchor == "latest" else "T2"
     for f in numeric:
-        fmt = value_format(f, None, sample(f), key_fmt)
+        fmt = value_format(f, None, sample(f), key_fmt, tool=tool.name)
         select = Selection(mode="latest", key=key, key_fmt=key_fmt, where=where)
         drafts.append(_Draft(program(latest_dates, select, f, None, fmt), entity, tool, f, latest_anchor, latest_tier, refresh))
         if windowed:
@@ -301,11 +302,12 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
             if not series.stable:
                 continue  # a series missing on some dates would aggregate fewer records than it says
             kind = field_kind(f)
-            aggregates = {"price": PRICE_AGGREGATES, "flow": FLOW_AGGREGATES, "ratio": RATIO_AGGREGATES}[kind]
+            aggregates = {"price": PRICE_AGGREGATES, "flow": FLOW_AGGREGATES, "ratio": RATIO_AGGREGATES,
+                          "delta": DELTA_AGGREGATES}[kind]
             for n in AGGREGATE_WINDOWS:
                 dates = window_dates(tool, cal, sessions=n)
                 for agg in aggregates:
-                    afmt = value_format(f, agg, sample(f), key_fmt)
+                    afmt = value_format(f, agg, sample(f), key_fmt, tool=tool.name)
                     select = Selection(mode="all", key=key, key_fmt=key_fmt, where=where)
                     drafts.append(_Draft(program(dates, select, f, agg, afmt), entity, tool, f,
                                          f"window:{n}", "T3", refresh, aggregate=agg))
@@ -325,7 +327,7 @@ def compare_drafts(tool: ToolMeta, pairs: Sequence[tuple[EntityInfo, EntityInfo]
         select = Selection(mode="latest", key=tool.time_key, key_fmt=tool.time_key_fmt or "%Y%m%d")
         calls = [Call(id="c1", tool=tool.name, args=_entity_args(tool, a), dates=dates),
                  Call(id="c2", tool=tool.name, args=_entity_args(tool, b), dates=dates)]
-        fmt = value_format(f, None, recs[0].get(f.name), "%Y%m%d")
+        fmt = value_format(f, None, recs[0].get(f.name), "%Y%m%d", tool=tool.name)
         extract = Extractor(call="c1", select=select, field=f.name, format=fmt,
                             combine=Combine(op="difference", other=ValueRef(call="c2", select=select, field=f.name)))
         drafts.append(_Draft(Program(calls=calls, extract=extract), a, tool, f, "latest", "T3",
@@ -352,7 +354,7 @@ def resolved_date_drafts(bar: ToolMeta, target: ToolMeta, entity: EntityInfo, re
     # Roles were counted when `target` itself was drafted: count nothing twice.
     for f in _numeric_fields(target, records, None)[:2]:
         fmt = value_format(f, None, next((r.get(f.name) for r in records if r.get(f.name) is not None), None),
-                           target.time_key_fmt or "%Y%m%d")
+                           target.time_key_fmt or "%Y%m%d", tool=target.name)
         extract = Extractor(call="c2", select=Selection(mode="latest", key=target.time_key,
                                                         key_fmt=target.time_key_fmt or "%Y%m%d"),
                             field=f.name, format=fmt)

@@ -146,12 +146,15 @@ def reserve_for_verbalizing(candidates: Sequence[Candidate], policy: PoolPolicy)
                      signatures_per_tool=policy.max_per_tool * RESERVE_FACTOR)
 
 
-async def verbalize_candidates(candidates: Sequence[Candidate], llm: LLMVerbalizerConfig | None) -> tuple[list[Question], list[RejectRow]]:
+async def verbalize_candidates(candidates: Sequence[Candidate], llm: LLMVerbalizerConfig | None, *,
+                               catalog: Catalog | None = None) -> tuple[list[Question], list[RejectRow]]:
     if llm is None:
         items, rejects = template_verbalize(candidates), []
     else:
         items, rejects = await llm_verbalize(candidates, llm)
-    questions, gate_rejects = finalize(items)
+    # With the catalog (construction always passes it), the lint also knows each tool's series keys
+    # and descriptions.
+    questions, gate_rejects = finalize(items, catalog)
     return with_dynamics(questions, candidates), sorted([*rejects, *gate_rejects], key=lambda r: r.qid)
 
 
@@ -227,7 +230,7 @@ async def build_pool(
                                    open_at=point_in_time, client=client, policy=config.dynamics)
     lap("dynamics")
     reserve = reserve_for_verbalizing(dynamics.candidates, config.policy)
-    questions, rejects = await verbalize_candidates(reserve, config.llm)
+    questions, rejects = await verbalize_candidates(reserve, config.llm, catalog=catalog)
     write_table(construction_dir / TABLES["verbalized"], questions)
     write_table(construction_dir / TABLES["rejects"], rejects)
     lap("verbalize")

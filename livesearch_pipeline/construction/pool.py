@@ -36,7 +36,19 @@ def visibility_band(level: int) -> str:
 class PoolPolicy:
     max_per_signature: int = 3
     max_per_tool: int = 45
+    # Of a tool's questions, at most this many may be of a class slower than `daily` (issue 12:
+    # yesterday's gold must fail on a majority of the pool; a statement tool still gets its share).
+    max_slow_per_tool: int = 15
     seed: int = 17
+
+
+# Fastest first: a tool's cap is filled with its questions that move most before the slower ones.
+CLASS_ORDER = ("daily", "weekly", "monthly", "quarterly", "annual", "static")
+
+
+def visit_key(first, signature: str) -> tuple:
+    """Order in which the per-tool cap visits a tool's signatures: observed class, tier, signature."""
+    return CLASS_ORDER.index(first.refresh_class), first.tier, signature
 
 
 @dataclass(frozen=True)
@@ -123,7 +135,7 @@ def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatur
     signature, spread over visibility levels; stage 6 picks the pool from these.
 
     With `signatures_per_tool`, only each tool's first signatures in the order the pool's
-    per-tool cap visits them (tier, then signature) are kept: the cap's round-robin never
+    per-tool cap visits them (`visit_key`) are kept: the cap's round-robin never
     reaches the others unless evaluation history drops many before them.
     """
     by_signature: dict[str, list] = defaultdict(list)
@@ -134,7 +146,7 @@ def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatur
         for signature, group in by_signature.items():
             by_tool[group[0].program.calls[0].tool].append(signature)
         reachable = {s for sigs in by_tool.values()
-                     for s in sorted(sigs, key=lambda s: (by_signature[s][0].tier, s))[:signatures_per_tool]}
+                     for s in sorted(sigs, key=lambda s: visit_key(by_signature[s][0], s))[:signatures_per_tool]}
         by_signature = {s: g for s, g in by_signature.items() if s in reachable}
     kept = []
     for signature in sorted(by_signature):
@@ -154,12 +166,19 @@ def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[li
     dropped = 0
     for tool in sorted(by_tool):
         groups = by_tool[tool]
-        order = sorted(groups, key=lambda s: (groups[s][0].tier, s))
+        order = sorted(groups, key=lambda s: visit_key(groups[s][0], s))
         taken: list[Question] = []
+        slow = 0
         while len(taken) < policy.max_per_tool and any(groups[s] for s in order):
             for s in order:
                 if groups[s] and len(taken) < policy.max_per_tool:
-                    taken.append(groups[s].pop(0))
+                    q = groups[s].pop(0)
+                    if q.refresh_class != "daily":
+                        if slow >= policy.max_slow_per_tool:
+                            dropped += 1
+                            continue
+                        slow += 1
+                    taken.append(q)
         dropped += sum(len(groups[s]) for s in order)
         kept.extend(taken)
     return kept, dropped

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from livesearch_pipeline.core.calendars import CalendarRangeError
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
@@ -38,7 +38,7 @@ from livesearch_pipeline.core.program import ProgramError, call_levels, concrete
 SECRET_ARG_PATTERN = re.compile(r"token|api[_-]?key|password|passwd|secret|credential", re.IGNORECASE)
 
 # Errors that mean "this program cannot be resolved for this date", as opposed to bugs.
-_PROGRAM_ERRORS = (ExtractionError, ProgramError, CalendarRangeError)
+PROGRAM_ERRORS = (ExtractionError, ProgramError, CalendarRangeError)
 
 # The timeout of the tool call running in this task (set around `client.call_tool`), so that a
 # client queueing for a provider quota can tell it "this wait is not the call hanging".
@@ -89,12 +89,12 @@ class ExecutionStats:
 
 
 @dataclass(frozen=True)
-class _CallFailure:
+class CallFailure:
     tool: str
     message: str
 
 
-_CallResult = dict[str, Any] | _CallFailure
+_CallResult = dict[str, Any] | CallFailure
 
 
 CallKey = tuple[str, tuple[tuple[str, str, ArgValue], ...]]
@@ -140,42 +140,53 @@ class _SharedCalls:
         await asyncio.gather(*unfinished, return_exceptions=True)
 
     async def _run(self, tool: str, args: dict[str, ArgValue]) -> _CallResult:
-        config, stats = self._config, self._stats
-        attempts = config.retries + 1
-        last_problem = ""
-        for attempt in range(attempts):
-            if attempt:
-                stats.retries += 1
-                await asyncio.sleep(config.backoff_s * 2 ** (attempt - 1))
-            async with self._semaphore:
-                started = time.perf_counter()
-                try:
-                    async with asyncio.timeout(config.call_timeout_s) as deadline:
-                        context_token = _CALL_TIMEOUT.set(deadline)
-                        try:
-                            # A copy: the client must not be able to alter the recorded arguments.
-                            response = await self._client.call_tool(tool, dict(args))
-                        finally:
-                            _CALL_TIMEOUT.reset(context_token)
-                except ToolCallError as exc:
-                    if not exc.transient:
-                        stats.failed_calls += 1
-                        return _CallFailure(tool, exc.message)
-                    last_problem = exc.message
-                except TimeoutError:
-                    last_problem = f"timed out after {config.call_timeout_s:g} s"
-                else:
-                    if not isinstance(response, dict):
-                        stats.failed_calls += 1
-                        return _CallFailure(
-                            tool, f"returned {type(response).__name__}, expected a JSON object"
-                        )
-                    return response
-                finally:
-                    stats.tool_time_s += time.perf_counter() - started
-        stats.failed_calls += 1
-        plural = "s" if attempts > 1 else ""
-        return _CallFailure(tool, f"{last_problem} (gave up after {attempts} attempt{plural})")
+        return await call_with_retries(self._client, tool, args, self._config, self._semaphore, self._stats)
+
+
+class CallCounters(Protocol):
+    retries: int
+    failed_calls: int
+    tool_time_s: float
+
+
+async def call_with_retries(client: ToolClient, tool: str, args: Mapping[str, ArgValue], config: ExecutorConfig,
+                            semaphore: asyncio.Semaphore, counters: CallCounters) -> _CallResult:
+    """One tool call under the executor's policy: bounded by `semaphore`, timed out, transient
+    failures and timeouts retried with exponential backoff; a failure is returned, not raised.
+    Shared by the batch executor and the construction replays, so both treat a provider alike."""
+    attempts = config.retries + 1
+    last_problem = ""
+    for attempt in range(attempts):
+        if attempt:
+            counters.retries += 1
+            await asyncio.sleep(config.backoff_s * 2 ** (attempt - 1))
+        async with semaphore:
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(config.call_timeout_s) as deadline:
+                    context_token = _CALL_TIMEOUT.set(deadline)
+                    try:
+                        # A copy: the client must not be able to alter the recorded arguments.
+                        response = await client.call_tool(tool, dict(args))
+                    finally:
+                        _CALL_TIMEOUT.reset(context_token)
+            except ToolCallError as exc:
+                if not exc.transient:
+                    counters.failed_calls += 1
+                    return CallFailure(tool, exc.message)
+                last_problem = exc.message
+            except TimeoutError:
+                last_problem = f"timed out after {config.call_timeout_s:g} s"
+            else:
+                if not isinstance(response, dict):
+                    counters.failed_calls += 1
+                    return CallFailure(tool, f"returned {type(response).__name__}, expected a JSON object")
+                return response
+            finally:
+                counters.tool_time_s += time.perf_counter() - started
+    counters.failed_calls += 1
+    plural = "s" if attempts > 1 else ""
+    return CallFailure(tool, f"{last_problem} (gave up after {attempts} attempt{plural})")
 
 
 def _answer(
@@ -219,7 +230,7 @@ async def _execute_program(question: Question, as_of: dt.date, calls: _SharedCal
                 args = concrete_args(call, as_of, responses)
             except ExtractionEmpty as exc:
                 return _answer(question, as_of, sent_args, status="empty", error=f"{call.id} {call.tool}: {exc}")
-            except _PROGRAM_ERRORS as exc:
+            except PROGRAM_ERRORS as exc:
                 return _answer(question, as_of, sent_args, status="error", error=f"{call.id} {call.tool}: {exc}")
             secrets = secret_arg_names(args)
             if secrets:
@@ -233,7 +244,7 @@ async def _execute_program(question: Question, as_of: dt.date, calls: _SharedCal
         # Awaited in call order, so the failure reported is deterministic, not the fastest one.
         for call_id, tool, task in in_flight:
             result = await task
-            if isinstance(result, _CallFailure):
+            if isinstance(result, CallFailure):
                 return _answer(
                     question, as_of, sent_args, status="error", error=f"{call_id} {tool}: {result.message}"
                 )
@@ -242,7 +253,7 @@ async def _execute_program(question: Question, as_of: dt.date, calls: _SharedCal
         outcome = run_extractor(program.extract, responses, as_of)
     except ExtractionEmpty as exc:
         return _answer(question, as_of, sent_args, status="empty", error=f"extract: {exc}")
-    except _PROGRAM_ERRORS as exc:
+    except PROGRAM_ERRORS as exc:
         return _answer(question, as_of, sent_args, status="error", error=f"extract: {exc}")
     return _answer(
         question, as_of, sent_args,

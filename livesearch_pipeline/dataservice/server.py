@@ -26,6 +26,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import difflib
+import functools
 import hmac
 import ipaddress
 import json
@@ -110,6 +111,7 @@ def _period_end(start: dt.date, period: str) -> dt.date:
     return dt.date(start.year, last_month, calendar.monthrange(start.year, last_month)[1])
 
 
+@functools.lru_cache(maxsize=65536)  # every record of every call passes here: strptime is the cost
 def time_key_last_day(value: str, fmt: str) -> dt.date:
     """The last day a record's time key covers: a month or quarter key is known only once the
     period is over, a day or minute key on that day."""

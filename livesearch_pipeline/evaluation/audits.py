@@ -19,6 +19,7 @@ import csv
 import datetime as dt
 import io
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -307,13 +308,12 @@ def stale_gold_series(store_dir: Path, gold_dir: Path, start: dt.date, end: dt.d
             verdict, _ = score_deterministic(now, Prediction(qid=qid, answer=before.answer))
             rows.append((refresh_class, verdict.correct is not True))
         failed = sum(1 for _, f in rows if f)
-        classes = sorted({c for c, _ in rows})
+        n_by_class = Counter(c for c, _ in rows)
+        failed_by_class = Counter(c for c, f in rows if f)
         points.append(StaleSeriesPoint(
             date=date, previous_date=previous_date, n_compared=len(rows), n_failed=failed,
             failure_rate=failed / len(rows) if rows else 0.0,
-            by_refresh_class={c: RateStats(n=sum(1 for k, _ in rows if k == c),
-                                           failed=sum(1 for k, f in rows if k == c and f),
-                                           failure_rate=sum(1 for k, f in rows if k == c and f)
-                                           / sum(1 for k, _ in rows if k == c)) for c in classes},
+            by_refresh_class={c: RateStats(n=n, failed=failed_by_class[c], failure_rate=failed_by_class[c] / n)
+                              for c, n in sorted(n_by_class.items())},
         ))
     return points

@@ -16,7 +16,7 @@ from livesearch_pipeline.construction.pool import SignatureHistory
 from livesearch_pipeline.core.models import Question, Verdict
 from livesearch_pipeline.settings import DataPaths
 
-BASELINE_AGENTS = frozenset({"oracle", "stale"})
+BASELINE_AGENTS = frozenset({"oracle", "stale", "search-read"})
 
 
 def read_verdicts(path: Path) -> list[Verdict]:

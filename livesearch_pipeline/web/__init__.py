@@ -6,5 +6,7 @@ full-text index over them and a SearXNG-compatible server (DESIGN §7).
 - `render`: the HTML and the indexed text of a page, with the noise of a real web (stale
   pages, rounding and unit variants, third-party figures that disagree, spam);
 - `index`: the SQLite FTS5 store of a corpus (pages plus a BM25 full-text index);
-- `server`: `/search?q=…&format=json` and the pages at their URLs, on 127.0.0.1.
+- `server`: `/search?q=…&format=json` and the pages at their URLs, on 127.0.0.1;
+- `build`: one date's web under `<data>/web/<D>/` (index + manifest), used by the `web_corpus`
+  asset and `livesearch build-web | serve-web` (`commands`).
 """

@@ -62,7 +62,7 @@ def build_web_command(args: argparse.Namespace) -> int:
 
 def serve_web_command(args: argparse.Namespace) -> int:
     from livesearch_pipeline.settings import DataPaths
-    from livesearch_pipeline.web.build import build_web, corpus_directory
+    from livesearch_pipeline.web.build import corpus_directory
     from livesearch_pipeline.web.index import INDEX_FILE, WebIndex
     from livesearch_pipeline.web.server import base_url, make_server
 

@@ -29,6 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+from livesearch_pipeline.construction.lexicon import load_lexicon
 from livesearch_pipeline.core.catalog import FieldMeta, ToolMeta
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
 from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
@@ -313,8 +314,13 @@ def _figure(look: _Look, f: FieldMeta, value: Any, seed: int, salt: str) -> tupl
     return format_number(number, decimals), unit
 
 
-def _label(f: FieldMeta, lang: str) -> str:
-    return (f.description_zh or f.description) if lang == "zh" else f.description
+def _label(meta: ToolMeta, f: FieldMeta, lang: str) -> str:
+    """A field's label as a financial site prints it: the reviewed lexicon's noun ("Closing price",
+    "收盘价"), the catalog's description where the lexicon has no entry (non-answer fields)."""
+    entry = load_lexicon().entry(meta.name, f.name)
+    if entry is None:
+        return (f.description_zh or f.description) if lang == "zh" else f.description
+    return entry.zh if lang == "zh" else entry.en[:1].upper() + entry.en[1:]
 
 
 def _display_name(entity: Entity | None, lang: str) -> str:
@@ -349,10 +355,10 @@ def _group_table(meta: ToolMeta, group: list[dict[str, Any]], look: _Look, seed:
         rows = []
         for f in fields:
             text, unit = _figure(look, f, group[0].get(f.name), seed, salt)
-            rows.append((_label(f, lang), text, unit))
+            rows.append((_label(meta, f, lang), text, unit))
         header = ("Item", "Value", "Unit") if lang == "en" else ("项目", "数值", "单位")
         return Table(header=header, rows=tuple(rows))
-    header = tuple(_label(f, lang) + (f" ({f.unit})" if f.unit and look.site.restates is False else "") for f in fields)
+    header = tuple(_label(meta, f, lang) + (f" ({f.unit})" if f.unit and look.site.restates is False else "") for f in fields)
     rows = []
     for index, record in enumerate(group):
         cells = []
@@ -525,7 +531,7 @@ class CorpusGenerator:
             units = {f.name: (restate_amount(float(sample[f.name]), f.unit, lang) or (0, f.unit))[1]
                      if isinstance(sample.get(f.name), (int, float)) else f.unit for f in fields}
         header = ("Date" if lang == "en" else "日期",
-                  *(_label(f, lang) + (f" ({units[f.name]})" if units[f.name] else "") for f in fields))
+                  *(_label(meta, f, lang) + (f" ({units[f.name]})" if units[f.name] else "") for f in fields))
         if entity is not None:
             name = _display_name(entity, lang)
             title = (f"{name} ({code}) historical data · {meta.name}" if lang == "en"

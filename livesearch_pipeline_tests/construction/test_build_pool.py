@@ -24,6 +24,8 @@ from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.qid import compute_qid
+from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
 from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
 from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.dataservice.server import DataService
@@ -68,7 +70,7 @@ async def _build(root: Path):
     async with McpToolClient.in_process(service) as client:
         catalog = _restricted(await client.list_tools())
         report = await build_pool(ThreeLevelsPerClass(client), catalog, root / "construction", root / "pool",
-                                  BuildConfig(as_of=CLOCK))
+                                  BuildConfig(as_of=CLOCK), point_in_time=EmbeddedPointInTime(DEFAULT_SEED))
     return catalog, report
 
 

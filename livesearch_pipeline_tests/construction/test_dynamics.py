@@ -28,11 +28,8 @@ from livesearch_pipeline.construction.pipeline import verbalize_candidates
 from livesearch_pipeline.core.calendars import sessions_back
 from livesearch_pipeline.core.executor import execute_programs
 from livesearch_pipeline.core.models import (
-    Call,
     DateSpec,
     Dynamics,
-    Extractor,
-    Format,
     MatchRule,
     Program,
     Provenance,
@@ -293,3 +290,21 @@ def test_the_profile_travels_into_the_question_s_provenance():
         assert profile is not None and profile == by_qid[q.qid].dynamics
         assert (q.refresh_class, q.tier) == (profile.observed_class, profile.tier)
         assert Question.model_validate_json(q.model_dump_json()) == q
+
+
+# --------------------------------------------------------------------------- pool make-up
+
+
+def test_the_pool_fills_each_tool_with_its_moving_questions_first_and_caps_the_slow_ones():
+    from livesearch_pipeline.construction.pool import PoolPolicy, select_pool
+    from livesearch_pipeline_tests.construction.builders import question
+
+    questions = []
+    for i in range(40):
+        q = question(f"6{i:05d}.SH", signature=f"sig-{i:02d}", visibility=i % 11, sessions=5 + i)
+        slow = i % 2 == 0
+        questions.append(q.model_copy(update={"refresh_class": "quarterly" if slow else "daily",
+                                              "tier": "T2" if slow else "T1"}))
+    pool = select_pool(questions, {}, PoolPolicy(max_per_tool=30, max_slow_per_tool=5)).questions
+    classes = [q.refresh_class for q in pool]
+    assert classes.count("daily") == 20 and classes.count("quarterly") == 5

@@ -69,7 +69,6 @@ def test_pre_close_on_ex_dates_is_the_ex_rights_price(market):
 
 def test_dividend_cash_is_a_sane_share_of_the_price(market):
     for e in _cn_payers(market)[:15]:
-        bars = market.prices.daily(e.code)
         for a in market.corporate.actions(e.code):
             cash = market.prices.dividend_cash(e.code)[a.action_id]
             price = market.prices.close_on(e.code, a.plan_ann_date)

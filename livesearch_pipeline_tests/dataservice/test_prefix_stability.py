@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 

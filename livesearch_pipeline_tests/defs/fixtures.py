@@ -20,6 +20,8 @@ from livesearch_pipeline.construction.pool import read_manifest
 from livesearch_pipeline.core.models import PoolManifest
 from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
 from livesearch_pipeline.dataservice.client import McpToolClient
+from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
 from livesearch_pipeline.dataservice.server import DataService
 
 SMALL_POOL_TOOLS = frozenset({"daily", "cn_cpi", "shibor"})
@@ -31,8 +33,10 @@ _built: dict[dt.date, Path] = {}
 async def _build(root: Path, clock: dt.date) -> None:
     service = DataService(specs=collect_tool_specs(list(SMALL_POOL_SERVICES)), config=ServiceConfig(clock=clock))
     async with McpToolClient.in_process(service) as client:
+        # Replays of the dynamics stage each run at their own day's cut-off, as in production.
         await build_pool(client, await client.list_tools(), root / "construction", root / "pool",
-                         BuildConfig(as_of=clock, tools=tuple(sorted(SMALL_POOL_TOOLS))))
+                         BuildConfig(as_of=clock, tools=tuple(sorted(SMALL_POOL_TOOLS))),
+                         point_in_time=EmbeddedPointInTime(DEFAULT_SEED))
 
 
 def _cached_build(clock: dt.date) -> Path:

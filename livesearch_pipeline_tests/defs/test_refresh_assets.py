@@ -18,6 +18,8 @@ from typing import Callable
 
 import dagster as dg
 import pytest
+import time_machine
+from zoneinfo import ZoneInfo
 
 from livesearch_pipeline.construction.pool import read_manifest, write_pool
 from livesearch_pipeline.core.models import Question
@@ -468,3 +470,44 @@ def test_a_partition_after_the_service_clock_is_refused_before_anything_is_froze
     assert "after the data service's fixed clock 2026-11-23" in failure_text(result)
     assert not SnapshotStore(DataPaths(tmp_path).gold).path_for(DAY).exists()
     assert not check_evaluations(result)
+
+
+@pytest.mark.slow
+def test_the_daily_job_runs_past_new_year_2027_on_the_holiday_supplement(frozen_day: FrozenDay, tmp_path: Path):
+    """exchange-calendars knows XSHG holidays only through 2026: 2027-01-04 (a Monday session)
+    refreshes on the reviewed supplement, with the service's clock on that day."""
+    first_session_2027 = dt.date(2027, 1, 4)
+    for part in ("pool", "construction"):
+        shutil.copytree(getattr(DataPaths(frozen_day.root), part), getattr(DataPaths(tmp_path), part))
+    # The partition of 2027-01-04 exists once that day has begun in New York: travel there.
+    # The trimmed pool has 14 questions: one suspended instrument is already 7%, so the cap is
+    # raised for this small pool (the default pool's share is judged at 5%).
+    with time_machine.travel(dt.datetime(2027, 1, 4, 19, 30, tzinfo=ZoneInfo("America/New_York")), tick=True):
+        result = refresh_definitions(tmp_path, clock=first_session_2027.isoformat()).resolve_job_def(
+            REFRESH_JOB).execute_in_process(
+            partition_key=first_session_2027.isoformat(), instance=dg.DagsterInstance.ephemeral(),
+            raise_on_error=False, run_config={"ops": {"gold_answers": {"config": {"max_withdrawn_share": 0.15}}}})
+
+    assert result.success, failure_text(result)
+    manifest = SnapshotStore(DataPaths(tmp_path).gold).verify(first_session_2027)
+    assert manifest.counts_by_status["error"] == 0 and len(manifest.withdrawn) <= 2
+    assert manifest.cutoff.isoformat() == "2027-01-04T23:59:59-05:00"
+    checks = check_evaluations(result)
+    assert checks["gold_latest_is_last_session"].passed
+    assert checks["gold_latest_is_last_session"].metadata["checked"].value > 0
+
+
+@pytest.mark.slow
+def test_a_day_past_the_calendars_is_refused_before_anything_runs_naming_the_fix(tmp_path: Path):
+    write_trimmed_pool(tmp_path, per_group=1)
+    beyond = dt.date(2028, 1, 3)
+    with time_machine.travel(dt.datetime(2028, 1, 3, 19, 30, tzinfo=ZoneInfo("America/New_York")), tick=True):
+        result = run_refresh(refresh_definitions(tmp_path, clock=beyond.isoformat()), beyond,
+                             dg.DagsterInstance.ephemeral())
+
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert failure.step_key == "gold_answers.plan_gold_shards"
+    message = failure_text(result)
+    assert "partition 2028-01-03 cannot be refreshed" in message and "holiday" in message.lower()
+    assert not DataPaths(tmp_path).gold.exists() or not SnapshotStore(DataPaths(tmp_path).gold).exists(beyond)

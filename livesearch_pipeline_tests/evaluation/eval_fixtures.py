@@ -7,10 +7,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from livesearch_pipeline.core.models import GoldAnswer, MatchRule, Prediction, PredictionRunMeta, ServedQuestion
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.evaluation.evaluator import qid_set_hash
+
+if TYPE_CHECKING:
+    from livesearch_pipeline.evaluation.llm import LLMResponse
 
 DAY = dt.date(2026, 3, 3)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -34,6 +35,9 @@ from livesearch_pipeline.evaluation.evaluator import evaluate
 from livesearch_pipeline.evaluation.llm import RetryPolicy
 from livesearch_pipeline_tests.core.fakes import MARKET_TOOLS, FakeToolClient
 from livesearch_pipeline_tests.evaluation.agents_fakes import scripted_model, served_question, write_served
+
+if TYPE_CHECKING:
+    from livesearch_pipeline.settings import DataPaths
 
 DAY = dt.date(2026, 11, 27)  # a Friday; XSHG sessions on the 26th and 25th too
 CODES = ("600001.SH", "600002.SH", "000001.SZ")

@@ -18,17 +18,17 @@ from livesearch_pipeline.web.index import WebIndexError
 from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, build_small_web, latest_daily, small_web
 
-LATEST = ("For the most recent Shanghai/Shenzhen trading session, what was the closing price (unadjusted), CNY of "
-          "{name} ({code})? Give the number in CNY, rounded to 2 decimal places.")
-LATEST_ZH = "最近一个沪深交易日，{name}（{code}）的收盘价（未复权，元）是多少？请以CNY为单位，保留2位小数。"
-WINDOW = ("Over the last 5 Shanghai/Shenzhen trading sessions up to and including the most recent one, what was the "
-          "session on which the closing price (unadjusted), CNY was highest (the earliest, if tied) of {name} ({code})? "
-          "Give the date as YYYY-MM-DD.")
+# The texts the template verbalizer writes (construction/verbalize.py), and pages labelled with the
+# lexicon's nouns as the offline web prints them.
+LATEST = "What was the closing price of {name} ({code}) on the most recent trading day, in CNY to 2 decimals?"
+LATEST_ZH = "{name}（{code}）最近一个交易日的收盘价是多少元？保留2位小数。"
+WINDOW = ("On which trading day in the last 5 sessions did {name} ({code}) record its highest closing price "
+          "(the earliest, if tied)? Give the date as YYYY-MM-DD.")
 PAGE = """<html><head><meta name="date" content="2026-11-27"></head><body><p>Data as of 20261127.</p>
 <table><thead><tr><th>Item</th><th>Value</th><th>Unit</th></tr></thead><tbody>
-<tr><td>closing price (unadjusted), CNY</td><td>50.73</td><td>CNY</td></tr>
-<tr><td>turnover value in thousand CNY</td><td>4.78</td><td>亿元</td></tr></tbody></table></body></html>"""
-HISTORY = """<html><body><table><tr><th>Date</th><th>closing price (unadjusted), CNY (CNY)</th></tr>
+<tr><td>Closing price</td><td>50.73</td><td>CNY</td></tr>
+<tr><td>Turnover value</td><td>4.78</td><td>亿元</td></tr></tbody></table></body></html>"""
+HISTORY = """<html><body><table><tr><th>Date</th><th>Closing price (CNY)</th></tr>
 <tr><td>20261127</td><td>10.5</td></tr><tr><td>20261126</td><td>11.0</td></tr><tr><td>20261125</td><td>11.0</td></tr>
 <tr><td>20261124</td><td>9.0</td></tr><tr><td>20261123</td><td>10.0</td></tr><tr><td>20261120</td><td>99.0</td></tr>
 </table></body></html>"""
@@ -42,21 +42,31 @@ def _question(template: str, name: str = "渺琰电子", code: str = "603898.SH"
 def test_reading_the_question_shapes() -> None:
     latest = read_question(_question(LATEST, zh=LATEST_ZH))
     assert (latest.kind, latest.name, latest.answer, latest.unit, latest.decimals) == ("latest", "渺琰电子", "number", "CNY", 2)
-    assert latest.quantity_en == "closing price (unadjusted), CNY" and latest.quantity_zh == "收盘价（未复权，元）"
+    assert latest.quantity_en == "closing price" and latest.quantity_zh == "收盘价"
     window = read_question(_question(WINDOW))
     assert (window.kind, window.sessions, window.aggregate, window.answer) == ("window", 5, "argmax", "date")
+    assert window.quantity_en == "closing price"
+    total = read_question(served_question(
+        "What was the total turnover value of X (02666.HK) over the last 60 trading days, in billions of HKD to 2 "
+        "decimals?", entity="02666.HK"))
+    assert (total.kind, total.sessions, total.aggregate, total.quantity_en, total.unit) == (
+        "window", 60, "sum", "turnover value", "billion HKD")
+    change = read_question(served_question(
+        "By what percentage did the opening price of X (000162.SZ) change over the last 60 trading days, in percent "
+        "to 2 decimals?", entity="000162.SZ"))
+    assert (change.aggregate, change.quantity_en, change.answer) == ("pct_change", "opening price", "percent")
     snapshot = read_question(served_question(
-        "On the Hong Kong trading session 5 sessions before the most recent one, what was the highest price of "
-        "X (00001.HK)? Give the number in HKD, rounded to 3 decimal places.", entity="00001.HK"))
-    assert (snapshot.kind, snapshot.sessions, snapshot.decimals) == ("snapshot", 5, 3)
+        "What was the highest price of X (00001.HK) 5 trading days before the most recent one, in HKD to 3 decimals?",
+        entity="00001.HK"))
+    assert (snapshot.kind, snapshot.sessions, snapshot.decimals, snapshot.quantity_en) == ("snapshot", 5, 3, "highest price")
     match = read_question(served_question(
-        'In the most recent data of X (600001.SH) (Top 10 holders), what was the holding as a percentage of float '
-        'shares of the entry whose holder_name is "Y公司"? Give the answer as a percentage, rounded to 2 decimal places.',
-        entity="600001.SH"))
-    assert (match.kind, match.match_key, match.match_value, match.answer) == ("match", "holder_name", "Y公司", "percent")
+        "What was the holding as a percentage of float shares of X (600001.SH) for the shareholder “Y公司” at the end "
+        "of the most recently reported period, in percent to 2 decimals?", entity="600001.SH"))
+    assert (match.kind, match.match_value, match.answer, match.quantity_en) == (
+        "match", "Y公司", "percent", "holding as a percentage of float shares")
     with pytest.raises(UnreadableQuestion):
-        read_question(served_question("In the one-minute bar stamped 10:30 (exchange time) of X (600001.SH), what was "
-                                      "the close? Give the number in CNY, rounded to 2 decimal places.",
+        read_question(served_question("What was the closing price of X (600001.SH) in the one-minute bar ending at "
+                                      "10:30 on the trading day before the most recent one, in CNY to 2 decimals?",
                                       entity="600001.SH"))
 
 

@@ -108,8 +108,8 @@ def test_longitudinal_table_tracks_frozen_values(tmp_path: Path) -> None:
     assert audit.changes == {qid(1): 1, qid(3): 0, qid(4): 1, qid(77): 0}
     table = render_longitudinal_csv(audit).splitlines()
     assert table[0] == f"date,{qid(1)},{qid(3)},{qid(4)},{qid(77)}"
-    assert table[1] == f"2026-03-02,100.00,Sector A,7,<absent>"
-    assert table[3] == f"2026-03-04,101.00,Sector A,9,<absent>"
+    assert table[1] == "2026-03-02,100.00,Sector A,7,<absent>"
+    assert table[3] == "2026-03-04,101.00,Sector A,9,<absent>"
     json_path, csv_path = write_longitudinal_audit(audit, tmp_path / "audit")
     assert json_path.is_file() and csv_path.read_text(encoding="utf-8").splitlines() == table
 

@@ -52,6 +52,12 @@ def _as_of(config: ConstructionConfig, data_service: DataServiceResource) -> dt.
     return data_service.clock_date() or dt.date.today()
 
 
+def _point_in_time(data_service: DataServiceResource, as_of: dt.date) -> dt.date | None:
+    """Construction as of a day sees the market as of that day (a pool built "as of" a past date
+    must not read figures published after it), where the service has a clock to set."""
+    return as_of if data_service.point_in_time else None
+
+
 def _table_meta(rows: int, path) -> dict:
     return {"rows": rows, "path": dg.MetadataValue.path(str(path))}
 
@@ -85,11 +91,13 @@ def tool_probe(config: ConstructionConfig, data_service: DataServiceResource, st
     # inside the client's task group.
     restricted = restrict_catalog(catalog, config.tools)
 
+    as_of = _as_of(config, data_service)
+
     async def run():
-        async with data_service.open() as client:
+        async with data_service.open(as_of=_point_in_time(data_service, as_of)) as client:
             entities = await load_entities(client, catalog)
-            rows = await probe_tools(client, restricted, entities, _as_of(config, data_service),
-                                     sample_size=config.sample_size, seed=config.seed)
+            rows = await probe_tools(client, restricted, entities, as_of, sample_size=config.sample_size,
+                                     seed=config.seed)
             return entities, rows
 
     entities, rows = asyncio.run(run())
@@ -129,7 +137,7 @@ def candidates(config: ConstructionConfig, data_service: DataServiceResource, st
     as_of = _as_of(config, data_service)
 
     async def run():
-        async with data_service.open() as client:
+        async with data_service.open(as_of=_point_in_time(data_service, as_of)) as client:
             return await enumerate_candidates(client, catalog, rows, entities, as_of)
 
     result = asyncio.run(run())
@@ -208,9 +216,10 @@ def verbalized_questions(storage: StorageResource) -> dg.MaterializeResult:
     """Question texts (LLM when LIVESEARCH_LLM_MODEL is set, else the template), clamped and date-gated."""
     paths = storage.paths()
     rows = read_table(paths.construction / TABLES["profiled"], Candidate)
+    catalog = read_catalog(paths.construction / TABLES["catalog"])
     reserve = reserve_for_verbalizing(rows, PoolPolicy())
     llm = llm_config_from_env(paths.cache / "llm")
-    questions, rejects = asyncio.run(verbalize_candidates(reserve, llm))
+    questions, rejects = asyncio.run(verbalize_candidates(reserve, llm, catalog=catalog))
     write_table(paths.construction / TABLES["verbalized"], questions)
     write_table(paths.construction / TABLES["rejects"], rejects)
     return dg.MaterializeResult(metadata={

@@ -11,13 +11,16 @@ from livesearch_pipeline.defs.evaluation.partitions import AGENT_DIMENSION, DATE
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
 from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers, served_questions
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.defs.web.assets import web_corpus
 
 GROUP = "evaluation"
 
 
 @dg.asset(group_name=GROUP, partitions_def=date_agent_partitions, kinds={"json"},
           deps=[dg.AssetDep(gold_answers, partition_mapping=by_date),
-                dg.AssetDep(served_questions, partition_mapping=by_date)])
+                dg.AssetDep(served_questions, partition_mapping=by_date),
+                # The search-read baseline searches D's web; lineage shows which web each run saw.
+                dg.AssetDep(web_corpus, partition_mapping=by_date)])
 def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResource,
                storage: StorageResource) -> dg.MaterializeResult:
     """One registered agent answers D's served questions and is scored on D's gold.

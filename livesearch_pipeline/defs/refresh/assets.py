@@ -15,7 +15,6 @@ import datetime as dt
 import time
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 import dagster as dg

@@ -49,13 +49,20 @@ _AS_OF = re.compile(r"(?:Data as of|数据截至)\s*([0-9]{4}(?:Q[1-4]|[0-9]{2}(
 _UNIT_SUFFIX = re.compile(r"\s*\(([^()]*)\)\s*$")
 _NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
 
-_AGGREGATES_EN = (
-    ("the average of the daily ", "mean"), ("the highest daily ", "max"), ("the lowest daily ", "min"),
-    ("the total of the daily ", "sum"), ("the percentage change in ", "pct_change"), ("the change in ", "change"),
-    ("the sample standard deviation of the daily ", "std"), ("the number of sessions with a reported ", "count"),
-    ("on the first of those sessions", "first"), ("on the last of those sessions", "last"),
+# The leading words of a window question, as the template verbalizer writes them.
+_WINDOW_HEADS = (
+    ("What was the sample standard deviation of the ", "std"), ("What were the sample standard deviation of the ", "std"),
+    ("By how much did the ", "change"), ("By what percentage did the ", "pct_change"),
 )
-
+_AGGREGATE_WORDS = {"average": "mean", "highest": "max", "lowest": "min", "total": "sum", "first": "first",
+                    "last": "last"}
+_UNIT_TAIL = re.compile(r", (?:in (?P<unit>.+?) to (?P<places>\d+) decimals?|to (?P<bare>\d+) decimals?|"
+                        r"as a whole number(?: of (?P<whole>.+?))?)\?$")
+# Where the quantity's noun ends in the question (whichever comes first).
+_NOUN_ENDS = re.compile(r" of | over (?:the )?| on the most recent| for the | at the end of| in the most recent| on the "
+                        r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before| change over| in the one-minute")
+_ZH_AGGREGATE = re.compile(r"(?:最近\d+个交易日（含最近一个交易日）)(?:的[周月]线)?(.+?)的(?:平均值|最高值|最低值|合计|首日值|末日值|"
+                           r"样本标准差|变化|涨跌幅)")
 
 @dataclass(frozen=True)
 class Reading:
@@ -79,50 +86,95 @@ class UnreadableQuestion(ValueError):
 
 
 def read_question(question: ServedQuestion) -> Reading:
+    """What the question asks, read from the English text the template verbalizer writes (entity,
+    quantity, relative time, one unit): e.g. "What was the closing price of X (600123.SH) 5 trading
+    days before the most recent one, in CNY to 2 decimals?"."""
     text = question.question
     answer, unit, decimals = _precision(text)
-    code = question.entity
-    subject = re.search(rf" of (.+?) \({re.escape(code)}\)", text) if code else None
-    name = subject.group(1) if subject else ""
-    if " minus the " in text or "highest closing price" in text or "one-minute bar" in text:
+    tail = _UNIT_TAIL.search(text)
+    body = text[: tail.start()] if tail else text.rstrip("?")
+    if " exceed that of " in body or "one-minute bar" in body or " closed highest" in body:
         raise UnreadableQuestion("compares two entities, or needs minute bars or a reference session")
+    code = question.entity
+    subject = re.search(rf" of ((?:(?! of )[^()])+?) \({re.escape(code)}\)", body) if code else None
+    name = subject.group(1) if subject else ""
     kind, sessions, aggregate, match_key, match_value = "latest", 0, None, None, None
-    if text.startswith("What is the "):
-        kind = "static"
-    elif (found := re.match(r"On the .+? trading session (\d+) sessions before the most recent one", text)):
-        kind, sessions = "snapshot", int(found.group(1))
-    elif (found := re.match(r"Over the last (\d+) .+? sessions up to and including the most recent one", text)):
+    quantity = None
+    series = re.search(r" for the (?:shareholder|business segment) “(.+?)”", body)
+    if series:
+        match_key, match_value = "series", series.group(1)
+    if (found := re.match(r"On which (?:trading day in the last (\d+) sessions did .+? record its (highest|lowest) "
+                          r"(.+?) \(the earliest|of the last (\d+) trading days (?:was|were) the (.+?) at its "
+                          r"(highest|lowest))", text)):
+        kind = "window"
+        sessions = int(found.group(1) or found.group(4))
+        aggregate = "argmax" if (found.group(2) or found.group(6)) == "highest" else "argmin"
+        quantity = found.group(3) or found.group(5)
+    elif (found := re.search(r"over (?:the (?:week|month)ly bars of )?the last (\d+) trading days", body)):
         kind, sessions = "window", int(found.group(1))
-        if "the session on which the " in text:
-            aggregate = "argmax" if " was highest" in text else "argmin"
+        head = next(((prefix, agg) for prefix, agg in _WINDOW_HEADS if body.startswith(prefix)), None)
+        if head is not None:
+            aggregate, rest = head[1], body[len(head[0]):]
+        elif (start := re.match(r"What (?:was|were) the (\S+) ", body)) and start.group(1) in _AGGREGATE_WORDS:
+            aggregate, rest = _AGGREGATE_WORDS[start.group(1)], body[start.end():]
         else:
-            aggregate = next((agg for phrase, agg in _AGGREGATES_EN if phrase in text), None)
-        if aggregate is None:
             raise UnreadableQuestion("an aggregate this baseline does not recognise")
-    elif (found := re.search(r'of the entry whose (\S+) is "(.+?)"', text)):
-        kind, match_key, match_value = "match", found.group(1), found.group(2)
-    elif not text.startswith("For the most recent") and not text.startswith("In the most recent data"):
+        quantity = _noun(rest, code)
+    elif (found := re.search(r" (\d+) trading days before the most recent one", body)):
+        kind, sessions = "snapshot", int(found.group(1))
+    elif re.match(r"What (?:is|are) the ", body):
+        kind = "static"
+    elif " most recent" not in body and " most recently" not in body:
         raise UnreadableQuestion("a period or anchor this baseline does not recognise")
-    quantity = re.search(r"what (?:was|is) (?:the )?(.+?)(?: of .+? \(\S+\))?\?", text)
-    quantity_zh = None
-    if question.question_zh:
-        found_zh = re.search(r"的(.+?)(?:是多少|是什么)", question.question_zh)
-        quantity_zh = found_zh.group(1) if found_zh else None
-    return Reading(kind=kind, name=name, quantity_en=quantity.group(1) if quantity else text,
-                   quantity_zh=quantity_zh, sessions=sessions, aggregate=aggregate, match_key=match_key,
-                   match_value=match_value, answer=answer, unit=unit, decimals=decimals)
+    if match_value is not None and kind == "latest":
+        kind = "match"
+    if quantity is None:
+        lead = re.match(r"What (?:was|were|is|are) the (?:latest completed (?:week|month)'s )?", body)
+        if lead is None:
+            raise UnreadableQuestion("a question shape this baseline does not recognise")
+        quantity = _noun(body[lead.end():], code)
+    return Reading(kind=kind, name=name, quantity_en=quantity, quantity_zh=_quantity_zh(question.question_zh),
+                   sessions=sessions, aggregate=aggregate, match_key=match_key, match_value=match_value,
+                   answer=answer, unit=unit, decimals=decimals)
+
+
+def _noun(rest: str, code: str) -> str:
+    """The quantity's noun at the start of `rest`: up to " of <name> (<code>)" when the entity is
+    named (a noun may hold " of " itself: "holding as a percentage of float shares"), else up to
+    the first phrase that follows a noun."""
+    if code and (subject := re.search(rf" of (?:(?! of )[^()])+? \({re.escape(code)}\)", rest)):
+        return rest[: subject.start()]
+    return _NOUN_ENDS.split(rest, maxsplit=1)[0]
+
+
+def _quantity_zh(text: str | None) -> str | None:
+    if not text:
+        return None
+    if (found := _ZH_AGGREGATE.search(text)):
+        return found.group(1)
+    found = re.findall(r"的([^的，。？]+?)(?:是多少|是什么|是哪)", text)
+    return found[-1] if found else None
+
+
+def _unit_words(unit: str) -> str:
+    """"billions of CNY" → "billion CNY": the form `unit_scale` reads."""
+    found = re.fullmatch(r"(thousand|million|billion|trillion)s of (.+)", unit)
+    return f"{found.group(1)} {found.group(2)}" if found else unit
 
 
 def _precision(text: str) -> tuple[str, str | None, int | None]:
-    if (found := re.search(r"Give the number(?: in (.+?))?, rounded to (\d+) decimal places", text)):
-        return "number", found.group(1), int(found.group(2))
-    if (found := re.search(r"as a percentage, rounded to (\d+) decimal places", text)):
-        return "percent", "%", int(found.group(1))
-    if (found := re.search(r"Give a whole number(?: in (.+?))?\.", text)):
-        return "integer", found.group(1), 0
     if "Give the date as YYYY-MM-DD" in text:
         return "date", None, None
-    return "text", None, None
+    tail = _UNIT_TAIL.search(text)
+    if tail is None:
+        return "text", None, None
+    if tail.group("unit") == "percent":
+        return "percent", "%", int(tail.group("places"))
+    if tail.group("unit"):
+        return "number", _unit_words(tail.group("unit")), int(tail.group("places"))
+    if tail.group("bare"):
+        return "number", None, int(tail.group("bare"))
+    return "integer", tail.group("whole"), 0
 
 
 # --------------------------------------------------------------------------- reading pages
