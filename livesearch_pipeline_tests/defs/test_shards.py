@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from zoneinfo import ZoneInfo
 from pathlib import Path
 
 import dagster as dg
@@ -20,6 +21,7 @@ from livesearch_pipeline.defs.refresh.assets import (
     ShardResult,
     assemble_answers,
     gold_answers,
+    point_in_time_fields,
     served_programs,
     served_questions,
     shard_count,
@@ -198,3 +200,32 @@ def test_plan_refuses_a_day_whose_served_file_is_missing(data_root: Path):
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert failure.step_key == "gold_answers.plan_gold_shards"
     assert "materialise served_questions" in failure.event_specific_data.error.to_string()
+
+
+def test_a_provider_without_a_clock_records_its_vintage_and_a_late_backfill():
+    """Point in time: a clocked service states D's cut-off; a provider without one states when it
+    was asked, and whether that was after D's cut-off (recomputed gold)."""
+    def result(retrieved_at):
+        return ShardResult(index=0, answers=(), data_service="svc", stats=ExecutionStats(), retrieved_at=retrieved_at)
+
+    new_york = ZoneInfo("America/New_York")
+    assert point_in_time_fields(DAY, [result(None)]) == {"cutoff": dt.datetime(2026, 3, 13, 23, 59, 59, tzinfo=new_york)}
+    live = dt.datetime(2026, 3, 13, 18, 35, tzinfo=new_york)  # the 18:30 schedule's run
+    assert point_in_time_fields(DAY, [result(live)]) == {"vintage": live, "late_backfill": False}
+    next_week = dt.datetime(2026, 3, 20, 9, 0, tzinfo=new_york)
+    assert point_in_time_fields(DAY, [result(live), result(next_week)]) == {"vintage": next_week, "late_backfill": True}
+    with pytest.raises(ValueError, match="some shards ran as of D's cut-off and others without a clock"):
+        point_in_time_fields(DAY, [result(None), result(live)])
+
+
+def test_the_resource_refuses_a_point_in_time_it_cannot_give():
+    """Only the embedded market has a clock to set; asking another provider for D's cut-off fails."""
+    import asyncio
+
+    async def open_url():
+        async with DataServiceResource(kind="url", url="http://127.0.0.1:9/mcp").open(as_of=DAY):
+            pass
+
+    assert DataServiceResource().point_in_time and not DataServiceResource(kind="tushare").point_in_time
+    with pytest.raises(ValueError, match="kind 'url' has no point-in-time clock; it cannot be queried as of 2026-03-13"):
+        asyncio.run(open_url())
