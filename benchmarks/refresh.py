@@ -200,11 +200,11 @@ def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
     from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
     from livesearch_pipeline.construction.pool import load_checked_pool
     from livesearch_pipeline.core.executor import execute_programs
-    from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotStore
     from livesearch_pipeline.defs.partitions import partition_cutoff
     from livesearch_pipeline.defs.refresh.assets import DEFAULT_MAX_WITHDRAWN_SHARE
     from livesearch_pipeline.defs.resources import DataServiceResource
-    from livesearch_pipeline.refresh import blocking_problems, served_from_pool, withdraw_stale_latest, write_served
+    from livesearch_pipeline.refresh import served_from_pool, withdraw_stale_latest, write_served
     from livesearch_pipeline.settings import DataPaths, code_version
 
     started = time.perf_counter()
@@ -221,12 +221,13 @@ def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
 
     answers, identity = asyncio.run(run())
     answers = withdraw_stale_latest(day, answers, {q.qid: q for q in questions})
-    problems = blocking_problems(day, answers, DEFAULT_MAX_WITHDRAWN_SHARE)
-    if problems:
-        raise SystemExit(f"core refresh of {day} refused: {problems}")
-    SnapshotStore(root / "gold").write(day, answers, pool_version=manifest.version, pool_sha256=manifest.sha256,
-                                       data_service=identity, code_version=code_version(),
-                                       max_withdrawn_share=DEFAULT_MAX_WITHDRAWN_SHARE, cutoff=partition_cutoff(day))
+    try:
+        SnapshotStore(root / "gold").write(day, answers, pool_version=manifest.version, pool_sha256=manifest.sha256,
+                                           data_service=identity, code_version=code_version(),
+                                           max_withdrawn_share=DEFAULT_MAX_WITHDRAWN_SHARE,
+                                           cutoff=partition_cutoff(day))
+    except SnapshotRejectedError as exc:
+        raise SystemExit(f"core refresh of {day} refused: {exc}") from exc
     return len(questions), time.perf_counter() - started
 
 

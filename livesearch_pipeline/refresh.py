@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 
 from livesearch_pipeline.core.calendars import session_on_or_before
 from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
-from livesearch_pipeline.core.snapshot import render_answers, sha256_bytes, withdrawn_answers, write_atomic
+from livesearch_pipeline.core.snapshot import render_answers, sha256_bytes, write_atomic
 from livesearch_pipeline.evaluation.evaluator import qid_set_hash
 
 
@@ -119,25 +119,6 @@ def withdraw_stale_latest(day: dt.date, answers: Sequence[GoldAnswer],
                                  f"{stale[a.qid]['observed']}: suspended or not published)")
         for a in answers
     ]
-
-
-def blocking_problems(day: dt.date, answers: Sequence[GoldAnswer], max_withdrawn_share: float) -> list[str]:
-    """Every blocking condition judged on the computed answers of D, before anything is frozen.
-
-    A problem here means the day is not trustworthy as a whole (the data service was down, or
-    served a stale market so that `latest` answers missed the last session): nothing is frozen,
-    and the same day can be refreshed again later. A few empty, failed or stale programs are not
-    a problem: they are withdrawn from D's scoring set.
-    """
-    if not answers:
-        return ["no answer was computed"]
-    withdrawn = withdrawn_answers(answers)
-    share = len(withdrawn) / len(answers)
-    if share > max_withdrawn_share:
-        first = "; ".join(f"{qid} {reason}" for qid, reason in list(withdrawn.items())[:3])
-        return [f"{len(withdrawn)} of {len(answers)} answers ({share:.1%}) are empty, stale or errors, above the "
-                f"cap of {max_withdrawn_share:.1%} (first: {first})"]
-    return []
 
 
 def write_rejected(directory: Path, day: dt.date, answers: Sequence[GoldAnswer], problems: Sequence[str],

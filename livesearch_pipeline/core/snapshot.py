@@ -76,8 +76,8 @@ def judge_answers(date: dt.date, answers: Sequence[GoldAnswer], max_withdrawn_sh
     if share > max_withdrawn_share:
         first = "; ".join(f"{qid} {reason}" for qid, reason in list(withdrawn.items())[:3])
         raise SnapshotRejectedError(
-            f"gold {date.isoformat()}: {len(withdrawn)} of {len(answers)} answers ({share:.1%}) are empty or "
-            f"errors, above the cap of {max_withdrawn_share:.1%}; nothing was frozen. First: {first}"
+            f"gold {date.isoformat()}: {len(withdrawn)} of {len(answers)} answers ({share:.1%}) are empty, stale "
+            f"or errors, above the cap of {max_withdrawn_share:.1%}; nothing was frozen. First: {first}"
         )
     return withdrawn
 

@@ -26,13 +26,13 @@ from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
 from livesearch_pipeline.construction.pool import load_checked_pool
 from livesearch_pipeline.core.models import GoldAnswer, PoolManifest, Question, ServedQuestion
 from livesearch_pipeline.core.program import PoolLoadError
-from livesearch_pipeline.core.snapshot import SnapshotStore
+from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotStore
 from livesearch_pipeline.defs.construction.assets import question_pool
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_cutoff, partition_date, sessions_closed
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 from livesearch_pipeline.evaluation.evaluator import load_served
 from livesearch_pipeline.refresh import (
-    blocking_problems, preview_markdown, served_from_pool, withdraw_stale_latest, write_rejected, write_served,
+    preview_markdown, served_from_pool, withdraw_stale_latest, write_rejected, write_served,
 )
 from livesearch_pipeline.settings import DataPaths, code_version
 
@@ -340,18 +340,20 @@ def freeze_gold_snapshot(context: dg.OpExecutionContext, storage: StorageResourc
     pool = {q.qid: q for q in served_programs(paths, plan.pool_version)}
     timing = point_in_time_fields(plan.day, results)
     answers = withdraw_stale_latest(plan.day, answers, pool)
-    problems = blocking_problems(plan.day, answers, plan.max_withdrawn_share)
-    if problems:
-        rejected = write_rejected(paths.rejected, plan.day, answers, problems,
+    try:
+        # The store judges the withdrawn share before it writes anything (core.snapshot.judge_answers).
+        written = SnapshotStore(paths.gold).write(
+            plan.day, answers, pool_version=plan.pool_version, pool_sha256=plan.pool_sha256, data_service=identity,
+            code_version=code_version(), max_withdrawn_share=plan.max_withdrawn_share, **timing)
+    except SnapshotRejectedError as exc:
+        rejected = write_rejected(paths.rejected, plan.day, answers, [str(exc)],
                                   attempted_at=dt.datetime.now(dt.timezone.utc),
                                   context={"pool_version": plan.pool_version, "data_service": identity})
         raise dg.Failure(
-            f"gold {plan.day} refused, nothing frozen: {' | '.join(problems)}. The computed answers are kept in "
-            f"{rejected}; fix the cause and refresh {plan.day} again",
-            metadata={"rejected": dg.MetadataValue.path(str(rejected)), "problems": dg.MetadataValue.json(problems)})
-    written = SnapshotStore(paths.gold).write(
-        plan.day, answers, pool_version=plan.pool_version, pool_sha256=plan.pool_sha256, data_service=identity,
-        code_version=code_version(), max_withdrawn_share=plan.max_withdrawn_share, **timing)
+            f"gold {plan.day} refused, nothing frozen: {exc}. The computed answers are kept in {rejected}; fix the "
+            f"cause and refresh {plan.day} again",
+            metadata={"rejected": dg.MetadataValue.path(str(rejected)), "problems": dg.MetadataValue.json([str(exc)])},
+        ) from exc
     counts = Counter(a.status for a in answers)
     context.log.info(f"gold {plan.day}: {dict(counts)}, {len(written.manifest.withdrawn)} withdrawn; "
                      f"{'written' if written.created else 'identical snapshot already frozen'}")
