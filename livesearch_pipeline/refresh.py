@@ -10,8 +10,8 @@ from typing import Mapping, Sequence
 
 from livesearch_pipeline.core.calendars import session_on_or_before
 from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
+from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import render_answers, sha256_bytes, write_atomic
-from livesearch_pipeline.evaluation.evaluator import qid_set_hash
 
 
 class ServedConflictError(RuntimeError):

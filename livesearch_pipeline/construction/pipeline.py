@@ -37,6 +37,7 @@ from livesearch_pipeline.construction.verbalize import (
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.models import PoolManifest, Question
+from livesearch_pipeline.core.pool import CATALOG_FILE, read_catalog as read_catalog
 from livesearch_pipeline.core.snapshot import write_atomic
 
 T = TypeVar("T", bound=BaseModel)
@@ -46,7 +47,7 @@ T = TypeVar("T", bound=BaseModel)
 RESERVE_FACTOR = 3
 
 TABLES = {
-    "catalog": "tool_catalog.json",
+    "catalog": CATALOG_FILE,
     "entities": "entities.jsonl",
     "probe": "tool_probe.jsonl",
     "coverage": "coverage.jsonl",
@@ -101,10 +102,6 @@ def read_enumeration_date(construction_dir: Path) -> dt.date:
         return EnumerationDate.model_validate_json(path.read_bytes()).as_of
     except ValueError as exc:
         raise ValueError(f"{path}: not a valid {EnumerationDate.__name__}: {exc}") from exc
-
-
-def read_catalog(path: Path) -> Catalog:
-    return Catalog.model_validate_json(path.read_bytes())
 
 
 def group_entities(rows: Sequence[EntityInfo]) -> dict[str, list[EntityInfo]]:

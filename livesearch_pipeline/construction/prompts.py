@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from livesearch_pipeline.construction.lexicon import Lexicon, LexiconError, load_lexicon
+from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.models import Candidate
 
 # Professional style (shared/examples/professional_questions.md), made-up companies.

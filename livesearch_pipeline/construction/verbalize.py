@@ -3,7 +3,7 @@
 Two verbalizers share one pipeline:
 - the deterministic **template** verbalizer (no LLM; recorded as `template` in provenance);
 - the **LLM** verbalizer (litellm), which may also reject a candidate.
-Both write from the reviewed field lexicon (construction/lexicon.py): the template the way an
+Both write from the reviewed field lexicon (core/lexicon.py): the template the way an
 analyst asks — entity first by name and code, the quantity in the lexicon's words, the relative
 time, then one unit stated once with its precision (construction/formats.py) — and the LLM from
 a prompt carrying the lexicon entry and professional examples. Whatever writes the text, both
@@ -21,7 +21,7 @@ from typing import Sequence
 from pydantic import ValidationError
 
 from livesearch_pipeline.construction.formats import proposed_rule, zh_unit
-from livesearch_pipeline.construction.lexicon import Lexicon, LexiconError, load_lexicon
+from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.lint import LintContext, lint_question
 from livesearch_pipeline.construction.models import Candidate, RejectRow
 from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM, verbalizer_user_message

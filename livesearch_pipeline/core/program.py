@@ -363,7 +363,7 @@ def load_pool(path: Path, catalog: Catalog | None = None) -> list[Question]:
     Every line must be a valid Question whose qid equals `compute_qid(program, entity)` (a
     mismatch means the pool was edited by hand or built by other code); qids are unique; with
     a catalog, every program also passes `check_question` (catalog and bounds). Errors name the
-    file and line. A pool about to be executed is loaded with `construction.pool.load_checked_pool`,
+    file and line. A pool about to be executed is loaded with `core.pool.load_checked_pool`,
     which also checks the bytes against the pool manifest's sha256.
     """
     path = Path(path)

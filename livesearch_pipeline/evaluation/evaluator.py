@@ -44,7 +44,6 @@ so the served question is the only reliable, agent-independent signal.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import math
 import os
@@ -67,6 +66,9 @@ from livesearch_pipeline.core.models import (
     SnapshotManifest,
     Verdict,
 )
+# The identity of a day's qid set and the visibility bands are core's; imported by name from here too.
+from livesearch_pipeline.core.pool import visibility_band as visibility_band
+from livesearch_pipeline.core.qid import qid_set_hash as qid_set_hash
 from livesearch_pipeline.core.snapshot import (
     SnapshotIntegrityError,
     SnapshotNotFoundError,
@@ -91,17 +93,6 @@ Record = TypeVar("Record", bound=BaseModel)
 
 class EvaluationError(ValueError):
     """A fail-loud rule was violated; nothing must be written."""
-
-
-def qid_set_hash(qids: Iterable[str]) -> str:
-    """sha256 of the sorted, de-duplicated qids joined by "\\n": the identity of a benchmark day."""
-    return hashlib.sha256("\n".join(sorted(set(qids))).encode("utf-8")).hexdigest()
-
-
-def visibility_band(level: int) -> str:
-    if not 0 <= level <= 10:
-        raise ValueError(f"visibility level {level} is outside 0..10")
-    return "low" if level <= 3 else "mid" if level <= 6 else "high"
 
 
 def _name_qids(qids: Iterable[str]) -> str:

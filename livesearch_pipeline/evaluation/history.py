@@ -12,8 +12,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from livesearch_pipeline.construction.pool import SignatureHistory
 from livesearch_pipeline.core.models import Question, Verdict
+from livesearch_pipeline.core.pool import SignatureHistory
 from livesearch_pipeline.settings import DataPaths
 
 BASELINE_AGENTS = frozenset({"oracle", "stale", "search-read"})
