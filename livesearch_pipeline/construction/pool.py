@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from livesearch_pipeline.core.jsonl import render_jsonl
 from livesearch_pipeline.core.models import PoolManifest, Question
 # Reading the pool (and the record evaluation hands the filter) lives in core.pool, below every
 # package that reads it; the names stay importable from here for the construction side.
@@ -178,8 +179,7 @@ def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[li
 
 
 def render_pool(questions: Sequence[Question]) -> bytes:
-    lines = [q.model_dump_json() for q in sorted(questions, key=lambda q: q.qid)]
-    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    return render_jsonl(sorted(questions, key=lambda q: q.qid))
 
 
 def pool_version(questions: Sequence[Question]) -> str:

@@ -57,6 +57,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl, read_jsonl, read_jsonl_bytes, render_jsonl
 from livesearch_pipeline.core.matching import MatchOutcome, match_answer, normalize_text
 from livesearch_pipeline.core.models import (
     GoldAnswer,
@@ -105,46 +106,12 @@ def _name_qids(qids: Iterable[str]) -> str:
 # --------------------------------------------------------------------------- loading
 
 
-def _read_bytes(path: Path, what: str) -> bytes:
-    if not path.is_file():
-        raise EvaluationError(f"{what} file {path} does not exist")
+def _read_jsonl(path: Path, model: type[Record], file_what: str, what: str) -> list[Record]:
+    """The records of a JSONL input (core.jsonl: every malformed line counted, the first named)."""
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise EvaluationError(f"{what} file {path} cannot be read: {exc}") from exc
-
-
-def parse_jsonl(path: Path, data: bytes, model: type[Record], what: str) -> list[Record]:
-    """Every line of `data` as `model`; all malformed lines are reported with their numbers.
-
-    Each line must be exactly one JSON object of the record type: pydantic's JSON parser
-    refuses trailing data, so two objects on a line, half an object, a blank line or an array
-    fail on their own line. (Validating all lines as one joined JSON array, as an earlier
-    version did for speed, let an object split over two lines pass as one record.)
-    """
-    records: list[Record] = []
-    problems: list[str] = []
-    bad_lines = 0
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()  # the final newline ends the last line; it does not start an empty one
-    for number, line in enumerate(lines, start=1):
-        problem: str | None = None
-        if not line.strip():
-            problem = "blank line (one JSON object per line)"
-        else:
-            try:
-                records.append(model.model_validate_json(line))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                problem = f"{'.'.join(str(p) for p in first['loc']) or 'line'}: {first['msg']}"
-        if problem is not None:
-            bad_lines += 1
-            if len(problems) < _SHOWN_QIDS:
-                problems.append(f"line {number}: {problem}")
-    if bad_lines:
-        raise EvaluationError(f"{path}: {bad_lines} malformed {what} line(s) — " + "; ".join(problems))
-    return records
+        return parse_jsonl(path, read_jsonl_bytes(path, file_what), model, what)
+    except JsonlError as exc:
+        raise EvaluationError(str(exc)) from exc
 
 
 def _duplicates(qids: Iterable[str]) -> list[str]:
@@ -180,7 +147,7 @@ class GoldDay:
 
 
 def load_served(path: Path) -> list[ServedQuestion]:
-    served = parse_jsonl(path, _read_bytes(path, "served questions"), ServedQuestion, "served question")
+    served = _read_jsonl(path, ServedQuestion, "served questions", "served question")
     duplicates = _duplicates(q.qid for q in served)
     if duplicates:
         raise EvaluationError(f"{path}: served questions repeat {_name_qids(duplicates)}")
@@ -206,7 +173,7 @@ def load_gold(path: Path) -> GoldDay:
 
 
 def load_predictions(path: Path) -> tuple[list[Prediction], PredictionRunMeta | None]:
-    predictions = parse_jsonl(path, _read_bytes(path, "predictions"), Prediction, "prediction")
+    predictions = _read_jsonl(path, Prediction, "predictions", "prediction")
     duplicates = _duplicates(p.qid for p in predictions)
     if duplicates:
         raise EvaluationError(f"{path}: predictions repeat {_name_qids(duplicates)}")
@@ -454,7 +421,7 @@ def language_of(question: ServedQuestion) -> str:
 
 
 def render_verdicts(verdicts: Sequence[Verdict]) -> bytes:
-    return "".join(v.model_dump_json() + "\n" for v in verdicts).encode("utf-8")
+    return render_jsonl(verdicts)
 
 
 def summarise(
@@ -716,5 +683,6 @@ def load_evaluation(run_dir: Path) -> tuple[EvaluationSummary, Path]:
     return summary, verdicts_path
 
 
-def load_verdicts(path: Path) -> list[Verdict]:
-    return parse_jsonl(Path(path), _read_bytes(Path(path), "verdicts"), Verdict, "verdict")
+def read_verdicts(path: Path) -> list[Verdict]:
+    """The verdicts of a `verdicts.jsonl` (blank lines skipped); JsonlError names the file and bad lines."""
+    return read_jsonl(path, Verdict, "verdict", skip_blank=True)
