@@ -76,6 +76,7 @@ from livesearch_pipeline.core.snapshot import (
     SnapshotStore,
     scoring_qids,
     sha256_bytes,
+    snapshot_date,
     sha256_file,
     write_atomic,
 )
@@ -84,7 +85,6 @@ from livesearch_pipeline.evaluation.judge import JudgeIndependenceError, LLMJudg
 from livesearch_pipeline.evaluation.prompts import detect_language
 
 DETERMINISTIC = "deterministic"
-_GOLD_NAME = re.compile(r"^gold_answers_(\d{4}-\d{2}-\d{2})\.jsonl$")
 _SERVED_NAME = re.compile(r"^served_questions_(\d{4}-\d{2}-\d{2})\.jsonl$")
 _SHOWN_QIDS = 5
 _CANDIDATE_REL_TOL = 1e-9
@@ -123,10 +123,6 @@ def _date_from_name(path: Path, pattern: re.Pattern[str]) -> dt.date | None:
     return dt.date.fromisoformat(match.group(1)) if match else None
 
 
-def manifest_path_beside(gold_path: Path) -> Path:
-    return gold_path.with_name(gold_path.name.removesuffix(".jsonl") + ".manifest.json")
-
-
 def meta_path_beside(predictions_path: Path) -> Path:
     return predictions_path.with_name(predictions_path.name.removesuffix(".jsonl") + ".meta.json")
 
@@ -160,7 +156,7 @@ def load_gold(path: Path) -> GoldDay:
     `path` must be a snapshot's JSONL, `gold_answers_<D>.jsonl`; its manifest lies beside it.
     """
     path = Path(path)
-    date = _date_from_name(path, _GOLD_NAME)
+    date = snapshot_date(path)
     if date is None:
         raise EvaluationError(f"{path}: a gold snapshot is named gold_answers_<YYYY-MM-DD>.jsonl")
     try:
@@ -614,8 +610,10 @@ def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
 
 def evaluation_inputs(served_path: Path, gold_path: Path, predictions_path: Path) -> list[Path]:
     """Every file `evaluate` reads for these inputs (the gold manifest and run metadata included)."""
-    return [Path(served_path), Path(gold_path), manifest_path_beside(Path(gold_path)), Path(predictions_path),
-            meta_path_beside(Path(predictions_path))]
+    gold_path = Path(gold_path)
+    gold_date = snapshot_date(gold_path)  # a gold file named otherwise is refused by `load_gold`
+    gold_manifest = [SnapshotStore(gold_path.parent).manifest_path_for(gold_date)] if gold_date else []
+    return [Path(served_path), gold_path, *gold_manifest, Path(predictions_path), meta_path_beside(Path(predictions_path))]
 
 
 def _render_summary(summary: EvaluationSummary) -> bytes:
