@@ -27,6 +27,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check livesearch_pipeline livesearch_pipeline_tests benchmarks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 ui: $(STAMP)

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from livesearch_pipeline.core.jsonl import write_jsonl
 from livesearch_pipeline.core.models import GoldAnswer, MatchRule, Prediction, PredictionRunMeta, ServedQuestion
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.core.matching import match_answer
@@ -85,7 +86,7 @@ def write_day(root: Path, n: int, *, seed: int, long_share: float) -> tuple[Path
     items = [_item(i, rng, long_share=long_share) for i in range(n)]
     served_path = root / "served" / f"served_questions_{DAY.isoformat()}.jsonl"
     served_path.parent.mkdir(parents=True)
-    served_path.write_text("".join(q.model_dump_json() + "\n" for q in served), encoding="utf-8")
+    write_jsonl(served_path, served)
     gold_path = SnapshotStore(root / "gold").write(
         DAY, [g for g, _ in items], pool_version="bench", pool_sha256="0" * 64, data_service="bench",
         code_version="bench", max_withdrawn_share=0.05,

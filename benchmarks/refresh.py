@@ -197,18 +197,17 @@ def fresh_data_root(work: Path, name: str, pool: Path) -> Path:
 def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
     """(a): write the served file of `day`, execute its programs as of D's cut-off, validate, then
     write the snapshot, as the asset does; (programs, wall s). `clock` is the service's "now"."""
-    from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
-    from livesearch_pipeline.construction.pool import load_checked_pool
+    from livesearch_pipeline.core.pool import CATALOG_FILE, load_checked_pool, read_catalog
     from livesearch_pipeline.core.executor import execute_programs
     from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotStore
-    from livesearch_pipeline.defs.partitions import partition_cutoff
+    from livesearch_pipeline.core.benchmark_day import partition_cutoff
     from livesearch_pipeline.defs.refresh.assets import DEFAULT_MAX_WITHDRAWN_SHARE
     from livesearch_pipeline.defs.resources import DataServiceResource
     from livesearch_pipeline.refresh import served_from_pool, withdraw_stale_latest, write_served
     from livesearch_pipeline.settings import DataPaths, code_version
 
     started = time.perf_counter()
-    manifest, pool = load_checked_pool(root / "pool", read_catalog(root / "construction" / TABLES["catalog"]))
+    manifest, pool = load_checked_pool(root / "pool", read_catalog(root / "construction" / CATALOG_FILE))
     served_records = served_from_pool(pool)
     write_served(DataPaths(root).served_file(day), served_records)
     served = {s.qid for s in served_records}

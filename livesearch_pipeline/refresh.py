@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from livesearch_pipeline.core.calendars import session_on_or_before
+from livesearch_pipeline.core.jsonl import render_jsonl
 from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
+from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import render_answers, sha256_bytes, write_atomic
-from livesearch_pipeline.evaluation.evaluator import qid_set_hash
 
 
 class ServedConflictError(RuntimeError):
@@ -36,7 +37,7 @@ def served_from_pool(pool: Sequence[Question]) -> list[ServedQuestion]:
 
 
 def render_served(served: Sequence[ServedQuestion]) -> bytes:
-    return "".join(s.model_dump_json() + "\n" for s in sorted(served, key=lambda s: s.qid)).encode("utf-8")
+    return render_jsonl(sorted(served, key=lambda s: s.qid))
 
 
 def write_served(path: Path, served: Sequence[ServedQuestion]) -> ServedWrite:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from livesearch_pipeline.construction.lexicon import Kind, Lexicon, LexiconError, load_lexicon
+from livesearch_pipeline.core.lexicon import Kind, Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.core.catalog import FieldMeta
 from livesearch_pipeline.core.models import Format, MatchRule
 from livesearch_pipeline.core.normalize import CURRENCIES, unit_scale

@@ -36,7 +36,9 @@ from livesearch_pipeline.construction.verbalize import (
 )
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.client import ToolClient
+from livesearch_pipeline.core.jsonl import parse_jsonl, write_jsonl
 from livesearch_pipeline.core.models import PoolManifest, Question
+from livesearch_pipeline.core.pool import CATALOG_FILE, read_catalog as read_catalog
 from livesearch_pipeline.core.snapshot import write_atomic
 
 T = TypeVar("T", bound=BaseModel)
@@ -46,7 +48,7 @@ T = TypeVar("T", bound=BaseModel)
 RESERVE_FACTOR = 3
 
 TABLES = {
-    "catalog": "tool_catalog.json",
+    "catalog": CATALOG_FILE,
     "entities": "entities.jsonl",
     "probe": "tool_probe.jsonl",
     "coverage": "coverage.jsonl",
@@ -63,23 +65,13 @@ TABLES = {
 
 
 def write_table(path: Path, rows: Sequence[BaseModel]) -> None:
-    data = "".join(r.model_dump_json() + "\n" for r in rows).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, data)
+    write_jsonl(path, rows)
 
 
 def read_table(path: Path, model: type[T]) -> list[T]:
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist; materialise the stage that writes it first")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(model.model_validate_json(line))
-        except ValueError as exc:
-            raise ValueError(f"{path}:{number}: not a valid {model.__name__}: {exc}") from exc
-    return rows
+    return parse_jsonl(path, path.read_bytes(), model, model.__name__, skip_blank=True)
 
 
 def write_catalog(path: Path, catalog: Catalog) -> None:
@@ -101,10 +93,6 @@ def read_enumeration_date(construction_dir: Path) -> dt.date:
         return EnumerationDate.model_validate_json(path.read_bytes()).as_of
     except ValueError as exc:
         raise ValueError(f"{path}: not a valid {EnumerationDate.__name__}: {exc}") from exc
-
-
-def read_catalog(path: Path) -> Catalog:
-    return Catalog.model_validate_json(path.read_bytes())
 
 
 def group_entities(rows: Sequence[EntityInfo]) -> dict[str, list[EntityInfo]]:

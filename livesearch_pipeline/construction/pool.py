@@ -17,19 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from pydantic import ValidationError
-
-from livesearch_pipeline.core.catalog import Catalog
+from livesearch_pipeline.core.jsonl import render_jsonl
 from livesearch_pipeline.core.models import PoolManifest, Question
-from livesearch_pipeline.core.program import PoolLoadError, parse_pool_bytes
+# Reading the pool (and the record evaluation hands the filter) lives in core.pool, below every
+# package that reads it; the names stay importable from here for the construction side.
+from livesearch_pipeline.core.pool import (
+    MANIFEST_FILE,
+    POOL_FILE,
+    SignatureHistory,
+    load_checked_pool as load_checked_pool,
+    read_manifest as read_manifest,
+    visibility_band,
+)
 from livesearch_pipeline.core.snapshot import write_atomic
-
-POOL_FILE = "questions.jsonl"
-MANIFEST_FILE = "pool_manifest.json"
-
-
-def visibility_band(level: int) -> str:
-    return "low" if level <= 3 else ("mid" if level <= 6 else "high")
 
 
 @dataclass(frozen=True)
@@ -49,15 +49,6 @@ CLASS_ORDER = ("daily", "weekly", "monthly", "quarterly", "annual", "static")
 def visit_key(first, signature: str) -> tuple:
     """Order in which the per-tool cap visits a tool's signatures: observed class, tier, signature."""
     return CLASS_ORDER.index(first.refresh_class), first.tier, signature
-
-
-@dataclass(frozen=True)
-class SignatureHistory:
-    """What evaluation says about a signature: how many agents saw it and how many solved it all."""
-
-    agents_evaluated: int
-    agents_solved: int
-    served_qids: frozenset[str]
 
 
 @dataclass
@@ -188,8 +179,7 @@ def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[li
 
 
 def render_pool(questions: Sequence[Question]) -> bytes:
-    lines = [q.model_dump_json() for q in sorted(questions, key=lambda q: q.qid)]
-    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    return render_jsonl(sorted(questions, key=lambda q: q.qid))
 
 
 def pool_version(questions: Sequence[Question]) -> str:
@@ -243,47 +233,3 @@ def write_pool(root: Path, questions: Sequence[Question], *, data_service: str,
     write_atomic(manifest_path, (json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return manifest
 
-
-def read_manifest(root: Path) -> PoolManifest:
-    path = root / MANIFEST_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"no pool manifest at {path}; build the pool first (livesearch build-pool)")
-    return PoolManifest.model_validate_json(path.read_bytes())
-
-
-def load_checked_pool(root: Path, catalog: Catalog) -> tuple[PoolManifest, list[Question]]:
-    """The pool under `root`, verified before anything executes it; PoolLoadError otherwise.
-
-    `questions.jsonl` must have the sha256 and question count its `pool_manifest.json` records
-    (so the pool executed is the pool version a gold manifest names), and every program must
-    pass `core.program.check_question` against `catalog`: known tool of role `data`, existing
-    extractor paths and fields, matching formats, at most `MAX_CALLS_PER_PROGRAM` calls and
-    windows within the look-back bounds. The error names the file, line and qid.
-
-    The catalog to pass is the one the pool was built from (`construction/tool_catalog.json`,
-    `construction.pipeline.read_catalog`): the programs were validated against it, and a later
-    service whose catalog drifted must fail here by name instead of running programs it was never
-    checked for.
-    """
-    root = Path(root)
-    manifest_path, pool_path = root / MANIFEST_FILE, root / POOL_FILE
-    if not manifest_path.is_file():
-        raise PoolLoadError(f"no pool manifest {manifest_path}; build the pool first (livesearch build-pool)")
-    try:
-        manifest = PoolManifest.model_validate_json(manifest_path.read_bytes())
-    except ValidationError as exc:
-        raise PoolLoadError(f"{manifest_path} is not a valid pool manifest: {exc}") from None
-    if not pool_path.is_file():
-        raise PoolLoadError(f"{pool_path} is missing although {manifest_path.name} records version {manifest.version}")
-    data = pool_path.read_bytes()  # hashed and parsed from the same bytes: no swap in between
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != manifest.sha256:
-        raise PoolLoadError(
-            f"{pool_path} has sha256 {actual} but {manifest_path.name} records {manifest.sha256}: "
-            "the pool was modified after it was built; rebuild it (livesearch build-pool)"
-        )
-    questions = parse_pool_bytes(str(pool_path), data, catalog)
-    if len(questions) != manifest.questions:
-        raise PoolLoadError(f"{pool_path} holds {len(questions)} questions but {manifest_path.name} records "
-                            f"{manifest.questions}")
-    return manifest, questions

@@ -1,11 +1,10 @@
-"""Prompts of the LLM verbalizer (stage 5). Kept apart so that a prompt change is one diff."""
+"""Prompts of the LLM verbalizer (stage 5). Kept apart so that a prompt change is one diff.
+
+The user message, the candidate's facts as JSON, is built by `verbalize.verbalizer_user_message`
+from the verbalizer's own unit and series phrases.
+"""
 
 from __future__ import annotations
-
-import json
-
-from livesearch_pipeline.construction.lexicon import Lexicon, LexiconError, load_lexicon
-from livesearch_pipeline.construction.models import Candidate
 
 # Professional style (shared/examples/professional_questions.md), made-up companies.
 PROFESSIONAL_EXAMPLES = (
@@ -60,35 +59,3 @@ Reply with ONE JSON object and nothing else:
 {"keep": true|false, "reason": "...", "question": "..."|null, "question_zh": "..."|null,
  "match": {...}|null}
 """
-
-
-def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None) -> str:
-    from livesearch_pipeline.construction.formats import zh_unit
-    from livesearch_pipeline.construction.verbalize import series_forms, unit_phrase_en
-
-    lexicon = lexicon or load_lexicon()
-    facts = candidate.facts
-    fmt = candidate.program.extract.format
-    entry = lexicon.entry(facts.tool, facts.field)
-    try:
-        unit_zh = zh_unit(fmt)[0] if fmt.kind in ("number", "integer") else None
-    except LexiconError:
-        unit_zh = None
-    payload = {
-        "instrument": {"code": candidate.entity, "name": candidate.entity_name,
-                       "asset_class": candidate.asset_class},
-        "field": {"name": facts.field,
-                  "lexicon": entry.model_dump(mode="json") if entry else None},
-        "anchor": facts.anchor,
-        "refresh_class": candidate.refresh_class,
-        "aggregate": facts.aggregate,
-        "exchange_calendar": facts.calendar,
-        "series": [forms[-1] for forms in series_forms(candidate)],
-        "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
-        "date_resolved_by": facts.ref_description,
-        "answer_format": fmt.model_dump(mode="json", exclude_defaults=True),
-        "unit_en": unit_phrase_en(fmt).lstrip(", ") or None,
-        "unit_zh": unit_zh,
-        "todays_value": facts.observed_answer,
-    }
-    return json.dumps(payload, ensure_ascii=False, sort_keys=True)

@@ -3,7 +3,7 @@
 Two verbalizers share one pipeline:
 - the deterministic **template** verbalizer (no LLM; recorded as `template` in provenance);
 - the **LLM** verbalizer (litellm), which may also reject a candidate.
-Both write from the reviewed field lexicon (construction/lexicon.py): the template the way an
+Both write from the reviewed field lexicon (core/lexicon.py): the template the way an
 analyst asks — entity first by name and code, the quantity in the lexicon's words, the relative
 time, then one unit stated once with its precision (construction/formats.py) — and the LLM from
 a prompt carrying the lexicon entry and professional examples. Whatever writes the text, both
@@ -14,6 +14,7 @@ is clamped mechanically (core.matching.clamp_rule), or the candidate lands in th
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -21,10 +22,10 @@ from typing import Sequence
 from pydantic import ValidationError
 
 from livesearch_pipeline.construction.formats import proposed_rule, zh_unit
-from livesearch_pipeline.construction.lexicon import Lexicon, LexiconError, load_lexicon
+from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.lint import LintContext, lint_question
 from livesearch_pipeline.construction.models import Candidate, RejectRow
-from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM, verbalizer_user_message
+from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.matching import clamp_rule
@@ -552,3 +553,33 @@ def finalize(items: Sequence[Verbalized], catalog: Catalog | None = None) -> tup
                 provenance=Provenance(verbalizer=v.verbalizer, proposed_match=v.proposed, clamp=decisions),
             ))
     return questions, rejects
+
+
+def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None) -> str:
+    """The user message of the LLM verbalizer: the candidate's facts as one JSON object."""
+    lexicon = lexicon or load_lexicon()
+    facts = candidate.facts
+    fmt = candidate.program.extract.format
+    entry = lexicon.entry(facts.tool, facts.field)
+    try:
+        unit_zh = zh_unit(fmt)[0] if fmt.kind in ("number", "integer") else None
+    except LexiconError:
+        unit_zh = None
+    payload = {
+        "instrument": {"code": candidate.entity, "name": candidate.entity_name,
+                       "asset_class": candidate.asset_class},
+        "field": {"name": facts.field,
+                  "lexicon": entry.model_dump(mode="json") if entry else None},
+        "anchor": facts.anchor,
+        "refresh_class": candidate.refresh_class,
+        "aggregate": facts.aggregate,
+        "exchange_calendar": facts.calendar,
+        "series": [forms[-1] for forms in series_forms(candidate)],
+        "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
+        "date_resolved_by": facts.ref_description,
+        "answer_format": fmt.model_dump(mode="json", exclude_defaults=True),
+        "unit_en": unit_phrase_en(fmt).lstrip(", ") or None,
+        "unit_zh": unit_zh,
+        "todays_value": facts.observed_answer,
+    }
+    return json.dumps(payload, ensure_ascii=False, sort_keys=True)

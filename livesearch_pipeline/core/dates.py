@@ -118,7 +118,8 @@ def resolve_date_spec(spec: DateSpec, as_of: dt.date) -> str:
 
 
 def parse_datetime(text: str, fmt: str) -> dt.datetime:
-    """Parse a time key; period keys give midnight of their period's last day."""
+    """Parse a time key, the inverse of `format_date`; period keys (`YYYYMM`/`YYYYQn`) give midnight
+    of their period's LAST day (see module doc)."""
     if fmt == MONTH_FMT:
         match = _MONTH_KEY.match(text)
         if not match:
@@ -141,8 +142,3 @@ def parse_datetime(text: str, fmt: str) -> dt.datetime:
         return dt.datetime.strptime(text, fmt)
     except ValueError as exc:
         raise ValueError(f"{text!r} is not a date in format {fmt!r}: {exc}") from None
-
-
-def parse_date(text: str, fmt: str) -> dt.date:
-    """Inverse of `format_date`; `YYYYMM`/`YYYYQn` give the period's LAST day (see module doc)."""
-    return parse_datetime(text, fmt).date()

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from livesearch_pipeline.core.catalog import Catalog, FieldType, ToolMeta
 from livesearch_pipeline.core.dates import resolve_date_spec
-from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, read_value
+from livesearch_pipeline.core.extract import ORDERED_AGGREGATES, ExtractionEmpty, ExtractionError, read_value
 from livesearch_pipeline.core.models import ArgValue, Call, DateSpec, Extractor, Program, Question, ValueRef
 from livesearch_pipeline.core.qid import compute_qid
 
@@ -21,7 +21,6 @@ NUMERIC_TYPES: frozenset[FieldType] = frozenset({"number", "integer"})
 # Aggregates that return a field's own value (or a count) and so work on any field type.
 TYPE_PRESERVING_AGGREGATES = frozenset({"first", "last", "count"})
 ARG_AGGREGATES = frozenset({"argmax", "argmin"})
-ORDERED_AGGREGATES = frozenset({"first", "last", "change", "pct_change", "argmax", "argmin"})
 
 
 class ProgramError(ValueError):
@@ -363,7 +362,7 @@ def load_pool(path: Path, catalog: Catalog | None = None) -> list[Question]:
     Every line must be a valid Question whose qid equals `compute_qid(program, entity)` (a
     mismatch means the pool was edited by hand or built by other code); qids are unique; with
     a catalog, every program also passes `check_question` (catalog and bounds). Errors name the
-    file and line. A pool about to be executed is loaded with `construction.pool.load_checked_pool`,
+    file and line. A pool about to be executed is loaded with `core.pool.load_checked_pool`,
     which also checks the bytes against the pool manifest's sha256.
     """
     path = Path(path)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import BaseModel
 
@@ -41,6 +41,11 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(
         obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_jsonable
     )
+
+
+def qid_set_hash(qids: Iterable[str]) -> str:
+    """sha256 of the sorted, de-duplicated qids joined by "\\n": the identity of a benchmark day."""
+    return hashlib.sha256("\n".join(sorted(set(qids))).encode("utf-8")).hexdigest()
 
 
 def _sha256(text: str) -> str:

@@ -56,6 +56,12 @@ class SnapshotRejectedError(ValueError):
     """The computed answers of a day fail a blocking condition: nothing may be frozen."""
 
 
+def snapshot_date(path: Path) -> dt.date | None:
+    """The date of a snapshot file named `gold_answers_<YYYY-MM-DD>.jsonl`, else None."""
+    match = _SNAPSHOT_NAME.match(Path(path).name)
+    return dt.date.fromisoformat(match.group(1)) if match else None
+
+
 def withdrawn_answers(answers: Sequence[GoldAnswer]) -> dict[str, str]:
     """qid -> reason for every answer whose program returned `empty` or `error` on the day."""
     reasons: dict[str, str] = {}
@@ -210,10 +216,9 @@ class SnapshotStore:
             return []
         found: list[dt.date] = []
         for entry in self.root.iterdir():
-            match = _SNAPSHOT_NAME.match(entry.name)
-            if match is None:
+            date = snapshot_date(entry)
+            if date is None:
                 continue
-            date = dt.date.fromisoformat(match.group(1))
             if self.exists(date):
                 found.append(date)
         return sorted(found)

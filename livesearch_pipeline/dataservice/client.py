@@ -30,14 +30,8 @@ from pydantic import ValidationError
 
 from livesearch_pipeline.core.catalog import META_KEY, Catalog, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
+from livesearch_pipeline.dataservice.auth import AUTH_TOKEN_ENV, UNAUTHORIZED_RPC_CODE
 from livesearch_pipeline.dataservice.quota import RETRY_META_KEY, QuotaLimiter, call_with_quota, error_from_retry_meta
-
-# Read by `McpToolClient.url` and `livesearch serve-data` alike.
-AUTH_TOKEN_ENV = "LIVESEARCH_DATA_SERVICE_TOKEN"
-# The JSON-RPC error code of the HTTP data service's 401 body (the MCP SDK surfaces a JSON-RPC
-# error sent with a non-2xx status as is). JSON-RPC leaves -32000..-32099 to implementations;
-# the MCP SDK uses -32000, -32001, -32020..-32022 and -32042, so this one is ours alone.
-UNAUTHORIZED_RPC_CODE = -32030
 
 # JSON-RPC error codes that say "try again later" rather than "this request is wrong".
 _TRANSIENT_RPC_CODES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})

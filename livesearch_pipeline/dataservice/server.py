@@ -56,7 +56,7 @@ from livesearch_pipeline.dataservice.catalog import (
     check_tool_specs,
     collect_tool_specs,
 )
-from livesearch_pipeline.dataservice.client import AUTH_TOKEN_ENV, UNAUTHORIZED_RPC_CODE
+from livesearch_pipeline.dataservice.auth import AUTH_TOKEN_ENV, UNAUTHORIZED_RPC_CODE
 from livesearch_pipeline.dataservice.quota import RETRY_META_KEY, retry_meta
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
 

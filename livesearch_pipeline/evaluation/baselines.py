@@ -174,10 +174,9 @@ def _judge(paths: DataPaths):
 
 def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
     """The pool under `paths.pool`, checked by `load_checked_pool` against the catalog it was built from."""
-    from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
-    from livesearch_pipeline.construction.pool import load_checked_pool
+    from livesearch_pipeline.core.pool import CATALOG_FILE, load_checked_pool, read_catalog
 
-    catalog_path = paths.construction / TABLES["catalog"]
+    catalog_path = paths.construction / CATALOG_FILE
     if not catalog_path.is_file():
         raise PoolLoadError(f"no tool catalog {catalog_path}: the pool cannot be checked before it runs; "
                             "build the pool first (livesearch build-pool)")

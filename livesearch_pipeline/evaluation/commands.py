@@ -265,10 +265,10 @@ def _agent_register(args: argparse.Namespace) -> int:
         added = register_agent(path, spec)
     except AgentRegistryError as exc:
         return _fail("agent register", str(exc))
-    # The Dagster side of the CLI owns DAGSTER_HOME; imported here so that other commands do not load Dagster.
-    from livesearch_pipeline.pipeline_commands import _instance
+    # Imported here so that other commands do not load Dagster.
+    from livesearch_pipeline.infra.dagster_instance import open_instance
 
-    instance = _instance()
+    instance = open_instance(DataPaths.from_env().root)
     new_partition = not instance.has_dynamic_partition(AGENT_PARTITIONS_NAME, spec.name)
     if new_partition:
         instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, [spec.name])

@@ -44,7 +44,6 @@ so the served question is the only reliable, agent-independent signal.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import math
 import os
@@ -58,6 +57,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl, read_jsonl, read_jsonl_bytes, render_jsonl
 from livesearch_pipeline.core.matching import MatchOutcome, match_answer, normalize_text
 from livesearch_pipeline.core.models import (
     GoldAnswer,
@@ -67,12 +67,16 @@ from livesearch_pipeline.core.models import (
     SnapshotManifest,
     Verdict,
 )
+# The identity of a day's qid set and the visibility bands are core's; imported by name from here too.
+from livesearch_pipeline.core.pool import visibility_band as visibility_band
+from livesearch_pipeline.core.qid import qid_set_hash as qid_set_hash
 from livesearch_pipeline.core.snapshot import (
     SnapshotIntegrityError,
     SnapshotNotFoundError,
     SnapshotStore,
     scoring_qids,
     sha256_bytes,
+    snapshot_date,
     sha256_file,
     write_atomic,
 )
@@ -81,7 +85,6 @@ from livesearch_pipeline.evaluation.judge import JudgeIndependenceError, LLMJudg
 from livesearch_pipeline.evaluation.prompts import detect_language
 
 DETERMINISTIC = "deterministic"
-_GOLD_NAME = re.compile(r"^gold_answers_(\d{4}-\d{2}-\d{2})\.jsonl$")
 _SERVED_NAME = re.compile(r"^served_questions_(\d{4}-\d{2}-\d{2})\.jsonl$")
 _SHOWN_QIDS = 5
 _CANDIDATE_REL_TOL = 1e-9
@@ -91,17 +94,6 @@ Record = TypeVar("Record", bound=BaseModel)
 
 class EvaluationError(ValueError):
     """A fail-loud rule was violated; nothing must be written."""
-
-
-def qid_set_hash(qids: Iterable[str]) -> str:
-    """sha256 of the sorted, de-duplicated qids joined by "\\n": the identity of a benchmark day."""
-    return hashlib.sha256("\n".join(sorted(set(qids))).encode("utf-8")).hexdigest()
-
-
-def visibility_band(level: int) -> str:
-    if not 0 <= level <= 10:
-        raise ValueError(f"visibility level {level} is outside 0..10")
-    return "low" if level <= 3 else "mid" if level <= 6 else "high"
 
 
 def _name_qids(qids: Iterable[str]) -> str:
@@ -114,46 +106,12 @@ def _name_qids(qids: Iterable[str]) -> str:
 # --------------------------------------------------------------------------- loading
 
 
-def _read_bytes(path: Path, what: str) -> bytes:
-    if not path.is_file():
-        raise EvaluationError(f"{what} file {path} does not exist")
+def _read_jsonl(path: Path, model: type[Record], file_what: str, what: str) -> list[Record]:
+    """The records of a JSONL input (core.jsonl: every malformed line counted, the first named)."""
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise EvaluationError(f"{what} file {path} cannot be read: {exc}") from exc
-
-
-def parse_jsonl(path: Path, data: bytes, model: type[Record], what: str) -> list[Record]:
-    """Every line of `data` as `model`; all malformed lines are reported with their numbers.
-
-    Each line must be exactly one JSON object of the record type: pydantic's JSON parser
-    refuses trailing data, so two objects on a line, half an object, a blank line or an array
-    fail on their own line. (Validating all lines as one joined JSON array, as an earlier
-    version did for speed, let an object split over two lines pass as one record.)
-    """
-    records: list[Record] = []
-    problems: list[str] = []
-    bad_lines = 0
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()  # the final newline ends the last line; it does not start an empty one
-    for number, line in enumerate(lines, start=1):
-        problem: str | None = None
-        if not line.strip():
-            problem = "blank line (one JSON object per line)"
-        else:
-            try:
-                records.append(model.model_validate_json(line))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                problem = f"{'.'.join(str(p) for p in first['loc']) or 'line'}: {first['msg']}"
-        if problem is not None:
-            bad_lines += 1
-            if len(problems) < _SHOWN_QIDS:
-                problems.append(f"line {number}: {problem}")
-    if bad_lines:
-        raise EvaluationError(f"{path}: {bad_lines} malformed {what} line(s) — " + "; ".join(problems))
-    return records
+        return parse_jsonl(path, read_jsonl_bytes(path, file_what), model, what)
+    except JsonlError as exc:
+        raise EvaluationError(str(exc)) from exc
 
 
 def _duplicates(qids: Iterable[str]) -> list[str]:
@@ -163,10 +121,6 @@ def _duplicates(qids: Iterable[str]) -> list[str]:
 def _date_from_name(path: Path, pattern: re.Pattern[str]) -> dt.date | None:
     match = pattern.match(path.name)
     return dt.date.fromisoformat(match.group(1)) if match else None
-
-
-def manifest_path_beside(gold_path: Path) -> Path:
-    return gold_path.with_name(gold_path.name.removesuffix(".jsonl") + ".manifest.json")
 
 
 def meta_path_beside(predictions_path: Path) -> Path:
@@ -189,7 +143,7 @@ class GoldDay:
 
 
 def load_served(path: Path) -> list[ServedQuestion]:
-    served = parse_jsonl(path, _read_bytes(path, "served questions"), ServedQuestion, "served question")
+    served = _read_jsonl(path, ServedQuestion, "served questions", "served question")
     duplicates = _duplicates(q.qid for q in served)
     if duplicates:
         raise EvaluationError(f"{path}: served questions repeat {_name_qids(duplicates)}")
@@ -202,7 +156,7 @@ def load_gold(path: Path) -> GoldDay:
     `path` must be a snapshot's JSONL, `gold_answers_<D>.jsonl`; its manifest lies beside it.
     """
     path = Path(path)
-    date = _date_from_name(path, _GOLD_NAME)
+    date = snapshot_date(path)
     if date is None:
         raise EvaluationError(f"{path}: a gold snapshot is named gold_answers_<YYYY-MM-DD>.jsonl")
     try:
@@ -215,7 +169,7 @@ def load_gold(path: Path) -> GoldDay:
 
 
 def load_predictions(path: Path) -> tuple[list[Prediction], PredictionRunMeta | None]:
-    predictions = parse_jsonl(path, _read_bytes(path, "predictions"), Prediction, "prediction")
+    predictions = _read_jsonl(path, Prediction, "predictions", "prediction")
     duplicates = _duplicates(p.qid for p in predictions)
     if duplicates:
         raise EvaluationError(f"{path}: predictions repeat {_name_qids(duplicates)}")
@@ -463,7 +417,7 @@ def language_of(question: ServedQuestion) -> str:
 
 
 def render_verdicts(verdicts: Sequence[Verdict]) -> bytes:
-    return "".join(v.model_dump_json() + "\n" for v in verdicts).encode("utf-8")
+    return render_jsonl(verdicts)
 
 
 def summarise(
@@ -656,8 +610,10 @@ def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
 
 def evaluation_inputs(served_path: Path, gold_path: Path, predictions_path: Path) -> list[Path]:
     """Every file `evaluate` reads for these inputs (the gold manifest and run metadata included)."""
-    return [Path(served_path), Path(gold_path), manifest_path_beside(Path(gold_path)), Path(predictions_path),
-            meta_path_beside(Path(predictions_path))]
+    gold_path = Path(gold_path)
+    gold_date = snapshot_date(gold_path)  # a gold file named otherwise is refused by `load_gold`
+    gold_manifest = [SnapshotStore(gold_path.parent).manifest_path_for(gold_date)] if gold_date else []
+    return [Path(served_path), gold_path, *gold_manifest, Path(predictions_path), meta_path_beside(Path(predictions_path))]
 
 
 def _render_summary(summary: EvaluationSummary) -> bytes:
@@ -725,5 +681,6 @@ def load_evaluation(run_dir: Path) -> tuple[EvaluationSummary, Path]:
     return summary, verdicts_path
 
 
-def load_verdicts(path: Path) -> list[Verdict]:
-    return parse_jsonl(Path(path), _read_bytes(Path(path), "verdicts"), Verdict, "verdict")
+def read_verdicts(path: Path) -> list[Verdict]:
+    """The verdicts of a `verdicts.jsonl` (blank lines skipped); JsonlError names the file and bad lines."""
+    return read_jsonl(path, Verdict, "verdict", skip_blank=True)

@@ -12,22 +12,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from livesearch_pipeline.construction.pool import SignatureHistory
-from livesearch_pipeline.core.models import Question, Verdict
+from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.core.pool import SignatureHistory
+from livesearch_pipeline.evaluation.evaluator import read_verdicts
 from livesearch_pipeline.settings import DataPaths
 
 BASELINE_AGENTS = frozenset({"oracle", "stale", "search-read"})
-
-
-def read_verdicts(path: Path) -> list[Verdict]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append(Verdict.model_validate_json(line))
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: not a valid verdict: {exc}") from exc
-    return rows
 
 
 def _verdicts_by_run(paths: DataPaths, store_dir: Path | None) -> Iterator[tuple[str, list[tuple[str, bool | None]]]]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from livesearch_pipeline.core.qid import canonical_json
 from livesearch_pipeline.core.snapshot import write_atomic
 
 LITELLM_ENV_DEFAULTS = {"LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -173,10 +174,6 @@ class LLMResponse:
             cached=cached,
             cache_key=cache_key,
         )
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def request_key(request: Mapping[str, Any]) -> str:

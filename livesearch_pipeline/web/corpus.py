@@ -29,7 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from livesearch_pipeline.construction.lexicon import load_lexicon
+from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.catalog import FieldMeta, ToolMeta
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
 from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market

@@ -27,14 +27,6 @@ _RESTATE_ABOVE = 1e7  # only amounts of at least this many base units are restat
 
 
 @dataclass(frozen=True)
-class Cell:
-    """A figure with the unit it is shown in (None: dimensionless or text)."""
-
-    text: str
-    unit: str | None = None
-
-
-@dataclass(frozen=True)
 class Heading:
     text: str
     level: int = 2

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from livesearch_pipeline.construction.formats import value_format
-from livesearch_pipeline.construction.lexicon import LEXICON_PATH, LexiconError, load_lexicon
+from livesearch_pipeline.core.lexicon import LEXICON_PATH, LexiconError, load_lexicon
 from livesearch_pipeline.dataservice.catalog import ServiceConfig, build_catalog, collect_tool_specs
 
 CATALOG = build_catalog(collect_tool_specs(), ServiceConfig())

@@ -194,7 +194,8 @@ def test_llm_reply_passes_the_same_lint():
 
 
 def test_llm_prompt_carries_the_lexicon_entry_and_professional_examples():
-    from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM, verbalizer_user_message
+    from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM
+    from livesearch_pipeline.construction.verbalize import verbalizer_user_message
 
     payload = json.loads(verbalizer_user_message(candidate(fmt=BILLION_CNY)))
     assert payload["field"]["lexicon"] == {"en": "closing price", "zh": "收盘价", "kind": "price", "plural": False}

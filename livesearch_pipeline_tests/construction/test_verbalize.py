@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from livesearch_pipeline.construction.formats import proposed_rule, value_format, zh_unit
-from livesearch_pipeline.construction.lexicon import LexiconError
+from livesearch_pipeline.core.lexicon import LexiconError
 from livesearch_pipeline.construction.verbalize import (
     TEMPLATE,
     Verbalized,

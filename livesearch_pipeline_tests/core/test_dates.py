@@ -8,7 +8,6 @@ from livesearch_pipeline.core.calendars import CalendarRangeError
 from livesearch_pipeline.core.dates import (
     completed_period,
     format_date,
-    parse_date,
     parse_datetime,
     resolve_date,
     resolve_date_spec,
@@ -158,14 +157,14 @@ def test_resolve_date_spec_formats_in_the_spec_format():
         ("2026Q1", "YYYYQn", D(2026, 3, 31)),
     ],
 )
-def test_parse_date(text, fmt, expected):
-    assert parse_date(text, fmt) == expected
+def test_parse_datetime_gives_the_day(text, fmt, expected):
+    assert parse_datetime(text, fmt) == dt.datetime.combine(expected, dt.time())
 
 
 def test_period_end_formats_back_to_the_same_key():
     for key in ("202601", "202612", "2026Q2", "2025Q4"):
         fmt = "YYYYQn" if "Q" in key else "YYYYMM"
-        assert format_date(parse_date(key, fmt), fmt) == key
+        assert format_date(parse_datetime(key, fmt).date(), fmt) == key
 
 
 def test_parse_datetime_keeps_the_time_of_day():
@@ -183,9 +182,9 @@ def test_parse_datetime_keeps_the_time_of_day():
         ("20261127", "YYYYQn", "not a quarter"),
     ],
 )
-def test_parse_date_rejects_bad_text(text, fmt, message):
+def test_parse_datetime_rejects_bad_text(text, fmt, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
-        parse_date(text, fmt)
+        parse_datetime(text, fmt)
 
 
 def test_dates_outside_the_calendar_fail_loudly():

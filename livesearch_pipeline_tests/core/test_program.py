@@ -365,7 +365,7 @@ def test_load_pool_never_executes_anything(tmp_path, monkeypatch):
 
 import functools  # noqa: E402
 
-from livesearch_pipeline.construction.pool import MANIFEST_FILE, POOL_FILE, load_checked_pool  # noqa: E402
+from livesearch_pipeline.core.pool import MANIFEST_FILE, POOL_FILE, load_checked_pool  # noqa: E402
 from livesearch_pipeline.construction.pool import write_pool as write_pool_dir  # noqa: E402
 from livesearch_pipeline.core.program import (  # noqa: E402
     MAX_CALLS_PER_PROGRAM,

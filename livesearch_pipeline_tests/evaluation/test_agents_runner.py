@@ -123,7 +123,7 @@ def test_a_malformed_line_before_the_end_fails_loudly_with_its_line_number(tmp_p
     lines = path.read_text().splitlines(keepends=True)
     lines[2] = '{"qid": "not-a-qid"}\n'
     path.write_text("".join(lines))
-    with pytest.raises(AgentRunError, match=rf"{PREDICTIONS_FILE}:3: malformed prediction line"):
+    with pytest.raises(AgentRunError, match=rf"{PREDICTIONS_FILE}: 1 malformed prediction line\(s\) — line 3: "):
         read_predictions_for_resume(path)
 
 

@@ -599,10 +599,6 @@ _CODE = ts_code_param("600580.SH")
 _BAR_PARAMS = (_CODE, *DATE_PARAMS)
 
 
-def _fields_with(extra: list[F]) -> list[F]:
-    return PRICE_FIELDS_CN + extra
-
-
 TOOLS: list[ToolSpec] = [
     make_tool(name="daily", service="cn_quotes", asset_classes=["cn_equity"], params=_BAR_PARAMS, handler=_daily,
               description="A-share daily bars (unadjusted); ts_code with a date window, or trade_date for every stock that day",

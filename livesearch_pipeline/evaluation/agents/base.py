@@ -21,6 +21,7 @@ from typing import Protocol, Sequence
 
 from pydantic import ValidationError
 
+from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl_numbered
 from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ServedQuestion
 from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.evaluation.evaluator import load_served, qid_set_hash
@@ -87,15 +88,13 @@ def read_predictions_for_resume(path: Path) -> list[Prediction]:
             handle.truncate(complete_end)
             handle.flush()
             os.fsync(handle.fileno())
+    try:
+        numbered = parse_jsonl_numbered(path, data[:complete_end], Prediction, "prediction", skip_blank=True)
+    except JsonlError as exc:
+        raise AgentRunError(str(exc)) from exc
     predictions: list[Prediction] = []
     seen: set[str] = set()
-    for number, line in enumerate(data[:complete_end].decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            prediction = Prediction.model_validate_json(line)
-        except ValidationError as exc:
-            raise AgentRunError(f"{path}:{number}: malformed prediction line: {exc}") from exc
+    for number, prediction in numbered:
         if prediction.qid in seen:
             raise AgentRunError(f"{path}:{number}: duplicate qid {prediction.qid}")
         seen.add(prediction.qid)

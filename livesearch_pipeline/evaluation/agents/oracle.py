@@ -4,7 +4,7 @@ Run against the same data service and date as the refresh, it must score 100% ag
 day's snapshot; anything less means the snapshot, the executor or the evaluator disagree.
 All pending questions are executed together in `prepare`, so tool calls shared between
 programs are made once, exactly as in the refresh. The pool it is given must come from
-`construction.pool.load_checked_pool` (as `livesearch agent run` and the `agent_runs` asset
+`core.pool.load_checked_pool` (as `livesearch agent run` and the `agent_runs` asset
 do): its bytes checked against the pool manifest, every program against the catalog and bounds.
 """
 

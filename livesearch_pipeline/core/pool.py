@@ -1,0 +1,90 @@
+"""The question pool on disk, as every reader needs it: file names, the manifest, the checked load.
+
+Construction writes the pool (`construction.pool.write_pool`); evaluation, the daily refresh and
+the command line read it here, so that none of them depends on the construction package. Also the
+record evaluation hands construction's next pool filter (`SignatureHistory`) and the one meaning
+of a visibility level's band.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from livesearch_pipeline.core.catalog import Catalog
+from livesearch_pipeline.core.models import PoolManifest, Question
+from livesearch_pipeline.core.program import PoolLoadError, parse_pool_bytes
+
+POOL_FILE = "questions.jsonl"
+MANIFEST_FILE = "pool_manifest.json"
+# The tool catalog the pool was built from, in the construction directory beside the pool.
+CATALOG_FILE = "tool_catalog.json"
+
+
+def visibility_band(level: int) -> str:
+    """The band of a visibility level (0..10): low 0-3, mid 4-6, high 7-10."""
+    if not 0 <= level <= 10:
+        raise ValueError(f"visibility level {level} is outside 0..10")
+    return "low" if level <= 3 else "mid" if level <= 6 else "high"
+
+
+@dataclass(frozen=True)
+class SignatureHistory:
+    """What evaluation says about a signature: how many agents saw it and how many solved it all."""
+
+    agents_evaluated: int
+    agents_solved: int
+    served_qids: frozenset[str]
+
+
+def read_catalog(path: Path) -> Catalog:
+    """A tool catalog written by construction (`tool_catalog.json`)."""
+    return Catalog.model_validate_json(Path(path).read_bytes())
+
+
+def read_manifest(root: Path) -> PoolManifest:
+    path = Path(root) / MANIFEST_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"no pool manifest at {path}; build the pool first (livesearch build-pool)")
+    return PoolManifest.model_validate_json(path.read_bytes())
+
+
+def load_checked_pool(root: Path, catalog: Catalog) -> tuple[PoolManifest, list[Question]]:
+    """The pool under `root`, verified before anything executes it; PoolLoadError otherwise.
+
+    `questions.jsonl` must have the sha256 and question count its `pool_manifest.json` records
+    (so the pool executed is the pool version a gold manifest names), and every program must
+    pass `core.program.check_question` against `catalog`: known tool of role `data`, existing
+    extractor paths and fields, matching formats, at most `MAX_CALLS_PER_PROGRAM` calls and
+    windows within the look-back bounds. The error names the file, line and qid.
+
+    The catalog to pass is the one the pool was built from (`construction/tool_catalog.json`,
+    `read_catalog`): the programs were validated against it, and a later service whose catalog
+    drifted must fail here by name instead of running programs it was never checked for.
+    """
+    root = Path(root)
+    manifest_path, pool_path = root / MANIFEST_FILE, root / POOL_FILE
+    if not manifest_path.is_file():
+        raise PoolLoadError(f"no pool manifest {manifest_path}; build the pool first (livesearch build-pool)")
+    try:
+        manifest = PoolManifest.model_validate_json(manifest_path.read_bytes())
+    except ValidationError as exc:
+        raise PoolLoadError(f"{manifest_path} is not a valid pool manifest: {exc}") from None
+    if not pool_path.is_file():
+        raise PoolLoadError(f"{pool_path} is missing although {manifest_path.name} records version {manifest.version}")
+    data = pool_path.read_bytes()  # hashed and parsed from the same bytes: no swap in between
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != manifest.sha256:
+        raise PoolLoadError(
+            f"{pool_path} has sha256 {actual} but {manifest_path.name} records {manifest.sha256}: "
+            "the pool was modified after it was built; rebuild it (livesearch build-pool)"
+        )
+    questions = parse_pool_bytes(str(pool_path), data, catalog)
+    if len(questions) != manifest.questions:
+        raise PoolLoadError(f"{pool_path} holds {len(questions)} questions but {manifest_path.name} records "
+                            f"{manifest.questions}")
+    return manifest, questions
+
