@@ -156,7 +156,7 @@ def _limits(spec: AgentSpec):
 
 def _chat_model(spec: AgentSpec, llm_cache: Path):
     from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
-    from livesearch_pipeline.evaluation.llm import LLMSettings
+    from livesearch_pipeline.infra.llm import LLMSettings
 
     return LitellmChatModel.from_settings(LLMSettings.from_env(), model=spec.model, api_base=spec.api_base,
                                           cache_dir=llm_cache)
@@ -165,7 +165,7 @@ def _chat_model(spec: AgentSpec, llm_cache: Path):
 def _judge(paths: DataPaths):
     """The judge `livesearch evaluate` would use ($LIVESEARCH_JUDGE_MODEL), None for deterministic only."""
     from livesearch_pipeline.evaluation.judge import judge_from_settings
-    from livesearch_pipeline.evaluation.llm import LLMSettings
+    from livesearch_pipeline.infra.llm import LLMSettings
 
     settings = LLMSettings.from_env()
     return judge_from_settings(settings.judge_model, cache_dir=paths.root / "llm_cache",

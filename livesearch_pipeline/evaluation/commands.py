@@ -80,7 +80,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         EvaluationError, check_output_paths, evaluate, evaluation_inputs, write_evaluation,
     )
     from livesearch_pipeline.evaluation.judge import judge_from_settings
-    from livesearch_pipeline.evaluation.llm import LLMSettings
+    from livesearch_pipeline.infra.llm import LLMSettings
 
     inputs = evaluation_inputs(args.served, args.gold, args.predictions)
     try:

@@ -102,7 +102,7 @@ async def _data_client(args: argparse.Namespace, as_of: dt.date) -> AsyncIterato
 
 def _chat_model(args: argparse.Namespace) -> object:
     from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
-    from livesearch_pipeline.evaluation.llm import LLMSettings
+    from livesearch_pipeline.infra.llm import LLMSettings
 
     return LitellmChatModel.from_settings(LLMSettings.from_env(), model=args.model, api_base=args.api_base,
                                           cache_dir=args.llm_cache)

@@ -1,0 +1,1 @@
+"""Shared infrastructure below the packages that use it: the LLM client and its cache."""
