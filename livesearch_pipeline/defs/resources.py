@@ -176,7 +176,8 @@ class LLMResource(dg.ConfigurableResource):
     verbalizer falls back to its templates.
     """
 
-    model: Optional[str] = Field(None, description="litellm model; unset: $LIVESEARCH_LLM_MODEL, else no LLM")
+    model: Optional[str] = Field(None, description="litellm model; unset: $LIVESEARCH_LLM_MODEL, else no LLM; "
+                                 "empty: no LLM whatever the environment")
     judge_model: Optional[str] = Field(None, description="judge model; unset: $LIVESEARCH_JUDGE_MODEL, else no judge")
     api_base: Optional[str] = Field(None, description="OpenAI-compatible endpoint; unset: $LIVESEARCH_LLM_API_BASE")
     api_key: Optional[str] = Field(None, repr=False, description="secret; unset: $LIVESEARCH_LLM_API_KEY; set it "
@@ -190,8 +191,12 @@ class LLMResource(dg.ConfigurableResource):
         from livesearch_pipeline.infra.llm import LLMSettings
 
         env = LLMSettings.from_env()
-        return LLMSettings(model=self.model or env.model, judge_model=self.judge_model or env.judge_model,
-                           api_base=self.api_base or env.api_base, api_key=self.api_key or env.api_key)
+
+        def pick(configured: Optional[str], from_environment: Optional[str]) -> Optional[str]:
+            return (configured if configured is not None else from_environment) or None
+
+        return LLMSettings(model=pick(self.model, env.model), judge_model=pick(self.judge_model, env.judge_model),
+                           api_base=pick(self.api_base, env.api_base), api_key=pick(self.api_key, env.api_key))
 
     def cache_path(self, paths: DataPaths) -> Path:
         return Path(self.cache_dir).resolve() if self.cache_dir else paths.llm_cache
