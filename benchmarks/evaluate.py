@@ -33,7 +33,7 @@ from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.core.matching import match_answer
 from livesearch_pipeline.evaluation.evaluator import evaluate, load_gold, load_predictions, qid_set_hash
 from livesearch_pipeline.evaluation.judge import LLMJudge
-from livesearch_pipeline.evaluation.llm import LLMResponse
+from livesearch_pipeline.infra.llm import LLMResponse
 
 DAY = dt.date(2026, 3, 3)
 TARGET_SECONDS = 2.0

@@ -297,14 +297,12 @@ def _require_only_check_failures(day: dt.date, events, failed_checks: tuple[str,
 def dagster_refresh(day: dt.date, shards: int | None, instance) -> RunTiming:
     """(b): the refresh job for `day`, in-process, against `instance` (the one under DAGSTER_HOME)."""
     from livesearch_pipeline.definitions import defs
-    from livesearch_pipeline.defs.resources import default_resources
 
     job = defs.resolve_job_def(REFRESH_JOB)
     started = time.perf_counter()
-    # Resources from the environment as it is now (the definitions may have been loaded earlier).
+    # The resources read the environment as it is now, when the run uses them (not at load).
     result = job.execute_in_process(instance=instance, partition_key=day.isoformat(),
-                                    run_config=_run_config(shards), raise_on_error=False,
-                                    resources=default_resources())
+                                    run_config=_run_config(shards), raise_on_error=False)
     wall = time.perf_counter() - started
     failed = _failed_checks(result.all_events)
     _require_only_check_failures(day, result.all_events, failed)

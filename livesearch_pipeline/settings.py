@@ -1,4 +1,7 @@
-"""Where the pipeline keeps its files: one root (LIVESEARCH_DATA_DIR, default ./data)."""
+"""Where the pipeline keeps its files: one root (LIVESEARCH_DATA_DIR, default ./data).
+
+The environment is read when `DataPaths.from_env()` is called (at run time), never at import.
+"""
 
 from __future__ import annotations
 
@@ -46,6 +49,11 @@ class DataPaths:
     @property
     def cache(self) -> Path:
         return self.root / "cache"
+
+    @property
+    def llm_cache(self) -> Path:
+        """The one LLM request cache (verbalizer, judge, agents; Dagster and command line alike)."""
+        return self.cache / "llm"
 
     @property
     def web(self) -> Path:  # the offline web: one corpus (index + pages) per date, web/<D>/web.sqlite

@@ -418,7 +418,7 @@ class LLMVerbalizerConfig:
 
 
 async def llm_verbalize(candidates: Sequence[Candidate], config: LLMVerbalizerConfig) -> tuple[list[Verbalized], list[RejectRow]]:
-    from livesearch_pipeline.evaluation.llm import LLMError, acomplete
+    from livesearch_pipeline.infra.llm import LLMError, acomplete
 
     semaphore = asyncio.Semaphore(config.concurrency)
 

@@ -1,18 +1,66 @@
-"""Resources shared by every asset: the data service and the storage root."""
+"""Resources shared by every asset: the data service, the storage root and the LLM.
+
+Settings reach assets, checks and sensors only through resources. Nothing here reads the
+environment when the definitions load: every field a deployment may set from the environment
+is either a `dg.EnvVar` (resolved by Dagster when a run starts; an unset variable fails the
+run naming it — used where there is no sane default, e.g. the alert webhook) or an optional
+field whose unset value is read from its variable when a run uses the resource (`from_env`),
+with the default below when the variable is unset or blank. Explicit values (tests, run
+config in the UI) always win over the environment. Dagster's `EnvVar` has no default for an
+unset variable, so a bare shell (no variables at all) could not run anything if every field
+were an `EnvVar`.
+
+| resource       | field        | variable                                         | unset          |
+|----------------|--------------|--------------------------------------------------|----------------|
+| data_service   | kind         | LIVESEARCH_DATA_SERVICE                          | embedded       |
+|                | url          | LIVESEARCH_DATA_SERVICE_URL                      | -              |
+|                | command      | LIVESEARCH_DATA_SERVICE_COMMAND                  | -              |
+|                | manifest     | LIVESEARCH_DATA_SERVICE_MANIFEST                 | -              |
+|                | clock        | LIVESEARCH_CLOCK                                 | the real date  |
+|                | token        | LIVESEARCH_DATA_SERVICE_TOKEN (url), TUSHARE_TOKEN (tushare) | none |
+| storage        | root         | LIVESEARCH_DATA_DIR                              | ./data         |
+| llm            | model        | LIVESEARCH_LLM_MODEL                             | no LLM (template verbalizer) |
+|                | judge_model  | LIVESEARCH_JUDGE_MODEL                           | no judge       |
+|                | api_base     | LIVESEARCH_LLM_API_BASE                          | the provider's |
+|                | api_key      | LIVESEARCH_LLM_API_KEY                           | none           |
+|                | cache_dir    | -                                                | <root>/cache/llm |
+
+Secrets (`token`, `api_key`) are never put in metadata or logs; their `repr` hides them.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import shlex
 from pathlib import Path
-from typing import AsyncIterator, Optional
+from typing import TYPE_CHECKING, AsyncIterator, Optional
 
 import dagster as dg
+from pydantic import Field
 
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.settings import DataPaths
+
+if TYPE_CHECKING:
+    from livesearch_pipeline.construction.verbalize import LLMVerbalizerConfig
+    from livesearch_pipeline.infra.llm import LLMSettings
+
+DATA_SERVICE_ENV = "LIVESEARCH_DATA_SERVICE"
+DATA_SERVICE_URL_ENV = "LIVESEARCH_DATA_SERVICE_URL"
+DATA_SERVICE_COMMAND_ENV = "LIVESEARCH_DATA_SERVICE_COMMAND"
+DATA_SERVICE_MANIFEST_ENV = "LIVESEARCH_DATA_SERVICE_MANIFEST"
+CLOCK_ENV = "LIVESEARCH_CLOCK"
+DATA_SERVICE_KINDS = ("embedded", "url", "stdio", "tushare")
+
+
+def from_env(value: Optional[str], variable: str, default: Optional[str] = None) -> Optional[str]:
+    """`value` when configured (even blank); else `variable` read now, when a run uses the
+    resource (blank counts as unset); else `default`."""
+    if value is not None:
+        return value
+    found = (dg.EnvVar(variable).get_value() or "").strip()
+    return found or default
 
 
 class DataServiceResource(dg.ConfigurableResource):
@@ -20,18 +68,40 @@ class DataServiceResource(dg.ConfigurableResource):
 
     kind `embedded` (default): the synthetic reference market, in-process. `url`: any MCP server
     over streamable HTTP. `stdio`: an MCP server started as a command. `tushare`: the Tushare Pro
-    HTTP API (token from TUSHARE_TOKEN). `manifest` describes tools without LiveSearch `_meta`.
+    HTTP API. `manifest` describes tools without LiveSearch `_meta`. Fields left unset are read
+    from their LIVESEARCH_* variable when a run uses the resource (module docstring).
     """
 
-    kind: str = "embedded"
-    seed: Optional[int] = None
-    clock: Optional[str] = None  # YYYY-MM-DD; unset = the real date
-    url: Optional[str] = None
-    command: Optional[str] = None
-    manifest: Optional[str] = None
+    kind: Optional[str] = Field(None, description=f"embedded, url, stdio or tushare; unset: ${DATA_SERVICE_ENV}, "
+                                                  "else embedded")
+    seed: Optional[int] = Field(None, description="seed of the embedded market; unset: its default seed")
+    clock: Optional[str] = Field(None, description=f"YYYY-MM-DD; unset: ${CLOCK_ENV}, else the real date")
+    url: Optional[str] = Field(None, description=f"MCP server URL (kind url) or Tushare endpoint; unset: "
+                                                 f"${DATA_SERVICE_URL_ENV}")
+    command: Optional[str] = Field(None, description=f"MCP server command (kind stdio); unset: "
+                                                     f"${DATA_SERVICE_COMMAND_ENV}")
+    manifest: Optional[str] = Field(None, description=f"tool manifest file; unset: ${DATA_SERVICE_MANIFEST_ENV}")
+    token: Optional[str] = Field(None, repr=False, description="secret: bearer token (kind url, unset: "
+                                 "$LIVESEARCH_DATA_SERVICE_TOKEN) or Tushare token (kind tushare, unset: $TUSHARE_TOKEN); "
+                                 "set it through the environment, not here")
+
+    @property
+    def service_kind(self) -> str:
+        kind = from_env(self.kind, DATA_SERVICE_ENV, "embedded")
+        if kind not in DATA_SERVICE_KINDS:
+            where = "DataServiceResource.kind" if self.kind is not None else f"${DATA_SERVICE_ENV}"
+            raise ValueError(f"unknown data service kind {kind!r} ({where}); expected {', '.join(DATA_SERVICE_KINDS)}")
+        return kind
 
     def clock_date(self) -> Optional[dt.date]:
-        return dt.date.fromisoformat(self.clock) if self.clock else None
+        text = from_env(self.clock, CLOCK_ENV)
+        if not text:
+            return None
+        try:
+            return dt.date.fromisoformat(text)
+        except ValueError:
+            where = "DataServiceResource.clock" if self.clock is not None else f"${CLOCK_ENV}"
+            raise ValueError(f"{where} is not a YYYY-MM-DD date: {text!r}") from None
 
     @property
     def point_in_time(self) -> bool:
@@ -40,7 +110,7 @@ class DataServiceResource(dg.ConfigurableResource):
         Only the embedded market has such a clock. Tushare and external MCP servers answer with
         whatever they hold when asked: their gold records a retrieval time (vintage) instead.
         """
-        return self.kind == "embedded"
+        return self.service_kind == "embedded"
 
     @contextlib.asynccontextmanager
     async def open(self, as_of: Optional[dt.date] = None) -> AsyncIterator[ToolClient]:
@@ -50,14 +120,17 @@ class DataServiceResource(dg.ConfigurableResource):
         D's cut-off whatever the wall clock. `as_of` on a service without a clock is refused: the
         caller must record a vintage instead of pretending to a point in time.
         """
-        from livesearch_pipeline.dataservice.client import McpToolClient
+        from livesearch_pipeline.dataservice.client import AUTH_TOKEN_ENV, McpToolClient
         from livesearch_pipeline.dataservice.manifest import load_manifest
 
-        if as_of is not None and not self.point_in_time:
-            raise ValueError(f"data service kind {self.kind!r} has no point-in-time clock; it cannot be queried "
+        kind = self.service_kind
+        if as_of is not None and kind != "embedded":
+            raise ValueError(f"data service kind {kind!r} has no point-in-time clock; it cannot be queried "
                              f"as of {as_of.isoformat()}")
-        manifest = load_manifest(self.manifest) if self.manifest else None
-        if self.kind == "embedded":
+        manifest_path = from_env(self.manifest, DATA_SERVICE_MANIFEST_ENV)
+        manifest = load_manifest(manifest_path) if manifest_path else None
+        url = from_env(self.url, DATA_SERVICE_URL_ENV)
+        if kind == "embedded":
             from livesearch_pipeline.dataservice.catalog import ServiceConfig
             from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
             from livesearch_pipeline.dataservice.server import DataService
@@ -65,47 +138,82 @@ class DataServiceResource(dg.ConfigurableResource):
             clock = as_of if as_of is not None else self.clock_date()
             config = ServiceConfig(seed=self.seed if self.seed is not None else DEFAULT_SEED, clock=clock)
             client = McpToolClient.in_process(DataService(config=config, market=shared_market(config.seed)))
-        elif self.kind == "url":
-            if not self.url:
-                raise ValueError("data service kind 'url' needs `url`")
-            client = McpToolClient.url(self.url, manifest=manifest)
-        elif self.kind == "stdio":
-            if not self.command:
-                raise ValueError("data service kind 'stdio' needs `command`")
-            program, *args = shlex.split(self.command)
+        elif kind == "url":
+            if not url:
+                raise ValueError(f"data service kind 'url' needs `url` (or ${DATA_SERVICE_URL_ENV})")
+            client = McpToolClient.url(url, manifest=manifest, token=from_env(self.token, AUTH_TOKEN_ENV))
+        elif kind == "stdio":
+            command = from_env(self.command, DATA_SERVICE_COMMAND_ENV)
+            if not command:
+                raise ValueError(f"data service kind 'stdio' needs `command` (or ${DATA_SERVICE_COMMAND_ENV})")
+            program, *args = shlex.split(command)
             client = McpToolClient.stdio(program, args, manifest=manifest)
-        elif self.kind == "tushare":
-            from livesearch_pipeline.dataservice.tushare import TUSHARE_URL, TushareClient
-
-            client = TushareClient(url=self.url or TUSHARE_URL)
         else:
-            raise ValueError(f"unknown data service kind {self.kind!r}; expected embedded, url, stdio or tushare")
+            from livesearch_pipeline.dataservice.tushare import TOKEN_ENV, TUSHARE_URL, TushareClient
+
+            token = from_env(self.token, TOKEN_ENV)
+            if not token:
+                raise ValueError(f"data service kind 'tushare' needs a token: set ${TOKEN_ENV}")
+            client = TushareClient(url=url or TUSHARE_URL, token=token)
         async with client as entered:
             yield entered
 
 
 class StorageResource(dg.ConfigurableResource):
-    """The data root (pool, construction tables, gold snapshots, served files, agent runs)."""
+    """The data root (pool, construction tables, gold snapshots, served files, agent runs, caches)."""
 
-    root: Optional[str] = None
+    root: Optional[str] = Field(None, description="data root; unset: $LIVESEARCH_DATA_DIR, else ./data")
 
     def paths(self) -> DataPaths:
         return DataPaths(Path(self.root).resolve()) if self.root else DataPaths.from_env()
 
 
-def default_resources() -> dict[str, dg.ConfigurableResource]:
-    return {
-        "data_service": DataServiceResource(
-            kind=os.environ.get("LIVESEARCH_DATA_SERVICE", "embedded"),
-            url=os.environ.get("LIVESEARCH_DATA_SERVICE_URL") or None,
-            command=os.environ.get("LIVESEARCH_DATA_SERVICE_COMMAND") or None,
-            manifest=os.environ.get("LIVESEARCH_DATA_SERVICE_MANIFEST") or None,
-            clock=os.environ.get("LIVESEARCH_CLOCK") or None,
-        ),
-        "storage": StorageResource(root=os.environ.get("LIVESEARCH_DATA_DIR") or None),
-    }
+class LLMResource(dg.ConfigurableResource):
+    """The one LLM endpoint of the pipeline (verbalizer, judge, LLM agents) and its one cache.
+
+    Calls go through `livesearch_pipeline.infra.llm` (temperature 0, request-hash disk cache,
+    retries). Without a model (field or $LIVESEARCH_LLM_MODEL) the pipeline uses no LLM: the
+    verbalizer falls back to its templates.
+    """
+
+    model: Optional[str] = Field(None, description="litellm model; unset: $LIVESEARCH_LLM_MODEL, else no LLM; "
+                                 "empty: no LLM whatever the environment")
+    judge_model: Optional[str] = Field(None, description="judge model; unset: $LIVESEARCH_JUDGE_MODEL, else no judge")
+    api_base: Optional[str] = Field(None, description="OpenAI-compatible endpoint; unset: $LIVESEARCH_LLM_API_BASE")
+    api_key: Optional[str] = Field(None, repr=False, description="secret; unset: $LIVESEARCH_LLM_API_KEY; set it "
+                                   "through the environment, not here")
+    cache_dir: Optional[str] = Field(None, description="request-hash cache; unset: <data root>/cache/llm")
+    mock_response: Optional[str] = Field(None, description="canned reply for every call (tests and offline dry "
+                                         "runs; bypasses the cache)")
+
+    def settings(self) -> LLMSettings:
+        """The effective model, judge model, endpoint and key: fields first, then the environment."""
+        from livesearch_pipeline.infra.llm import LLMSettings
+
+        env = LLMSettings.from_env()
+
+        def pick(configured: Optional[str], from_environment: Optional[str]) -> Optional[str]:
+            return (configured if configured is not None else from_environment) or None
+
+        return LLMSettings(model=pick(self.model, env.model), judge_model=pick(self.judge_model, env.judge_model),
+                           api_base=pick(self.api_base, env.api_base), api_key=pick(self.api_key, env.api_key))
+
+    def cache_path(self, paths: DataPaths) -> Path:
+        return Path(self.cache_dir).resolve() if self.cache_dir else paths.llm_cache
+
+    def verbalizer(self, paths: DataPaths) -> Optional[LLMVerbalizerConfig]:
+        """The construction verbalizer's LLM, None (templates) when no model is configured."""
+        from livesearch_pipeline.construction.verbalize import LLMVerbalizerConfig
+
+        settings = self.settings()
+        if not settings.model:
+            return None
+        return LLMVerbalizerConfig(model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
+                                   cache_dir=self.cache_path(paths), mock_response=self.mock_response)
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources=default_resources())
+    # Nothing is read from the environment here: unset fields are read when a run uses them.
+    return dg.Definitions(resources={"data_service": DataServiceResource(), "storage": StorageResource(),
+                                     "llm": LLMResource()})

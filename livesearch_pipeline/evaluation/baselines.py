@@ -32,6 +32,7 @@ from livesearch_pipeline.evaluation.evaluator import (
     load_served,
     write_evaluation,
 )
+from livesearch_pipeline.infra.llm import LLMSettings
 from livesearch_pipeline.settings import DataPaths
 
 if TYPE_CHECKING:
@@ -154,22 +155,17 @@ def _limits(spec: AgentSpec):
                       time_limit_s=spec.time_limit_s or defaults.time_limit_s)
 
 
-def _chat_model(spec: AgentSpec, llm_cache: Path):
+def _chat_model(spec: AgentSpec, llm: LLMSettings, llm_cache: Path):
     from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
-    from livesearch_pipeline.evaluation.llm import LLMSettings
 
-    return LitellmChatModel.from_settings(LLMSettings.from_env(), model=spec.model, api_base=spec.api_base,
-                                          cache_dir=llm_cache)
+    return LitellmChatModel.from_settings(llm, model=spec.model, api_base=spec.api_base, cache_dir=llm_cache)
 
 
-def _judge(paths: DataPaths):
-    """The judge `livesearch evaluate` would use ($LIVESEARCH_JUDGE_MODEL), None for deterministic only."""
+def _judge(llm: LLMSettings, llm_cache: Path):
+    """The judge `livesearch evaluate` would use (the settings' judge model), None for deterministic only."""
     from livesearch_pipeline.evaluation.judge import judge_from_settings
-    from livesearch_pipeline.evaluation.llm import LLMSettings
 
-    settings = LLMSettings.from_env()
-    return judge_from_settings(settings.judge_model, cache_dir=paths.root / "llm_cache",
-                               api_base=settings.api_base, api_key=settings.api_key)
+    return judge_from_settings(llm.judge_model, cache_dir=llm_cache, api_base=llm.api_base, api_key=llm.api_key)
 
 
 def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
@@ -185,15 +181,18 @@ def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
 
 @contextlib.asynccontextmanager
 async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: Sequence[Question] | None,
-                     client: ToolClient) -> AsyncIterator[Agent]:
+                     client: ToolClient, llm: LLMSettings | None = None,
+                     llm_cache: Path | None = None) -> AsyncIterator[Agent]:
     """The agent `spec` describes, named after its registry entry, its resources open for the run.
 
     `client` is the data service (used by the oracle's programs and the plugin agent's tools).
     `pool` is for the oracle only: a pool already loaded by `load_checked_pool`; without one,
     the oracle loads and checks `<data>/pool` itself (manifest sha256, catalog the pool was built
-    from, bounds) before executing anything.
+    from, bounds) before executing anything. `llm` (default: the LIVESEARCH_LLM_* variables, read
+    now) and `llm_cache` (default: `<data>/cache/llm`) serve the LLM kinds.
     """
-    llm_cache = paths.root / "llm_cache"
+    llm = llm if llm is not None else LLMSettings.from_env()
+    llm_cache = llm_cache if llm_cache is not None else paths.llm_cache
     if spec.kind == "oracle":
         from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
 
@@ -208,7 +207,7 @@ async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: S
     elif spec.kind == "closed-book":
         from livesearch_pipeline.evaluation.agents.closed_book import ClosedBookAgent
 
-        yield ClosedBookAgent(chat_model=_chat_model(spec, llm_cache), as_of=day, name=spec.name)
+        yield ClosedBookAgent(chat_model=_chat_model(spec, llm, llm_cache), as_of=day, name=spec.name)
     elif spec.kind == "search-read":
         from livesearch_pipeline.evaluation.agents.search_read import open_search_read_agent
 
@@ -225,27 +224,33 @@ async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: S
             raise AgentRegistryError(f"web agent {spec.name!r} has no searxng_url in the registry")
         async with httpx.AsyncClient() as http:
             tools = WebTools(WebToolsConfig(searxng_url=spec.searxng_url), http)
-            yield WebAgent(chat_model=_chat_model(spec, llm_cache), tools=tools, as_of=day,
+            yield WebAgent(chat_model=_chat_model(spec, llm, llm_cache), tools=tools, as_of=day,
                            limits=_limits(spec), name=spec.name)
     else:
         from livesearch_pipeline.evaluation.agents.plugin import PluginAgent
 
-        yield PluginAgent(chat_model=_chat_model(spec, llm_cache), source=client, as_of=day, limits=_limits(spec),
+        yield PluginAgent(chat_model=_chat_model(spec, llm, llm_cache), source=client, as_of=day, limits=_limits(spec),
                           services=frozenset(spec.services) if spec.services else None, name=spec.name)
 
 
 async def run_registered_agent(spec: AgentSpec, paths: DataPaths, day: dt.date, client: ToolClient,
-                               pool: Sequence[Question] | None = None) -> AgentRunResult:
-    """Put D's served questions to one agent (resuming an interrupted run) and score it on D's gold."""
+                               pool: Sequence[Question] | None = None, *, llm: LLMSettings | None = None,
+                               llm_cache: Path | None = None) -> AgentRunResult:
+    """Put D's served questions to one agent (resuming an interrupted run) and score it on D's gold.
+
+    `llm`/`llm_cache`: the LLM settings and cache of the LLM kinds and of their judge (Dagster
+    passes its LLM resource's; default: the environment, read now, and `<data>/cache/llm`)."""
     from livesearch_pipeline.evaluation.agents.base import run_agent
 
     served_path = paths.served_file(day)
     served = load_served(served_path)
     out_dir = paths.run_dir(day, spec.name)
-    async with open_agent(spec, paths=paths, day=day, pool=pool, client=client) as agent:
+    llm = llm if llm is not None else LLMSettings.from_env()
+    llm_cache = llm_cache if llm_cache is not None else paths.llm_cache
+    async with open_agent(spec, paths=paths, day=day, pool=pool, client=client, llm=llm, llm_cache=llm_cache) as agent:
         await run_agent(agent, served, out_dir, date=day, concurrency=spec.concurrency)
     gold_path = SnapshotStore(paths.gold).path_for(day)
-    judge = _judge(paths) if spec.kind in LLM_KINDS else None
+    judge = _judge(llm, llm_cache) if spec.kind in LLM_KINDS else None
     predictions_path = out_dir / "predictions.jsonl"
     result = await asyncio.to_thread(evaluate, served_path, gold_path, predictions_path, judge=judge)
     write_evaluation(result, out_dir, inputs=evaluation_inputs(served_path, gold_path, predictions_path))

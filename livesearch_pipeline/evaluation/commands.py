@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import sys
 from pathlib import Path
 
@@ -23,7 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def default_llm_cache_dir() -> Path:
-    return Path(os.environ.get("LIVESEARCH_DATA_DIR") or "data") / "llm_cache"
+    """The one LLM cache, `<data root>/cache/llm`: the same folder the Dagster LLM resource uses."""
+    from livesearch_pipeline.settings import DataPaths
+
+    return DataPaths.from_env().llm_cache
 
 
 def _date(text: str) -> dt.date:
@@ -70,7 +72,7 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
         help="LLM judge for semantic answers and final-answer extraction "
         "(default: $LIVESEARCH_JUDGE_MODEL; none: deterministic only)",
     )
-    parser.add_argument("--cache-dir", type=Path, default=None, help="LLM cache (default: $LIVESEARCH_DATA_DIR/llm_cache)")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="LLM cache (default: $LIVESEARCH_DATA_DIR/cache/llm)")
     parser.add_argument("--judge-concurrency", type=int, default=8)
     parser.set_defaults(func=_evaluate)
 
@@ -80,7 +82,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         EvaluationError, check_output_paths, evaluate, evaluation_inputs, write_evaluation,
     )
     from livesearch_pipeline.evaluation.judge import judge_from_settings
-    from livesearch_pipeline.evaluation.llm import LLMSettings
+    from livesearch_pipeline.infra.llm import LLMSettings
 
     inputs = evaluation_inputs(args.served, args.gold, args.predictions)
     try:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from livesearch_pipeline.evaluation import prompts
-from livesearch_pipeline.evaluation.llm import LLMError, LLMResponse, RetryPolicy, complete
+from livesearch_pipeline.infra.llm import LLMError, LLMResponse, RetryPolicy, complete
 from livesearch_pipeline.evaluation.prompts import Language
 
 ReplyModel = TypeVar("ReplyModel", bound=BaseModel)

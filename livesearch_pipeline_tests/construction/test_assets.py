@@ -8,6 +8,7 @@ only in its creation time).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -19,7 +20,8 @@ from livesearch_pipeline.construction.pool import MANIFEST_FILE, POOL_FILE, read
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.qid import compute_qid
-from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.defs.construction.assets import verbalized_questions
+from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 from livesearch_pipeline.settings import DataPaths
 
 CLOCK = "2026-11-27"
@@ -44,7 +46,8 @@ def _build(root: Path, tools: list[str]) -> dg.ExecuteInProcessResult:
     return job.execute_in_process(
         run_config=_run_config(tools), instance=dg.DagsterInstance.ephemeral(), raise_on_error=False,
         resources={"data_service": DataServiceResource(kind="embedded", clock=CLOCK),
-                   "storage": StorageResource(root=str(root))},
+                   "storage": StorageResource(root=str(root)),
+                   "llm": LLMResource(model="")},  # the template verbalizer, whatever the environment says
     )
 
 
@@ -135,3 +138,22 @@ def test_an_unknown_tool_in_the_restriction_fails_the_probe_loudly(tmp_path):
     assert "tool restriction names tools the data service" in failure.error.to_string()
     assert "no_such_tool" in failure.error.to_string()
     assert not (DataPaths(tmp_path).pool / POOL_FILE).exists()
+
+
+def test_the_verbalizer_asset_asks_the_model_of_the_llm_resource(two_builds, tmp_path):
+    (root, _), _ = two_builds
+    copy = tmp_path / "data"
+    shutil.copytree(DataPaths(root).construction, DataPaths(copy).construction)
+    model = "openai/verbalizer-test"
+    reply = {"keep": False, "reason": "canned refusal"}
+    result = dg.materialize([verbalized_questions], instance=dg.DagsterInstance.ephemeral(), resources={
+        "storage": StorageResource(root=str(copy)), "llm": LLMResource(model=model, mock_response=json.dumps(reply))})
+    assert result.success
+    (meta,) = [m.metadata for m in (e.event_specific_data.materialization
+                                   for e in result.get_asset_materialization_events())]
+    assert meta["verbalizer"].value == model
+    verbalized = meta["candidates_verbalized"].value
+    # Every candidate was put to the model, which refused each one with the canned reason.
+    assert verbalized > 20 and meta["rejects"].value == verbalized and meta["rows"].value == 0
+    assert meta["rejects_by_stage"].value == {"llm_reject": verbalized}
+    assert not DataPaths(copy).llm_cache.exists()  # canned replies are never cached

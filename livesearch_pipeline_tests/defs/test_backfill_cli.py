@@ -18,21 +18,15 @@ FIRST, SECOND = dt.date(2026, 11, 24), dt.date(2026, 11, 25)
 
 
 def use_data_root(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Point the CLI at `root` the way a shell would: environment first, then definitions loaded.
+    """Point the CLI at `root` the way a shell would: by the environment alone.
 
-    The definitions bind LIVESEARCH_CLOCK when they are loaded, as a code server does at start;
-    another test of this process may have loaded them already, so they are reloaded after the
-    environment is set, exactly like a fresh `livesearch` process would load them.
+    The resources read LIVESEARCH_DATA_DIR and LIVESEARCH_CLOCK when a run uses them, so the
+    definitions another test of this process loaded earlier serve this root too: nothing is reloaded.
     """
-    import livesearch_pipeline.definitions as definitions
-
     monkeypatch.setenv("LIVESEARCH_DATA_DIR", str(root))
     monkeypatch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
     monkeypatch.setenv("LIVESEARCH_CLOCK", SERVICE_CLOCK)
     monkeypatch.delenv("LIVESEARCH_DATA_SERVICE", raising=False)
-    fresh = dg.load_from_defs_folder(path_within_project=Path(definitions.__file__).resolve().parent)
-    assert fresh.resources["data_service"].clock == SERVICE_CLOCK
-    monkeypatch.setattr(definitions, "defs", fresh)
 
 
 def refresh_runs(root: Path) -> list[dg.DagsterRun]:

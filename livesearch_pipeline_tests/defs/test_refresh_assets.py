@@ -26,7 +26,7 @@ from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.qid import compute_qid
 from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore, sha256_file
-from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
 
@@ -87,7 +87,7 @@ def refresh_definitions(root: Path, *, clock: str = SERVICE_CLOCK, seed: int | N
     return dg.Definitions(
         assets=defs.assets, asset_checks=defs.asset_checks, jobs=[*(defs.jobs or []), gold_checks],
         resources={"data_service": DataServiceResource(kind="embedded", clock=clock, seed=seed),
-                   "storage": StorageResource(root=str(root))},
+                   "storage": StorageResource(root=str(root)), "llm": LLMResource(model="")},
     )
 
 
@@ -361,7 +361,7 @@ def test_an_outage_freezes_nothing_and_the_day_refreshes_after_recovery(tmp_path
         assets=defs.assets, asset_checks=defs.asset_checks, jobs=defs.jobs,
         # Nothing listens on port 9 (discard) on loopback: every call fails to connect.
         resources={"data_service": DataServiceResource(kind="url", url="http://127.0.0.1:9/mcp"),
-                   "storage": StorageResource(root=str(tmp_path))})
+                   "storage": StorageResource(root=str(tmp_path)), "llm": LLMResource(model="")})
     instance = dg.DagsterInstance.ephemeral()
     outage = run_refresh(down, DAY, instance)
 

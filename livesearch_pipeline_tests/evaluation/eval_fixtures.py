@@ -14,7 +14,7 @@ from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.evaluation.evaluator import qid_set_hash
 
 if TYPE_CHECKING:
-    from livesearch_pipeline.evaluation.llm import LLMResponse
+    from livesearch_pipeline.infra.llm import LLMResponse
 
 DAY = dt.date(2026, 3, 3)
 
@@ -141,7 +141,7 @@ class ScriptedCompleter:
         self.calls: list[list[dict[str, object]]] = []
 
     def __call__(self, messages: Sequence[dict[str, object]], *, model: str, **_: object) -> "LLMResponse":
-        from livesearch_pipeline.evaluation.llm import LLMResponse
+        from livesearch_pipeline.infra.llm import LLMResponse
 
         self.calls.append(list(messages))
         if not self.contents:

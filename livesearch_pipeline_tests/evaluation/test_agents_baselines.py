@@ -32,7 +32,7 @@ from livesearch_pipeline.evaluation.agents.closed_book import ClosedBookAgent
 from livesearch_pipeline.evaluation.agents.oracle import OracleAgent, OracleError
 from livesearch_pipeline.evaluation.agents.stale import StaleAgent, StaleGoldError
 from livesearch_pipeline.evaluation.evaluator import evaluate
-from livesearch_pipeline.evaluation.llm import RetryPolicy
+from livesearch_pipeline.infra.llm import RetryPolicy
 from livesearch_pipeline_tests.core.fakes import MARKET_TOOLS, FakeToolClient
 from livesearch_pipeline_tests.evaluation.agents_fakes import scripted_model, served_question, write_served
 

@@ -17,7 +17,7 @@ from livesearch_pipeline.evaluation.agents.base import PREDICTIONS_FILE, run_age
 from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
 from livesearch_pipeline.evaluation.agents.loop import LoopLimits
 from livesearch_pipeline.evaluation.agents.plugin import PluginAgent, PluginSetupError, function_parameters
-from livesearch_pipeline.evaluation.llm import RetryPolicy
+from livesearch_pipeline.infra.llm import RetryPolicy
 from livesearch_pipeline_tests.evaluation.agents_fakes import scripted_model, served_question
 
 DAY = dt.date(2026, 11, 27)

@@ -16,7 +16,7 @@ from livesearch_pipeline.evaluation.agents.base import PREDICTIONS_FILE, run_age
 from livesearch_pipeline.evaluation.agents.chat import ChatModelError, LitellmChatModel, ModelTurn, ToolCallRequest
 from livesearch_pipeline.evaluation.agents.loop import LoopLimits, extract_final_answer
 from livesearch_pipeline.evaluation.agents.web import WebAgent, WebTools, WebToolsConfig, html_to_text
-from livesearch_pipeline.evaluation.llm import RetryPolicy
+from livesearch_pipeline.infra.llm import RetryPolicy
 from livesearch_pipeline_tests.evaluation.agents_fakes import fake_web, scripted_model, served_question
 
 DAY = dt.date(2026, 11, 27)

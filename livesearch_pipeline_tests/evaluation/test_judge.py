@@ -13,7 +13,7 @@ from livesearch_pipeline.evaluation.judge import (
     model_family,
     parse_reply,
 )
-from livesearch_pipeline.evaluation.llm import RetryPolicy
+from livesearch_pipeline.infra.llm import RetryPolicy
 from livesearch_pipeline.evaluation.prompts import detect_language, extraction_messages, semantic_messages
 from livesearch_pipeline_tests.evaluation.llm_fakes import scripted_chat_server
 

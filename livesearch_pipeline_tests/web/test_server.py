@@ -15,7 +15,7 @@ from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
 from livesearch_pipeline.evaluation.agents.plugin import PluginAgent
 from livesearch_pipeline.evaluation.agents.web import WebAgent, WebTools, WebToolsConfig
-from livesearch_pipeline.evaluation.llm import RetryPolicy
+from livesearch_pipeline.infra.llm import RetryPolicy
 from livesearch_pipeline.web.index import WebIndex, WebIndexError, fts_expressions, search_plans
 from livesearch_pipeline.web.server import running_web
 from livesearch_pipeline_tests.evaluation.agents_fakes import scripted_model, served_question

@@ -3,7 +3,6 @@
 
 import asyncio
 import datetime as dt
-import os
 from collections import Counter
 from typing import Optional
 
@@ -28,9 +27,8 @@ from livesearch_pipeline.construction.pipeline import (
 )
 from livesearch_pipeline.construction.pool import PoolPolicy, select_pool, write_pool
 from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools, restrict_catalog
-from livesearch_pipeline.construction.verbalize import LLMVerbalizerConfig
 from livesearch_pipeline.core.models import Question
-from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 
 GROUP = "construction"
 
@@ -152,14 +150,6 @@ def candidates(config: ConstructionConfig, data_service: DataServiceResource, st
     })
 
 
-def llm_config_from_env(cache_dir) -> LLMVerbalizerConfig | None:
-    model = os.environ.get("LIVESEARCH_LLM_MODEL", "").strip()
-    if not model:
-        return None
-    return LLMVerbalizerConfig(model=model, api_base=os.environ.get("LIVESEARCH_LLM_API_BASE") or None,
-                               api_key=os.environ.get("LIVESEARCH_LLM_API_KEY") or None, cache_dir=cache_dir)
-
-
 class DynamicsConfig(dg.Config):
     replay_days: int = Field(DEFAULT_REPLAY_DAYS, description="Consecutive past sessions each candidate is replayed "
                              "at (each at its own point-in-time cut-off); pairs = days - 1.")
@@ -212,19 +202,19 @@ def candidate_dynamics(config: DynamicsConfig, data_service: DataServiceResource
 
 
 @dg.asset(group_name=GROUP, deps=[candidate_dynamics], kinds={"python"})
-def verbalized_questions(storage: StorageResource) -> dg.MaterializeResult:
-    """Question texts (LLM when LIVESEARCH_LLM_MODEL is set, else the template), clamped and date-gated."""
+def verbalized_questions(storage: StorageResource, llm: LLMResource) -> dg.MaterializeResult:
+    """Question texts (the LLM resource's model when one is configured, else the template), clamped and date-gated."""
     paths = storage.paths()
     rows = read_table(paths.construction / TABLES["profiled"], Candidate)
     catalog = read_catalog(paths.construction / TABLES["catalog"])
     reserve = reserve_for_verbalizing(rows, PoolPolicy())
-    llm = llm_config_from_env(paths.cache / "llm")
-    questions, rejects = asyncio.run(verbalize_candidates(reserve, llm, catalog=catalog))
+    verbalizer = llm.verbalizer(paths)
+    questions, rejects = asyncio.run(verbalize_candidates(reserve, verbalizer, catalog=catalog))
     write_table(paths.construction / TABLES["verbalized"], questions)
     write_table(paths.construction / TABLES["rejects"], rejects)
     return dg.MaterializeResult(metadata={
         **_table_meta(len(questions), paths.construction / TABLES["verbalized"]),
-        "verbalizer": llm.model if llm else "template",
+        "verbalizer": verbalizer.model if verbalizer else "template",
         "candidates_verbalized": len(reserve),
         "rejects": len(rejects),
         "rejects_by_stage": dg.MetadataValue.json(dict(Counter(r.stage for r in rejects))),

@@ -10,7 +10,7 @@ import dagster as dg
 from livesearch_pipeline.defs.evaluation.partitions import AGENT_DIMENSION, DATE_DIMENSION, by_date, date_agent_partitions
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
 from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers, served_questions
-from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 from livesearch_pipeline.defs.web.assets import web_corpus
 
 GROUP = "evaluation"
@@ -22,7 +22,7 @@ GROUP = "evaluation"
                 # The search-read baseline searches D's web; lineage shows which web each run saw.
                 dg.AssetDep(web_corpus, partition_mapping=by_date)])
 def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResource,
-               storage: StorageResource) -> dg.MaterializeResult:
+               storage: StorageResource, llm: LLMResource) -> dg.MaterializeResult:
     """One registered agent answers D's served questions and is scored on D's gold.
 
     The oracle partition is the gold self-test: it fails the run unless it scores exactly 1.0.
@@ -39,7 +39,8 @@ def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResou
         # The agent run of D sees the market as of D's cut-off, as D's gold did (a backfilled
         # evaluation is the evaluation of that day); a provider without a clock answers as of now.
         async with data_service.open(as_of=day if data_service.point_in_time else None) as client:
-            return await run_registered_agent(spec, paths, day, client, pool)
+            return await run_registered_agent(spec, paths, day, client, pool, llm=llm.settings(),
+                                              llm_cache=llm.cache_path(paths))
 
     result = asyncio.run(run())
     summary = result.summary

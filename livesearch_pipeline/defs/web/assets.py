@@ -43,9 +43,9 @@ def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_
     from livesearch_pipeline.web.build import build_web
     from livesearch_pipeline.web.corpus import CorpusConfig
 
-    if data_service.kind != "embedded":
+    if data_service.service_kind != "embedded":
         raise dg.Failure(f"the offline web is generated from the embedded market; the data service is "
-                         f"{data_service.kind!r}. Materialise web_corpus with the embedded service (kind=embedded).")
+                         f"{data_service.service_kind!r}. Materialise web_corpus with the embedded service (kind=embedded).")
     day = partition_date(context)
     seed = data_service.seed if data_service.seed is not None else DEFAULT_SEED
     part = {name: tuple(value) for name, value in

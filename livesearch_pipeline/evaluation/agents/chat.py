@@ -3,7 +3,7 @@
 Agents depend on the small `ChatModel` protocol rather than on litellm, so the tool-calling
 loop is testable with any scripted model. `LitellmChatModel` is the production implementation:
 any litellm model string (`openai/...`, `anthropic/...`, an OpenAI-compatible server through
-`api_base`), called through the project's shared plumbing (`evaluation/llm.py`: lazy litellm
+`api_base`), called through the project's shared plumbing (`infra/llm.py`: lazy litellm
 import with offline defaults, temperature 0, retries on transient failures, optional
 request-hash disk cache).
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
-from livesearch_pipeline.evaluation.llm import LLMError, LLMSettings, RetryPolicy, acomplete
+from livesearch_pipeline.infra.llm import LLMError, LLMSettings, RetryPolicy, acomplete
 
 Message = dict[str, Any]
 ToolSchema = dict[str, Any]

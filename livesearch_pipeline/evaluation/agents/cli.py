@@ -68,7 +68,8 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
     llm.add_argument("--max-tokens", type=_positive_int, default=LoopLimits.max_tokens,
                      help="total tokens per question")
     llm.add_argument("--time-limit", type=float, default=LoopLimits.time_limit_s, help="seconds per question")
-    llm.add_argument("--llm-cache", type=Path, default=None, help="request-hash cache folder for model calls")
+    llm.add_argument("--llm-cache", type=Path, default=None,
+                     help="request-hash cache folder for model calls (default: $LIVESEARCH_DATA_DIR/cache/llm)")
     web = run.add_argument_group("web agent")
     web.add_argument("--searxng-url", default=None, help=f"SearXNG base URL (default: ${ENV_SEARXNG_URL})")
     data = run.add_argument_group("oracle, stale and plugin agents")
@@ -102,10 +103,12 @@ async def _data_client(args: argparse.Namespace, as_of: dt.date) -> AsyncIterato
 
 def _chat_model(args: argparse.Namespace) -> object:
     from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
-    from livesearch_pipeline.evaluation.llm import LLMSettings
+    from livesearch_pipeline.infra.llm import LLMSettings
+
+    from livesearch_pipeline.settings import DataPaths
 
     return LitellmChatModel.from_settings(LLMSettings.from_env(), model=args.model, api_base=args.api_base,
-                                          cache_dir=args.llm_cache)
+                                          cache_dir=args.llm_cache or DataPaths.from_env().llm_cache)
 
 
 def _limits(args: argparse.Namespace) -> LoopLimits:

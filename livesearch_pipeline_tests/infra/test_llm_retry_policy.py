@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from livesearch_pipeline.evaluation.llm import LLMError, RetryPolicy, complete
+from livesearch_pipeline.infra.llm import LLMError, RetryPolicy, complete
 
 
 @pytest.mark.parametrize("attempts", [0, -1])

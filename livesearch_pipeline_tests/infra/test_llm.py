@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from livesearch_pipeline.evaluation.llm import (
+from livesearch_pipeline.infra.llm import (
     LLMError,
     LLMSettings,
     RetryPolicy,

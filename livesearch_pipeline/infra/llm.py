@@ -15,8 +15,10 @@ Every LLM call of the project (the judge, the agents, the construction verbalize
 - retries with exponential backoff on rate limits, timeouts and server-side failures only;
   any other error (bad request, authentication, ...) is raised at once as `LLMError`.
 
-Configuration comes from the environment: LIVESEARCH_LLM_MODEL, LIVESEARCH_LLM_API_BASE,
-LIVESEARCH_LLM_API_KEY and LIVESEARCH_JUDGE_MODEL (see `LLMSettings.from_env`).
+Configuration: Dagster code gets it from the `llm` resource (`defs/resources.LLMResource`); the
+command line reads LIVESEARCH_LLM_MODEL, LIVESEARCH_LLM_API_BASE, LIVESEARCH_LLM_API_KEY and
+LIVESEARCH_JUDGE_MODEL when a command runs (`LLMSettings.from_env`), never at import. Both use
+one cache folder, `<data root>/cache/llm` (`DataPaths.llm_cache`).
 """
 
 from __future__ import annotations
