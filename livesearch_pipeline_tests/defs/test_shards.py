@@ -24,7 +24,6 @@ from livesearch_pipeline.defs.refresh.assets import (
     gold_answers,
     point_in_time_fields,
     served_programs,
-    served_questions,
     shard_count,
     split_into_shards,
 )
