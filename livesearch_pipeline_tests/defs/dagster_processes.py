@@ -309,3 +309,57 @@ def wait_for_backfill(base_url: str, backfill_id: str, processes: Sequence[Dagst
         time.sleep(poll_s)
     raise DagsterProcessError(f"backfill {backfill_id} not finished within {timeout_s:.0f} s; last state: "
                               f"{state.get('status')}, runs {[(r['runId'], r['status']) for r in state.get('runs', [])]}")
+
+
+ADDITIONAL_REQUIRED_KEYS_QUERY = """
+query AdditionalRequiredKeys($assetKeys: [AssetKeyInput!]!) {
+  assetNodeAdditionalRequiredKeys(assetKeys: $assetKeys) { path }
+}
+"""
+
+
+def additional_required_asset_keys(base_url: str, asset_keys: Sequence[Sequence[str]]) -> list[list[str]]:
+    """The keys the UI adds to a selection before it launches (its "Additional assets will be
+    materialized" confirmation): the rest of each selected asset's non-subsettable multi-asset."""
+    keys = [{"path": list(key)} for key in asset_keys]
+    data = graphql(base_url, ADDITIONAL_REQUIRED_KEYS_QUERY, {"assetKeys": keys})
+    return sorted(key["path"] for key in data["assetNodeAdditionalRequiredKeys"])
+
+
+def launch_asset_backfill(base_url: str, asset_keys: Sequence[Sequence[str]], partition_names: Sequence[str],
+                          title: str | None = None) -> str:
+    """Launch a pure asset backfill the way an asset page's Materialize > partitions dialog does
+    (`assetSelection` + `partitionNames`, no partition set); return its backfill id."""
+    params: dict[str, Any] = {
+        "assetSelection": [{"path": list(key)} for key in asset_keys],
+        "partitionNames": list(partition_names),
+        "fromFailure": False,
+    }
+    if title is not None:
+        params["title"] = title
+    result = graphql(base_url, LAUNCH_BACKFILL_MUTATION, {"backfillParams": params})["launchPartitionBackfill"]
+    if result["__typename"] != "LaunchBackfillSuccess":
+        raise DagsterProcessError(f"launchPartitionBackfill returned {result['__typename']}: {result}")
+    return result["backfillId"]
+
+
+ASSET_CHECK_EXECUTIONS_QUERY = """
+query AssetCheckExecutions($assetKey: AssetKeyInput!, $checkName: String!, $partition: String, $limit: Int!) {
+  assetCheckExecutions(assetKey: $assetKey, checkName: $checkName, partition: $partition, limit: $limit) {
+    id
+    runId
+    status
+    partition
+    evaluation { checkName partition success }
+  }
+}
+"""
+
+
+def asset_check_executions(base_url: str, asset_key: Sequence[str], check_name: str, partition: str | None,
+                           limit: int = 20) -> list[dict[str, Any]]:
+    """The executions of one asset check as the asset's Checks tab lists them, filtered to one
+    partition (None: every partition; "": unpartitioned executions only)."""
+    variables = {"assetKey": {"path": list(asset_key)}, "checkName": check_name, "partition": partition,
+                 "limit": limit}
+    return graphql(base_url, ASSET_CHECK_EXECUTIONS_QUERY, variables)["assetCheckExecutions"]
