@@ -26,14 +26,16 @@ from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.defs.refresh import checks as refresh_checks
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.dagster_processes import (
+    LAUNCH_BACKFILL_MUTATION,
     LOOPBACK,
     SUCCESSFUL_BACKFILL_STATUSES,
     DagsterProcess,
     DagsterProcessError,
-    free_loopback_port,
-    additional_required_asset_keys,
     asset_check_executions,
-    launch_asset_backfill,
+    asset_page_backfill_params,
+    free_loopback_port,
+    graphql_response,
+    launch_backfill,
     launch_job_backfill,
     listening_tcp_addresses,
     process_group_members,
@@ -251,15 +253,23 @@ def test_asset_page_backfill_of_gold_alone_serves_freezes_and_finds_checks_by_da
     """The README's first route: open `gold_answers`, Materialize, select two days."""
     wait_for_server_info(services.base_url, services.processes, STARTUP_TIMEOUT_S)
     wait_for_partition_set(services.base_url, PARTITION_SET, services.processes, STARTUP_TIMEOUT_S)
-    # What the UI asks before it opens the partitions dialog: the rest of gold's multi-asset,
-    # which it names in its "Additional assets will be materialized" confirmation.
-    assert additional_required_asset_keys(services.base_url, [GOLD.path]) == [SERVED.path]
     for key in ASSET_PARTITIONS:
         assert not services.data.served_file(dt.date.fromisoformat(key)).exists()
 
-    # `gold_answers` alone: the backfill daemon itself must add served_questions to each run.
-    backfill_id = launch_asset_backfill(services.base_url, [GOLD.path], ASSET_PARTITIONS,
-                                        title="asset page backfill test")
+    # Selected alone, gold_answers is refused by the server with a message naming its partner.
+    status, body = graphql_response(services.base_url, LAUNCH_BACKFILL_MUTATION, {"backfillParams": {
+        "assetSelection": [{"path": GOLD.path}], "partitionNames": list(ASSET_PARTITIONS), "fromFailure": False,
+    }})
+    refused = body["data"]["launchPartitionBackfill"]
+    assert refused["__typename"] == "PythonError" and "served_questions" in refused["message"], (status, refused)
+
+    # The UI never sends that: Materialize on gold_answers first adds served_questions (it names
+    # it in "Additional assets will be materialized"), then the dialog launches the backfill.
+    params, added = asset_page_backfill_params(services.base_url, [GOLD.path], ASSET_PARTITIONS)
+    assert added == [SERVED.path]
+    assert sorted(k["path"] for k in params["assetSelection"]) == sorted([GOLD.path, SERVED.path])
+    print(f"\nthe asset page launches {'a job' if 'selector' in params else 'a pure asset'} backfill: {params}")
+    backfill_id = launch_backfill(services.base_url, {**params, "title": "asset page backfill test"})
     services.start_daemon()
     with dg.DagsterInstance.from_config(str(services.dagster_home)) as instance:
         try:
