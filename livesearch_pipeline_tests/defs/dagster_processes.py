@@ -175,10 +175,19 @@ def wait_for_server_info(base_url: str, processes: Sequence[DagsterProcess], tim
     raise DagsterProcessError(f"{base_url}/server_info did not answer within {timeout_s:.0f} s ({last_error})\n{tails}")
 
 
+def graphql_response(base_url: str, query: str, variables: Mapping[str, Any] | None = None) -> tuple[int, dict]:
+    """POST one GraphQL operation; return the HTTP status and the JSON body, whatever they are
+    (the webserver answers an operation that raised with HTTP 500 and a `PythonError`)."""
+    response = httpx.post(f"{base_url}/graphql", json={"query": query, "variables": dict(variables or {})}, timeout=60.0)
+    return response.status_code, response.json()
+
+
 def graphql(base_url: str, query: str, variables: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """POST one GraphQL operation; return its `data`, raising on transport or GraphQL errors."""
     response = httpx.post(f"{base_url}/graphql", json={"query": query, "variables": dict(variables or {})}, timeout=60.0)
-    response.raise_for_status()
+    if response.is_error:
+        raise DagsterProcessError(f"GraphQL request to {base_url} failed with HTTP {response.status_code}: "
+                                  f"{response.text[:2000]}")
     body = response.json()
     if body.get("errors"):
         raise DagsterProcessError(f"GraphQL errors from {base_url}: {body['errors']}")
@@ -309,3 +318,83 @@ def wait_for_backfill(base_url: str, backfill_id: str, processes: Sequence[Dagst
         time.sleep(poll_s)
     raise DagsterProcessError(f"backfill {backfill_id} not finished within {timeout_s:.0f} s; last state: "
                               f"{state.get('status')}, runs {[(r['runId'], r['status']) for r in state.get('runs', [])]}")
+
+
+ASSET_LAUNCH_QUERY = """
+query AssetLaunch($assetKeys: [AssetKeyInput!]!) {
+  assetNodeAdditionalRequiredKeys(assetKeys: $assetKeys) { path }
+  assetNodes(assetKeys: $assetKeys) { assetKey { path } jobNames partitionDefinition { description } }
+}
+"""
+
+
+def is_hidden_asset_job(job_name: str) -> bool:
+    """The UI's isHiddenAssetGroupJob: Dagster's implicit asset jobs (`__ASSET_JOB...`)."""
+    return job_name.startswith("__ASSET_JOB")
+
+
+def asset_page_backfill_params(base_url: str, selected: Sequence[Sequence[str]],
+                               partition_names: Sequence[str]) -> tuple[dict[str, Any], list[list[str]]]:
+    """The `launchPartitionBackfill` parameters the UI sends when assets are selected, Materialize
+    is clicked and several partitions are chosen (Dagster 1.13's LaunchAssetExecutionButton and
+    LaunchAssetChoosePartitionsDialog), and the keys the UI added on its own.
+
+    The UI first adds the rest of each selected asset's non-subsettable multi-asset (after its
+    "Additional assets will be materialized" confirmation), then picks the first job every
+    selected asset belongs to: a user job gives a job backfill with an asset selection, Dagster's
+    hidden asset job a pure asset backfill.
+    """
+    keys = [list(key) for key in selected]
+    added = sorted(k["path"] for k in graphql(base_url, ASSET_LAUNCH_QUERY, {"assetKeys": [
+        {"path": key} for key in keys]})["assetNodeAdditionalRequiredKeys"])
+    keys += added
+    nodes = graphql(base_url, ASSET_LAUNCH_QUERY, {"assetKeys": [{"path": key} for key in keys]})["assetNodes"]
+    if sorted(n["assetKey"]["path"] for n in nodes) != sorted(keys):
+        raise DagsterProcessError(f"the webserver does not know every asset of {keys}: {nodes}")
+    if any(n["partitionDefinition"] is None for n in nodes):
+        raise DagsterProcessError(f"not every asset of {keys} is partitioned: {nodes}")
+    common = [job for job in nodes[0]["jobNames"] if all(job in n["jobNames"] for n in nodes)]
+    if not common:
+        raise DagsterProcessError(f"the assets {keys} share no job; the UI would launch a pure backfill "
+                                  f"anchored on one of them, which this helper does not model")
+    params: dict[str, Any] = {"tags": [], "assetSelection": [{"path": key} for key in keys],
+                              "partitionNames": list(partition_names), "fromFailure": False}
+    location = None
+    if not is_hidden_asset_job(common[0]):
+        location = graphql(base_url, WORKSPACE_QUERY)["workspaceOrError"]["locationEntries"][0]["locationOrLoadError"]
+        params["selector"] = {
+            "partitionSetName": f"{common[0]}_partition_set",
+            "repositorySelector": {"repositoryLocationName": location["name"],
+                                   "repositoryName": location["repositories"][0]["name"]},
+        }
+    return params, added
+
+
+def launch_backfill(base_url: str, params: Mapping[str, Any]) -> str:
+    """Send `launchPartitionBackfill` with `params`; return the backfill id."""
+    result = graphql(base_url, LAUNCH_BACKFILL_MUTATION, {"backfillParams": dict(params)})["launchPartitionBackfill"]
+    if result["__typename"] != "LaunchBackfillSuccess":
+        raise DagsterProcessError(f"launchPartitionBackfill returned {result['__typename']}: {result}")
+    return result["backfillId"]
+
+
+ASSET_CHECK_EXECUTIONS_QUERY = """
+query AssetCheckExecutions($assetKey: AssetKeyInput!, $checkName: String!, $partition: String, $limit: Int!) {
+  assetCheckExecutions(assetKey: $assetKey, checkName: $checkName, partition: $partition, limit: $limit) {
+    id
+    runId
+    status
+    partition
+    evaluation { checkName partition success }
+  }
+}
+"""
+
+
+def asset_check_executions(base_url: str, asset_key: Sequence[str], check_name: str, partition: str | None,
+                           limit: int = 20) -> list[dict[str, Any]]:
+    """The executions of one asset check as the asset's Checks tab lists them, filtered to one
+    partition (None: every partition; "": unpartitioned executions only)."""
+    variables = {"assetKey": {"path": list(asset_key)}, "checkName": check_name, "partition": partition,
+                 "limit": limit}
+    return graphql(base_url, ASSET_CHECK_EXECUTIONS_QUERY, variables)["assetCheckExecutions"]

@@ -1,7 +1,9 @@
 """End to end through the real services: `dagster-webserver` and `dagster-daemon` run headless on
-127.0.0.1 against a temporary SQLite instance, a two-partition backfill of `daily_refresh` is
-launched through the GraphQL API exactly as the UI launches it, the daemon submits and runs it,
-and the frozen snapshots and the instance's event log are checked afterwards.
+127.0.0.1 against a temporary SQLite instance. Both backfill routes of the UI are launched
+through the GraphQL API exactly as the UI launches them: a two-partition backfill of the
+`daily_refresh` job (the job page), and a two-partition backfill of `gold_answers` alone (the
+asset page's Materialize). The daemon submits and runs them; the frozen snapshots, the instance's
+event log and each date's check results (as the asset's Checks tab reads them) are checked.
 """
 
 from __future__ import annotations
@@ -24,11 +26,16 @@ from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.defs.refresh import checks as refresh_checks
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.dagster_processes import (
+    LAUNCH_BACKFILL_MUTATION,
     LOOPBACK,
     SUCCESSFUL_BACKFILL_STATUSES,
     DagsterProcess,
     DagsterProcessError,
+    asset_check_executions,
+    asset_page_backfill_params,
     free_loopback_port,
+    graphql_response,
+    launch_backfill,
     launch_job_backfill,
     listening_tcp_addresses,
     process_group_members,
@@ -49,6 +56,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 CLOCK = dt.date(2025, 6, 27)  # a Friday: every exchange has a session on both partitions
 PARTITIONS = ("2025-06-26", "2025-06-27")
+# The asset page's backfill freezes two other days of the same week, so it serves and freezes
+# them itself rather than finding the job backfill's files.
+ASSET_PARTITIONS = ("2025-06-24", "2025-06-25")
 PARTITION_SET = "daily_refresh_partition_set"
 WORKSPACE = str(REPO_ROOT / "workspace.yaml")
 # Bounds, not expectations. Measured on 2 cores shared with other jobs (load ~10): ready in ~25 s,
@@ -57,6 +67,7 @@ WORKSPACE = str(REPO_ROOT / "workspace.yaml")
 STARTUP_TIMEOUT_S = 150.0
 BACKFILL_TIMEOUT_S = 480.0
 GOLD = dg.AssetKey("gold_answers")
+SERVED = dg.AssetKey("served_questions")
 GOLD_CHECK_NAMES = frozenset(
     key.name
     for check in vars(refresh_checks).values()
@@ -81,6 +92,11 @@ class Services:
         return self.processes[0]
 
     def start_daemon(self) -> DagsterProcess:
+        """The daemon, started once per module (each test may be run alone)."""
+        for process in self.processes:
+            if process.name == "daemon":
+                process.ensure_running()
+                return process
         daemon = start_process("daemon", [str(VENV_BIN / "dagster-daemon"), "run", "-w", WORKSPACE],
                                cwd=REPO_ROOT, env=self.env, log_dir=self.log_dir)
         self.processes.append(daemon)
@@ -231,3 +247,73 @@ def test_livesearch_ui_listens_on_loopback_only(tmp_path: Path) -> None:
     finally:
         leftover = {name: pids for name, pids in stop_processes([ui]).items() if pids}
     assert not leftover, f"processes survived SIGTERM and SIGKILL: {leftover}"
+
+
+def test_asset_page_backfill_of_gold_alone_serves_freezes_and_finds_checks_by_date(services: Services) -> None:
+    """The README's first route: open `gold_answers`, Materialize, select two days."""
+    wait_for_server_info(services.base_url, services.processes, STARTUP_TIMEOUT_S)
+    wait_for_partition_set(services.base_url, PARTITION_SET, services.processes, STARTUP_TIMEOUT_S)
+    for key in ASSET_PARTITIONS:
+        assert not services.data.served_file(dt.date.fromisoformat(key)).exists()
+
+    # Selected alone, gold_answers is refused by the server with a message naming its partner.
+    status, body = graphql_response(services.base_url, LAUNCH_BACKFILL_MUTATION, {"backfillParams": {
+        "assetSelection": [{"path": GOLD.path}], "partitionNames": list(ASSET_PARTITIONS), "fromFailure": False,
+    }})
+    refused = body["data"]["launchPartitionBackfill"]
+    assert refused["__typename"] == "PythonError" and "served_questions" in refused["message"], (status, refused)
+
+    # The UI never sends that: Materialize on gold_answers first adds served_questions (it names
+    # it in "Additional assets will be materialized"), then the dialog launches the backfill.
+    params, added = asset_page_backfill_params(services.base_url, [GOLD.path], ASSET_PARTITIONS)
+    assert added == [SERVED.path]
+    assert sorted(k["path"] for k in params["assetSelection"]) == sorted([GOLD.path, SERVED.path])
+    print(f"\nthe asset page launches {'a job' if 'selector' in params else 'a pure asset'} backfill: {params}")
+    backfill_id = launch_backfill(services.base_url, {**params, "title": "asset page backfill test"})
+    services.start_daemon()
+    with dg.DagsterInstance.from_config(str(services.dagster_home)) as instance:
+        try:
+            state = wait_for_backfill(services.base_url, backfill_id, services.processes, BACKFILL_TIMEOUT_S)
+        except DagsterProcessError as exc:
+            runs = instance.get_runs(dg.RunsFilter.for_backfill(backfill_id))
+            failures = run_failure_messages(instance, [{"runId": r.run_id, "status": r.status.value} for r in runs])
+            pytest.fail(f"{exc}\n{failures}\n" + "\n".join(p.tail() for p in services.processes))
+        if state["status"] not in SUCCESSFUL_BACKFILL_STATUSES or {r["status"] for r in state["runs"]} != {"SUCCESS"}:
+            pytest.fail(f"backfill {backfill_id} ended {state['status']}: {state['error']}\n"
+                        f"{run_failure_messages(instance, state['runs'])}\n"
+                        + "\n".join(p.tail() for p in services.processes))
+        partition_of_run = {r["runId"]: next(t["value"] for t in r["tags"] if t["key"] == "dagster/partition")
+                            for r in state["runs"]}
+        assert sorted(partition_of_run.values()) == sorted(ASSET_PARTITIONS), "one run per partition"
+
+        store = SnapshotStore(services.data.gold)
+        manifests = {key: store.verify(dt.date.fromisoformat(key)) for key in ASSET_PARTITIONS}
+        for key in ASSET_PARTITIONS:
+            assert services.data.served_file(dt.date.fromisoformat(key)).is_file()
+        for asset in (SERVED, GOLD):
+            records = [r for r in instance.fetch_materializations(asset, limit=50).records
+                       if r.run_id in partition_of_run]
+            assert sorted(r.partition_key for r in records) == sorted(ASSET_PARTITIONS), asset
+            for record in records:
+                assert partition_of_run[record.run_id] == record.partition_key, "served and gold of D in D's run"
+                materialization = record.asset_materialization
+                # One code version: the asset's (the event's tag) is the one the manifest records.
+                assert materialization.tags["dagster/code_version"] == manifests[record.partition_key].code_version
+                assert materialization.tags["dagster/code_version"] != record.run_id
+
+    # Each date's check results, as the asset's Checks tab finds them for that date.
+    assert GOLD_CHECK_NAMES
+    for key in ASSET_PARTITIONS:
+        for name in sorted(GOLD_CHECK_NAMES):
+            executions = [e for e in asset_check_executions(services.base_url, GOLD.path, name, partition=key)
+                          if e["runId"] in partition_of_run]
+            assert len(executions) == 1, (key, name, executions)
+            (execution,) = executions
+            assert execution["status"] == "SUCCEEDED", (key, name, execution)
+            assert execution["partition"] == key and execution["runId"] != "", execution
+            assert execution["evaluation"] == {"checkName": name, "partition": key, "success": True}
+            assert partition_of_run[execution["runId"]] == key
+        # Nothing of this backfill was recorded without a partition (the "Partition —" rows).
+        for name in GOLD_CHECK_NAMES:
+            unpartitioned = asset_check_executions(services.base_url, GOLD.path, name, partition="")
+            assert not [e for e in unpartitioned if e["runId"] in partition_of_run], (name, unpartitioned)

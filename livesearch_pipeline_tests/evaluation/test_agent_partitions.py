@@ -22,7 +22,7 @@ from livesearch_pipeline.core.snapshot import SnapshotStore, scoring_qids
 from livesearch_pipeline.defs.evaluation.assets import agent_runs, leaderboard, stale_gold_audit
 from livesearch_pipeline.defs.evaluation.jobs import agent_runs_job, daily_evaluation_job
 from livesearch_pipeline.defs.evaluation.sensors import agent_registry_sensor
-from livesearch_pipeline.defs.refresh.assets import gold_answers, served_questions
+from livesearch_pipeline.defs.refresh.assets import daily_refresh_assets
 from livesearch_pipeline.defs.refresh.schedules import daily_refresh_job
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 from livesearch_pipeline.evaluation.baselines import (
@@ -53,7 +53,7 @@ class Day:
 
 def _definitions(root: Path) -> dg.Definitions:
     return dg.Definitions(
-        assets=[served_questions, gold_answers, agent_runs, leaderboard, stale_gold_audit],
+        assets=[daily_refresh_assets, agent_runs, leaderboard, stale_gold_audit],
         jobs=[daily_refresh_job, agent_runs_job, daily_evaluation_job],
         sensors=[agent_registry_sensor],
         resources={"data_service": DataServiceResource(clock=DAY.isoformat()), "storage": StorageResource(root=str(root)),

@@ -1,7 +1,9 @@
 """Stage 7, the daily refresh: served questions of D and the immutable gold snapshot of D.
 
-`gold_answers` is a graph-backed asset so that one day's refresh can fan out over the
-executor: `plan_gold_shards` splits the served programs (ordered by entity, then qid) into contiguous shards,
+`served_questions` and `gold_answers` are one graph-backed multi-asset that cannot be subset
+(`daily_refresh_assets`): whichever of the two is selected, the run writes D's served file and
+then freezes D's gold from it. The graph fans one day's refresh out over the executor:
+`serve_questions` writes the served file, `plan_gold_shards` splits the served programs (ordered by entity, then qid) into contiguous shards,
 `execute_gold_shard` runs once per shard (one process each under the multiprocess executor),
 and `freeze_gold_snapshot` assembles every shard's answers and writes the snapshot ONCE through
 the write-once `SnapshotStore`. Shard results travel between processes through the job's IO
@@ -27,7 +29,6 @@ from livesearch_pipeline.construction.pool import load_checked_pool
 from livesearch_pipeline.core.models import GoldAnswer, PoolManifest, Question, ServedQuestion
 from livesearch_pipeline.core.program import PoolLoadError
 from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotStore
-from livesearch_pipeline.defs.construction.assets import question_pool
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_cutoff, partition_date, sessions_closed
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 from livesearch_pipeline.evaluation.evaluator import load_served
@@ -46,6 +47,10 @@ IN_PROCESS_EXECUTORS = frozenset({"in_process", "execute_in_process_executor"})
 # hiccup on one call): they are withdrawn from the day. More than that means the day itself is
 # not trustworthy (the service was down or stale): nothing is frozen.
 DEFAULT_MAX_WITHDRAWN_SHARE = 0.05
+# One code version everywhere: the assets' `code_version` (the UI's "Code version" and the
+# `dagster/code_version` tag of each materialisation) and the manifest's `code_version` field.
+# Without an explicit one Dagster records the run id there.
+CODE_VERSION = code_version()
 
 
 class RefreshConfig(dg.Config):
@@ -60,25 +65,6 @@ class RefreshConfig(dg.Config):
         None, description=f"Shards the day's programs are split into (contiguous in (entity, qid) order); each runs as "
                           f"its own step. Default: {DEFAULT_SHARDS} under a parallel executor, 1 under an in-process "
                           f"one. The bytes never depend on it.")
-
-
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[question_pool], kinds={"json"})
-def served_questions(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
-    """The questions served on D (no answers): the file agents receive, identified by its qid-set hash."""
-    day = partition_date(context)
-    paths = storage.paths()
-    manifest, pool = checked_pool(paths)
-    served = served_from_pool(pool)
-    written = write_served(paths.served_file(day), served)
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(written.qid_set_hash),
-        metadata={
-            "date": day.isoformat(), "questions": len(served), "qid_set_hash": written.qid_set_hash,
-            "pool_version": manifest.version, "created": written.created,
-            "path": dg.MetadataValue.path(str(written.path)),
-            "by_tier": dg.MetadataValue.json(dict(sorted(Counter(q.tier for q in served).items()))),
-        },
-    )
 
 
 # --------------------------------------------------------------------------- shard plan (pure)
@@ -236,6 +222,28 @@ def refresh_config_to_ops(config: RefreshConfig) -> dict:
     }
 
 
+# Each op that materialises an asset names its output after the asset's graph output: inside a
+# multi-asset, a `MaterializeResult` finds its output through the asset key it names.
+@dg.op(ins={"question_pool": dg.In(dg.Nothing)}, out={"served_questions": dg.Out(dg.Nothing)})
+def serve_questions(context: dg.OpExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
+    """The questions served on D (no answers): the file agents receive, identified by its qid-set hash."""
+    day = partition_date(context)
+    paths = storage.paths()
+    manifest, pool = checked_pool(paths)
+    served = served_from_pool(pool)
+    written = write_served(paths.served_file(day), served)
+    return dg.MaterializeResult(
+        asset_key=served_questions,
+        data_version=dg.DataVersion(written.qid_set_hash),
+        metadata={
+            "date": day.isoformat(), "questions": len(served), "qid_set_hash": written.qid_set_hash,
+            "pool_version": manifest.version, "created": written.created,
+            "path": dg.MetadataValue.path(str(written.path)),
+            "by_tier": dg.MetadataValue.json(dict(sorted(Counter(q.tier for q in served).items()))),
+        },
+    )
+
+
 @dg.op(
     ins={"served_questions": dg.In(dg.Nothing), "question_pool": dg.In(dg.Nothing)},
     out={"plan": dg.Out(RefreshPlan), "shards": dg.DynamicOut(GoldShard)},
@@ -326,7 +334,7 @@ def point_in_time_fields(day: dt.date, results: Sequence[ShardResult]) -> dict:
     return {"vintage": vintage, "late_backfill": vintage > partition_cutoff(day)}
 
 
-@dg.op(out=dg.Out(dg.Nothing))
+@dg.op(out={"gold_answers": dg.Out(dg.Nothing)})
 def freeze_gold_snapshot(context: dg.OpExecutionContext, storage: StorageResource,
                          plan: RefreshPlan, results: list[ShardResult]) -> dg.MaterializeResult:
     """Validate, then freeze: judge every blocking condition on the computed answers, and only then
@@ -344,7 +352,7 @@ def freeze_gold_snapshot(context: dg.OpExecutionContext, storage: StorageResourc
         # The store judges the withdrawn share before it writes anything (core.snapshot.judge_answers).
         written = SnapshotStore(paths.gold).write(
             plan.day, answers, pool_version=plan.pool_version, pool_sha256=plan.pool_sha256, data_service=identity,
-            code_version=code_version(), max_withdrawn_share=plan.max_withdrawn_share, **timing)
+            code_version=CODE_VERSION, max_withdrawn_share=plan.max_withdrawn_share, **timing)
     except SnapshotRejectedError as exc:
         rejected = write_rejected(paths.rejected, plan.day, answers, [str(exc)],
                                   attempted_at=dt.datetime.now(dt.timezone.utc),
@@ -360,6 +368,7 @@ def freeze_gold_snapshot(context: dg.OpExecutionContext, storage: StorageResourc
     by_qid = {q.qid: q for q in load_served(paths.served_file(plan.day))}
     manifest = written.manifest
     return dg.MaterializeResult(
+        asset_key=gold_answers,
         data_version=dg.DataVersion(manifest.sha256),
         metadata={
             "date": plan.day.isoformat(),
@@ -392,16 +401,58 @@ def freeze_gold_snapshot(context: dg.OpExecutionContext, storage: StorageResourc
     )
 
 
-@dg.graph_asset(
-    group_name=GROUP,
-    partitions_def=daily_partitions,
-    # Order-only dependencies (no data is loaded): the served file and the pool must exist first.
-    ins={"served_questions": dg.AssetIn(dagster_type=dg.Nothing), "question_pool": dg.AssetIn(dagster_type=dg.Nothing)},
+# The served questions of D and D's gold are one multi-asset that cannot be subset: selecting
+# either one (an asset page's Materialize, a backfill of `gold_answers` alone, `dg.materialize`)
+# runs both, so D's gold is never computed without D's served file from the same run. The UI names
+# the added asset before it launches ("Additional assets will be materialized: served_questions"),
+# and the backfill daemon requests a non-subsettable multi-asset whole (its execution set).
+
+
+@dg.graph(
+    # The node keeps the name `gold_answers`: run config stays `ops: {gold_answers: {config: ...}}`.
+    name="gold_answers",
+    ins={"question_pool": dg.GraphIn()},
+    out={"served_questions": dg.GraphOut(), "gold_answers": dg.GraphOut()},
     config=refresh_config_to_ops,
-    kinds={"json"},
 )
-def gold_answers(served_questions, question_pool):
-    """Re-date every served program to D, execute it in shards, and freeze `gold_answers_<D>.jsonl` once."""
-    planned = plan_gold_shards(served_questions=served_questions, question_pool=question_pool)
+def refresh_graph(question_pool):
+    """Serve D's questions, re-date every served program to D, execute it in shards, and freeze
+    `gold_answers_<D>.jsonl` once."""
+    served = serve_questions(question_pool=question_pool)
+    planned = plan_gold_shards(served_questions=served, question_pool=question_pool)
     results = planned.shards.map(execute_gold_shard).collect()
-    return freeze_gold_snapshot(plan=planned.plan, results=results)
+    return {"served_questions": served, "gold_answers": freeze_gold_snapshot(plan=planned.plan, results=results)}
+
+
+_SERVED_OUT = dg.AssetOut(
+    code_version=CODE_VERSION, kinds={"json"},
+    description="The questions served on D (no answers): the file agents receive, identified by its qid-set hash. "
+                "Materialised in one run with gold_answers (a multi-asset that cannot be subset).")
+_GOLD_OUT = dg.AssetOut(
+    code_version=CODE_VERSION, kinds={"json"},
+    description="Every served program re-dated to D and executed in shards; `gold_answers_<D>.jsonl` is frozen once "
+                "(write-once snapshot and manifest). Materialised in one run with served_questions.")
+_OUTS = {"served_questions": _SERVED_OUT, "gold_answers": _GOLD_OUT}
+
+# `AssetsDefinition.from_graph` rather than `@graph_multi_asset`, which cannot declare that
+# gold_answers reads served_questions (lineage would show two siblings of question_pool).
+daily_refresh_assets = dg.AssetsDefinition.from_graph(
+    refresh_graph,
+    # Order-only dependency (no data is loaded; the op input is `Nothing`): the pool must exist first.
+    keys_by_input_name={"question_pool": dg.AssetKey("question_pool")},
+    keys_by_output_name={name: dg.AssetKey(name) for name in _OUTS},
+    internal_asset_deps={"served_questions": {dg.AssetKey("question_pool")},
+                         "gold_answers": {dg.AssetKey("question_pool"), dg.AssetKey("served_questions")}},
+    partitions_def=daily_partitions,
+    group_name=GROUP,
+    can_subset=False,
+    descriptions_by_output_name={name: out.description for name, out in _OUTS.items()},
+    tags_by_output_name={name: out.tags for name, out in _OUTS.items()},
+    code_versions_by_output_name={name: out.code_version for name, out in _OUTS.items()},
+)
+
+# The keys other modules depend on, select and check (`AssetDep(gold_answers, ...)`,
+# `AssetSelection.assets(served_questions, gold_answers)`, `AssetCheckSpec(asset=gold_answers)`).
+# A multi-asset cannot stand in for one of its keys there; its definition is `daily_refresh_assets`.
+served_questions = dg.AssetKey("served_questions")
+gold_answers = dg.AssetKey("gold_answers")
