@@ -531,8 +531,9 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
         unpinned = tuple(k for k in keys if k not in select.where
                          and not (select.mode == "match" and select.key == k))
     entry = lexicon.entry(f.tool, f.field)
+    # The observed value is the executor's, already scaled by the format (core.extract.format_answer).
     value = f.observed_value
-    scaled = float(value) * fmt.scale if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    scaled = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     names = tuple(n for n in (c.entity_name, f.other_entity_name, *(str(v) for v in select.where.values())) if n)
     # A Chinese text names an FX pair in Chinese ("美元兑离岸人民币" for USDCNH.FXCM).
     series = tuple((*forms, *filter(None, (_pair_zh(x, lexicon) for x in forms if "/" in x)))

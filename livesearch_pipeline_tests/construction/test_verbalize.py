@@ -397,3 +397,28 @@ def test_a_yuan_pair_is_named_in_chinese_and_the_lint_accepts_that_name():
     # a Chinese text that does not name the pair is still caught
     unnamed = zh.replace("欧元兑离岸人民币", "")
     assert any(f.rule == "unnamed_series" for f in lint_question(en, unnamed, lint_context(c)))
+
+
+def test_the_llm_prompt_says_whether_a_chinese_text_is_wanted():
+    import json
+
+    from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM, verbalizer_user_message
+
+    assert "`chinese_text` is true" in VERBALIZER_SYSTEM
+    cpi, _ = CHINESE_SERIES[0]
+    assert json.loads(verbalizer_user_message(cpi))["chinese_text"] is True
+    assert json.loads(verbalizer_user_message(candidate()))["chinese_text"] is True
+    assert json.loads(verbalizer_user_message(candidate("AAPL.O", asset_class="us_equity")))["chinese_text"] is False
+
+
+def test_lint_context_reads_the_observed_value_as_already_scaled():
+    # 50,000 lots are 5,000,000 shares: the executor's value is already in the format's unit, so
+    # a whole number of shares under the huge-value threshold is not "huge and unscaled".
+    whole = Format(kind="integer", unit="shares", scale=100.0)
+    c = candidate(fmt=whole, observed_value=5_000_000)
+    assert lint_context(c).value == 5_000_000
+    huge = candidate(fmt=whole, observed_value=2e8)
+    assert lint_context(huge).value == 2e8
+    assert [f.rule for f in lint_question("What was the volume of Name 600519.SH (600519.SH) on the most recent "
+                                          "trading day, as a whole number of shares?", None,
+                                          lint_context(huge))] == ["huge_unscaled"]
