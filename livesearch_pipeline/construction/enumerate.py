@@ -264,6 +264,10 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
     def sample(f: FieldMeta) -> Any:
         return next((r.get(f.name) for r in records if r.get(f.name) is not None), None)
 
+    def observed(f: FieldMeta) -> list[Any]:
+        # Every value of the series: a count's scale word needs more than one day's (formats).
+        return [r.get(f.name) for r in records if r.get(f.name) is not None]
+
     if key is None:
         # Time-less reference data: the entity's own record, matched on its code.
         if not tool.entity_param or is_series_tool(tool):
@@ -282,7 +286,7 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
             for at in MINUTE_TIMES:
                 select = Selection(mode="minute", key=key, key_fmt=key_fmt,
                                    anchor=DateSpec(sessions_back=1, calendar=cal, fmt="%Y%m%d"), time=at, where=where)
-                fmt = value_format(f, None, sample(f), key_fmt, tool=tool.name)
+                fmt = value_format(f, None, sample(f), key_fmt, tool=tool.name, observed=observed(f))
                 drafts.append(_Draft(program(dates, select, f, None, fmt), entity, tool, f,
                                      f"minute:1:{at}", "T2", refresh))
         return drafts
@@ -292,7 +296,7 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
     # A call pinned to a past completed period asks a simple historical question, not a live one.
     latest_tier = "T1" if latest_anchor == "latest" else "T2"
     for f in numeric:
-        fmt = value_format(f, None, sample(f), key_fmt, tool=tool.name)
+        fmt = value_format(f, None, sample(f), key_fmt, tool=tool.name, observed=observed(f))
         select = Selection(mode="latest", key=key, key_fmt=key_fmt, where=where)
         drafts.append(_Draft(program(latest_dates, select, f, None, fmt), entity, tool, f, latest_anchor, latest_tier, refresh))
         if windowed:
@@ -307,7 +311,7 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
             for n in AGGREGATE_WINDOWS:
                 dates = window_dates(tool, cal, sessions=n)
                 for agg in aggregates:
-                    afmt = value_format(f, agg, sample(f), key_fmt, tool=tool.name)
+                    afmt = value_format(f, agg, sample(f), key_fmt, tool=tool.name, observed=observed(f), window=n)
                     select = Selection(mode="all", key=key, key_fmt=key_fmt, where=where)
                     drafts.append(_Draft(program(dates, select, f, agg, afmt), entity, tool, f,
                                          f"window:{n}", "T3", refresh, aggregate=agg))

@@ -7,6 +7,12 @@ levels in points. The scale word is chosen once, from the magnitude of the value
 the program is built, and frozen in the program's format: "5.38 billion HKD", never
 "53844347768.00 HKD".
 
+Counts of shares or units stay whole ("80000 shares") unless the value is safely in millions:
+the lowest of the observed values must reach one million (COUNT_MILLION_FROM), with a tenfold
+margin when fewer than COUNT_MIN_OBSERVATIONS values were observed, because a day's or a
+minute bar's volume varies tenfold from one day to the next and the question is asked on days
+the builder never saw ("0.08 million shares" is what one lucky sample produced).
+
 The Chinese question asks for the same quantity one scale finer (亿 for billion, 万 for million),
 so an answer given at the Chinese precision always passes the English rule's tolerance.
 """
@@ -14,7 +20,7 @@ so an answer given at the Chinese precision always passes the English rule's tol
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from livesearch_pipeline.core.lexicon import Kind, Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.core.catalog import FieldMeta
@@ -22,11 +28,13 @@ from livesearch_pipeline.core.models import Format, MatchRule
 from livesearch_pipeline.core.normalize import CURRENCIES, unit_scale
 
 _WORD_MAGNITUDES = ((1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
-# Scale words a professional uses for an amount and for a count of shares or units. "million"
-# starts at 0.1 million: the sample that picks the scale is one record, and a window's maximum or
-# sum can be far larger; a value of 1e8 or more never goes without a scale word.
+# Scale words a professional uses for an amount. "million" starts at 0.1 million: the sample
+# that picks the scale is one record, and a window's maximum or sum can be far larger; a value
+# of 1e8 or more never goes without a scale word. Counts of shares or units: see the module doc.
 AMOUNT_SCALES = ((1e9, 1e9, "billion"), (1e5, 1e6, "million"))  # (from magnitude, size, word)
-COUNT_SCALES = ((1e5, 1e6, "million"),)
+COUNT_MILLION_FROM = 1e6  # every observed value of a count at least this: "million shares"
+COUNT_MIN_OBSERVATIONS = 5  # fewer observed values: each must be ten times COUNT_MILLION_FROM
+COUNT_MARGIN = 10.0  # the day-to-day variation of a volume the margin covers
 SUM_WINDOW = 60  # the longest window enumeration aggregates over (enumerate.AGGREGATE_WINDOWS)
 # Chinese unit of each English format unit; the magnitude is one step finer (see module doc).
 ZH_BASE = {"CNY": "元", "HKD": "港元", "USD": "美元", "shares": "股", "units": "份", "points": "点"}
@@ -96,11 +104,36 @@ def _scaled(base: str, factor: float, magnitude: float | None, scales) -> tuple[
     return base, factor, ""
 
 
+def counts_in_millions(observed: Sequence[Any], factor: float = 1.0, aggregate: str | None = None,
+                       window: int | None = None) -> bool:
+    """Whether a count of shares or units is safely in millions (see the module doc).
+
+    `observed` are raw values in the catalog unit (`factor` turns them into shares or units);
+    zeros and non-numbers say nothing about the scale and are left out. A sum over `window`
+    records is at least `window` times the lowest value (SUM_WINDOW when the window is not
+    given); a spread ("std") or a difference ("change") can be far below the level, so it gets
+    the tenfold margin whatever was observed.
+    """
+    magnitudes = [m * factor for m in map(_magnitude, observed) if m]
+    if not magnitudes:
+        return False
+    low = min(magnitudes)
+    if aggregate == "sum":
+        low *= window or SUM_WINDOW
+    margin = (COUNT_MARGIN if len(magnitudes) < COUNT_MIN_OBSERVATIONS or aggregate in ("std", "change")
+              else 1.0)
+    return low >= COUNT_MILLION_FROM * margin
+
+
 def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str, *,
-                 tool: str | None = None, lexicon: Lexicon | None = None) -> Format:
+                 tool: str | None = None, lexicon: Lexicon | None = None,
+                 observed: Sequence[Any] = (), window: int | None = None) -> Format:
     """The answer format of a field under an aggregate, from its lexicon kind.
 
-    `sample` is an observed raw value (in the catalog unit); it picks the scale word.
+    `sample` is an observed raw value (in the catalog unit); it picks the scale word. For a
+    count of shares or units, `observed` (when given) is every value seen, the sample among them
+    (e.g. the series' records of the enumeration window), and `window` the number of records a
+    sum adds up; the scale word comes from all of them (`counts_in_millions`).
     """
     if aggregate in ("argmax", "argmin"):
         return Format(kind="date", in_fmt=key_fmt, out_fmt="%Y-%m-%d")
@@ -134,9 +167,9 @@ def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str,
         unit, scale, _ = _scaled(base, factor, magnitude, AMOUNT_SCALES)
         return Format(kind="number", decimals=decimals, unit=unit, scale=scale)
     if kind in ("shares", "units"):
-        unit, scale, word = _scaled(base, factor, magnitude, COUNT_SCALES)
-        if word or aggregate in ("mean", "std"):
-            return Format(kind="number", decimals=decimals, unit=unit, scale=scale)
+        if counts_in_millions(list(observed) or [sample], factor, aggregate, window):
+            return Format(kind="number", decimals=decimals, unit=f"million {base}", scale=factor / 1e6)
+        # Whole shares or units, an average too ("the average daily volume, as a whole number").
         return Format(kind="integer", unit=base, scale=factor)
     # price, nav, index_level: the unit itself, at the kind's precision.
     return Format(kind="number", decimals=decimals, unit=base, scale=factor)

@@ -43,9 +43,10 @@ Style (follow the examples):
   label, fiscal year or year number, in any language.
 - Do not reveal or hint at the value; do not ask for a name the question already gives.
 - At most 25 English words where possible.
-- For Chinese-market instruments (A-shares, Chinese indices and funds) also write
-  `question_zh`, entirely in Chinese (元, 港元, 美元, 万元, 亿元, 万股, 点; never CNY, HKD,
-  points, shares): ask "是多少<unit_zh>？保留N位小数。", a percentage "以百分比表示", a date
+- When `chinese_text` is true (the Chinese market: A-shares, Chinese indices and funds, China's
+  official statistics, Chinese interest rates, A-share market totals, yuan currency pairs) also
+  write `question_zh`, entirely in Chinese, naming the quantity with the lexicon's Chinese
+  phrase (元, 港元, 美元, 万元, 亿元, 股, 万股, 点; never CNY, HKD, points, shares): ask "是多少<unit_zh>？保留N位小数。", a percentage "以百分比表示", a date
   "是哪一个交易日？请按YYYY-MM-DD格式作答。" (never 是多少 for a date). Otherwise null.
 - Propose a matching rule: {"rule": "exact"|"approx"|"semantic", "abs_tol": number|null,
   "rel_tol": number|null, "unit": string|null, "decimals": int|null}. Numbers are never

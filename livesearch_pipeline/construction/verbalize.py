@@ -32,6 +32,9 @@ from livesearch_pipeline.core.matching import clamp_rule
 from livesearch_pipeline.core.models import Format, MatchRule, Provenance, Question, StrictModel
 
 TEMPLATE = "template"
+# Instruments of the Chinese market always get a Chinese text; series of it that are not
+# instruments (China's statistics, Chinese rates, A-share market totals, yuan FX pairs) get one
+# when the lexicon lists them (`chinese_market` in dataservice/lexicon.yaml; see has_chinese_text).
 ZH_CLASSES = frozenset({"cn_equity", "index", "fund"})
 
 # Statement tools whose flows accumulate from the start of the fiscal year to the period end.
@@ -138,11 +141,40 @@ class _Parts:
     series_en: str  # " for the shareholder “X”", " on the Shanghai Stock Exchange", or ""
     series_zh: str
     freq: str | None  # "week" / "month" for weekly and monthly bars
+    fx_pair: bool = False  # the subject is an FX pair ("USD/CNH", 美元兑离岸人民币)
 
 
 def _fx_pair(code: str) -> str | None:
     head = code.split(".")[0]
     return f"{head[:3]}/{head[3:]}" if len(head) == 6 and head.isalpha() and head.isupper() else None
+
+
+def _pair_zh(pair: str, lexicon: Lexicon) -> str | None:
+    """"美元兑离岸人民币" for "USD/CNH", from the lexicon's currency names."""
+    base, _, quote = pair.partition("/")
+    return lexicon.pair_zh(base, quote)
+
+
+def _pairs(c: Candidate) -> list[str]:
+    """The FX pairs ("USD/CNH") the program selects by code."""
+    select = c.program.extract.select
+    codes = [v for k, v in select.where.items() if k == "ts_code"]
+    if select.mode == "match" and select.key == "ts_code" and select.value is not None:
+        codes.append(select.value)
+    return [p for p in (_fx_pair(str(code)) for code in codes) if p is not None]
+
+
+def has_chinese_text(c: Candidate, lexicon: Lexicon | None = None) -> bool:
+    """Whether the candidate is about the Chinese market and so gets a Chinese text too: a stock,
+    index or fund of it (ZH_CLASSES), a series tool the lexicon lists as Chinese-market, or an FX
+    pair with a yuan leg."""
+    if c.asset_class in ZH_CLASSES:
+        return True
+    lexicon = lexicon or load_lexicon()
+    market = lexicon.chinese_market
+    if c.facts.tool in market.tools:
+        return True
+    return any(set(p.split("/")) & set(market.currencies) for p in _pairs(c))
 
 
 def _series_phrase(key: str, value: str, lexicon: Lexicon, tool: str) -> tuple[str, str]:
@@ -174,10 +206,11 @@ def _parts(c: Candidate, lexicon: Lexicon) -> _Parts:
     if c.entity != f.tool and c.entity not in series.values():
         subject_en, subject_zh = f"{c.entity_name} ({c.entity})", f"{c.entity_name}（{c.entity}）"
     series_en = series_zh = ""
+    fx_pair = False
     for key, value in series.items():
         pair = _fx_pair(str(value)) if key == "ts_code" else None
         if pair is not None:
-            subject_en = subject_zh = pair
+            subject_en, subject_zh, fx_pair = pair, _pair_zh(pair, lexicon) or pair, True
             continue
         if str(value) == c.entity and subject_en is None:
             subject_en = subject_zh = str(value)
@@ -186,7 +219,7 @@ def _parts(c: Candidate, lexicon: Lexicon) -> _Parts:
         series_en += en
         series_zh += zh
     return _Parts(entry.en, entry.zh, entry.plural, subject_en, subject_zh, series_en, series_zh,
-                  lexicon.bars.get(f.tool))
+                  lexicon.bars.get(f.tool), fx_pair)
 
 
 def _when(c: Candidate, p: _Parts) -> tuple[str, str]:
@@ -230,7 +263,8 @@ def _market_en(c: Candidate, p: _Parts) -> str:
 
 
 def _market_zh(c: Candidate, p: _Parts) -> str:
-    if p.series_zh or (p.subject_zh is not None and c.entity != c.facts.tool):
+    # A Chinese reader takes a rate's or an official statistic's trading day as China's own.
+    if p.series_zh or (p.subject_zh is not None and c.entity != c.facts.tool) or c.asset_class in ("rates_fx", "macro"):
         return ""
     return {"XSHG": "A股", "XHKG": "港股", "XNYS": "美股"}.get(c.facts.calendar or "", "")
 
@@ -339,10 +373,11 @@ def template_question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
 
 
 def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | None:
-    """The Chinese text, for Chinese-market entities: entirely Chinese, one unit, stated once."""
-    if c.asset_class not in ZH_CLASSES:
-        return None
+    """The Chinese text, for the Chinese market (`has_chinese_text`): entirely Chinese, one unit,
+    stated once."""
     lexicon = lexicon or load_lexicon()
+    if not has_chinese_text(c, lexicon):
+        return None
     f = c.facts
     p = _parts(c, lexicon)
     fmt = c.program.extract.format
@@ -359,6 +394,9 @@ def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | 
         return f"{who}的{noun}{ask}"
     if kind in ("latest", "period", "match"):
         _, when = _when(c, p)
+        if p.fx_pair and not p.series_zh:
+            # An FX pair is named with its quote, time first: 最近一个交易日的美元兑离岸人民币买入收盘价.
+            return f"{when}的{p.subject_zh}{noun}{ask}"
         return f"{who}{when}的{noun}{ask}"
     if kind == "snapshot":
         bar = f"截至该日最近一个完整交易{'周' if p.freq == 'week' else '月'}的" if p.freq else ""
@@ -494,16 +532,20 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
         unpinned = tuple(k for k in keys if k not in select.where
                          and not (select.mode == "match" and select.key == k))
     entry = lexicon.entry(f.tool, f.field)
+    # The observed value is the executor's, already scaled by the format (core.extract.format_answer).
     value = f.observed_value
-    scaled = float(value) * fmt.scale if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    scaled = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     names = tuple(n for n in (c.entity_name, f.other_entity_name, *(str(v) for v in select.where.values())) if n)
+    # A Chinese text names an FX pair in Chinese ("美元兑离岸人民币" for USDCNH.FXCM).
+    series = tuple((*forms, *filter(None, (_pair_zh(x, lexicon) for x in forms if "/" in x)))
+                   for forms in series_forms(c))
     answer = f.observed_answer if fmt.kind == "text" else None
     freq = lexicon.bars.get(f.tool)
     return LintContext(
         fmt=fmt, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
         tool_descriptions=(f.tool_description,),
         descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
-        names=names, series=series_forms(c), series_unpinned=unpinned, bar_frequency=freq,
+        names=names, series=series, series_unpinned=unpinned, bar_frequency=freq,
         answer=answer, value=scaled,
     )
 
@@ -580,6 +622,7 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "answer_format": fmt.model_dump(mode="json", exclude_defaults=True),
         "unit_en": unit_phrase_en(fmt).lstrip(", ") or None,
         "unit_zh": unit_zh,
+        "chinese_text": has_chinese_text(candidate, lexicon),
         "todays_value": facts.observed_answer,
     }
     return json.dumps(payload, ensure_ascii=False, sort_keys=True)

@@ -54,12 +54,22 @@ class LexOverride(StrictModel):
     plural: bool | None = None
 
 
+class ChineseMarket(StrictModel):
+    """Series of the Chinese market that are not instruments: their questions get a Chinese text."""
+
+    tools: list[str] = []  # series tools: China's statistics, Chinese rates, A-share market totals
+    currencies: list[str] = []  # an FX pair with one of these currencies is Chinese-market
+
+
 class Lexicon(StrictModel):
     kinds: dict[Kind, KindSpec]
     fields: dict[str, LexEntry]
     tools: dict[str, dict[str, LexOverride]] = {}
     # Tools whose records are weekly or monthly bars, and the bar length the text must name.
     bars: dict[str, Literal["week", "month"]] = {}
+    chinese_market: ChineseMarket = ChineseMarket()
+    # ISO code -> the Chinese name of the currency, for FX pairs in a Chinese text.
+    currency_names: dict[str, str] = {}
 
     @model_validator(mode="after")
     def _complete(self) -> Lexicon:
@@ -74,7 +84,16 @@ class Lexicon(StrictModel):
         for name, e in self.fields.items():
             if not e.en.strip() or not e.zh.strip():
                 raise ValueError(f"fields.{name}: empty noun phrase")
+        unnamed = [c for c in self.chinese_market.currencies if c not in self.currency_names]
+        if unnamed:
+            raise ValueError(f"chinese_market.currencies {unnamed} have no entry in currency_names")
         return self
+
+    def pair_zh(self, base: str, quote: str) -> str | None:
+        """"美元兑离岸人民币" for USD/CNH; None when a currency has no Chinese name."""
+        if base not in self.currency_names or quote not in self.currency_names:
+            return None
+        return f"{self.currency_names[base]}兑{self.currency_names[quote]}"
 
     def entry(self, tool: str | None, field: str) -> LexEntry | None:
         """The entry of `field` as `tool` uses it (its override applied), or None."""

@@ -110,3 +110,36 @@ def test_bar_tools_match_the_catalogs_refresh_classes():
     expected = {t.name: t.refresh_class[:-2] for t in CATALOG.data_tools()
                 if t.refresh_class in ("weekly", "monthly") and ohlc <= {f.name for f in t.fields}}
     assert bars == expected
+
+
+def test_chinese_market_tools_are_series_tools_of_the_catalog_with_chinese_nouns():
+    lexicon = load_lexicon()
+    instruments = {"cn_equity", "hk_equity", "us_equity", "index", "fund"}
+    problems = []
+    for name in lexicon.chinese_market.tools:
+        tool = CATALOG.get(name)
+        if tool is None:
+            problems.append(f"{name}: not a catalog tool")
+            continue
+        if set(tool.asset_classes) & instruments:
+            problems.append(f"{name}: an instrument tool ({tool.asset_classes}); ZH_CLASSES covers those")
+        for f in tool.fields:
+            if not f.answerable:
+                continue
+            zh = lexicon.entry(name, f.name).zh
+            # entirely Chinese: an abbreviation only in parentheses after the Chinese name ("（CPI）", "（综合PMI）")
+            if re.search(r"[A-Za-z]", re.sub(r"（[^（）]+）", "", zh)):
+                problems.append(f"{name}.{f.name}: zh {zh!r} has Latin letters outside （…）")
+    assert problems == []
+    for code in lexicon.chinese_market.currencies:
+        assert CJK.search(lexicon.currency_names[code])
+    assert lexicon.pair_zh("USD", "CNY") == "美元兑人民币"
+    assert lexicon.pair_zh("USD", "XXX") is None
+
+
+def test_loader_rejects_a_chinese_currency_without_a_name(tmp_path):
+    path = tmp_path / "lexicon.yaml"
+    text = LEXICON_PATH.read_text(encoding="utf-8").replace("CNH: 离岸人民币, ", "")
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(LexiconError, match=r"chinese_market.*CNH.*currency_names"):
+        load_lexicon(path)

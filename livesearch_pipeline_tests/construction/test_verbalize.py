@@ -6,6 +6,7 @@ import pytest
 
 from livesearch_pipeline.construction.formats import proposed_rule, value_format, zh_unit
 from livesearch_pipeline.core.lexicon import LexiconError
+from livesearch_pipeline.construction.verbalize import unit_phrase_en as template_unit_en
 from livesearch_pipeline.construction.verbalize import (
     TEMPLATE,
     Verbalized,
@@ -59,18 +60,66 @@ LISTED = FieldMeta(name="list_date", type="date", description="listing date")
         (AMOUNT, None, 2_500_000.0, Format(kind="number", decimals=2, unit="billion CNY", scale=1e-6)),
         (AMOUNT, None, 25_000.0, Format(kind="number", decimals=2, unit="million CNY", scale=1e-3)),
         (AMOUNT, None, 50.0, Format(kind="number", decimals=2, unit="CNY", scale=1e3)),
-        (VOLUME, None, 61159, Format(kind="number", decimals=2, unit="million shares", scale=1e-4)),
-        # a 60-session sum outgrows the one record that picks the scale: a sum always gets one
-        (VOLUME, "sum", 120, Format(kind="number", decimals=2, unit="million shares", scale=1e-4)),
+        # one observed day of a volume: "million" only with a tenfold margin (a day's volume
+        # varies tenfold), else whole shares — never "0.08 million shares"
+        (VOLUME, None, 161_159, Format(kind="number", decimals=2, unit="million shares", scale=1e-4)),
+        (VOLUME, None, 61_159, Format(kind="integer", unit="shares", scale=100.0)),
+        (VOLUME, None, 800, Format(kind="integer", unit="shares", scale=100.0)),
+        # a sum over (by default) 60 sessions of 12,000 shares is 0.72 million: still whole
+        (VOLUME, "sum", 120, Format(kind="integer", unit="shares", scale=100.0)),
+        (VOLUME, "sum", 2_000, Format(kind="number", decimals=2, unit="million shares", scale=1e-4)),
         (VOLUME, "max", 120, Format(kind="integer", unit="shares", scale=100.0)),
-        (VOLUME, "mean", 120, Format(kind="number", decimals=2, unit="shares", scale=100.0)),
+        (VOLUME, "mean", 120, Format(kind="integer", unit="shares", scale=100.0)),  # an average too
         (HOLDING, None, 15_000, Format(kind="integer", unit="shares")),
+        (HOLDING, None, 9_990_000, Format(kind="integer", unit="shares")),
+        (HOLDING, None, 12_845_000_000, Format(kind="number", decimals=2, unit="million shares", scale=1e-6)),
         (NAME, None, "Liquor", Format(kind="text")),
         (LISTED, None, "20010827", Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d")),
     ],
 )
 def test_value_format(field, aggregate, sample, expected):
     assert value_format(field, aggregate, sample, "%Y%m%d") == expected
+
+
+MINUTE_VOLUME = FieldMeta(name="vol", type="number", unit="shares", description="volume of the bar")
+
+
+def test_a_minute_bars_volume_stays_whole_even_when_one_bar_reached_a_million():
+    # The issue's case: one sampled bar of 0.1 million picked "million", the question then read
+    # "0.08 million shares". The bars of the enumeration window decide, and most are small.
+    bars = [80_000, 120_000, 1_050_000, 35_500, 64_100, 0, 98_700]
+    fmt = value_format(MINUTE_VOLUME, None, 1_050_000, "%Y%m%d%H%M", observed=bars)
+    assert fmt == Format(kind="integer", unit="shares")
+    assert template_unit_en(fmt) == ", as a whole number of shares"
+
+
+def test_a_daily_volume_safely_in_millions_says_million_from_its_observed_days():
+    days = [41_200, 61_159, 18_800, 25_010, 33_000, 47_500, 12_300, 29_900, 51_000, 22_000]  # lots
+    fmt = value_format(VOLUME, None, days[0], "%Y%m%d", observed=days)
+    assert fmt == Format(kind="number", decimals=2, unit="million shares", scale=1e-4)
+    assert template_unit_en(fmt) == ", in millions of shares to 2 decimals"
+    assert zh_unit(fmt) == ("万股", 2)
+    # one day under a million shares among those observed: whole shares, however large the rest
+    fmt = value_format(VOLUME, None, days[0], "%Y%m%d", observed=[*days, 9_000])
+    assert fmt == Format(kind="integer", unit="shares", scale=100.0)
+    assert zh_unit(fmt) == ("股", None)
+    # a sum over the days of its window: 5 days of at least 0.3 million is safely in millions
+    fmt = value_format(VOLUME, "sum", 3_000, "%Y%m%d", observed=[3_000] * 10, window=5)
+    assert fmt.unit == "million shares"
+    fmt = value_format(VOLUME, "sum", 1_500, "%Y%m%d", observed=[1_500] * 10, window=5)
+    assert fmt == Format(kind="integer", unit="shares", scale=100.0)
+
+
+def test_counts_in_millions_rule():
+    from livesearch_pipeline.construction.formats import counts_in_millions
+
+    assert counts_in_millions([1e7]) and not counts_in_millions([9.9e6])  # one observation: tenfold margin
+    assert counts_in_millions([1e6] * 5) and not counts_in_millions([1e6] * 4)
+    assert not counts_in_millions([2e6] * 10, aggregate="std")  # a spread is far below the level
+    assert counts_in_millions([-3e6, 2e6, 0, None, "n/a", 1e6, 4e6, 5e6])  # zeros and non-numbers say nothing
+    assert not counts_in_millions([0, None])
+    assert counts_in_millions([200] * 10, factor=100.0, aggregate="sum", window=60)  # 1.2 million
+    assert not counts_in_millions([200] * 10, factor=100.0, aggregate="sum", window=20)
 
 
 def test_value_format_reads_the_tool_override_when_given():
@@ -247,3 +296,130 @@ def test_period_anchor_names_the_completed_period_the_program_asks_for():
 def test_malformed_period_anchor_is_an_error_naming_it():
     with pytest.raises(ValueError, match="malformed period anchor 'week:1'"):
         template_question_en(candidate(anchor="period:week:1"))
+
+
+# --------------------------------------------------------------------------- Chinese-market series
+
+
+def series_candidate(tool: str, field: str, *, asset_class: str, key: str = "trade_date", key_fmt: str = "%Y%m%d",
+                     where: dict | None = None, anchor: str = "latest", aggregate: str | None = None,
+                     calendar: str | None = "XSHG", fmt: Format | None = None, observed_value: float = 1.5):
+    """A candidate of a series tool (no instrument: the entity is the tool), as enumeration drafts it."""
+    from livesearch_pipeline.construction.models import Candidate, CandidateFacts
+    from livesearch_pipeline.core.models import Call, DateSpec, Extractor, Program, Selection
+    from livesearch_pipeline.core.qid import compute_qid
+
+    dates = {"start_date": DateSpec(days_back=30, fmt="%Y%m%d"), "end_date": DateSpec(days_back=0, fmt="%Y%m%d")}
+    mode = "all" if aggregate else ("snapshot" if anchor.startswith("snapshot") else "latest")
+    select = dict(mode=mode, key=key, key_fmt=key_fmt, where=where or {})
+    if mode == "snapshot":
+        select["anchor"] = DateSpec(sessions_back=int(anchor.split(":")[1]), calendar=calendar, fmt=key_fmt)
+    fmt = fmt or Format(kind="percent", decimals=1, unit="%")
+    program = Program(calls=[Call(id="c1", tool=tool, args={}, dates=dates)],
+                      extract=Extractor(call="c1", select=Selection(**select), field=field, aggregate=aggregate,
+                                        format=fmt))
+    return Candidate(
+        qid=compute_qid(program, tool), signature="sig", tier="T1", refresh_class="daily", asset_class=asset_class,
+        entity=tool, entity_name=tool, visibility=0, program=program,
+        facts=CandidateFacts(tool=tool, tool_description="A series.", field=field, field_description=field,
+                             field_unit="%", anchor=anchor, aggregate=aggregate, calendar=calendar,
+                             observed_value=observed_value, observed_answer=str(observed_value)))
+
+
+BN_CNY = Format(kind="number", decimals=2, unit="billion CNY", scale=1e-3)
+PCT2 = Format(kind="percent", decimals=2, unit="%")
+MONTHLY = dict(asset_class="macro", key="month", key_fmt="%Y%m", calendar=None)
+CHINESE_SERIES = [
+    (series_candidate("cn_cpi", "nt_yoy", **MONTHLY),
+     "最近一个已公布月份的全国居民消费价格指数（CPI）同比涨幅是多少？以百分比表示，保留1位小数。"),
+    (series_candidate("cn_pmi", "pmi010000", fmt=Format(kind="number", decimals=1), **MONTHLY),
+     "最近一个已公布月份的制造业采购经理指数（PMI）是多少？保留1位小数。"),
+    (series_candidate("cn_m", "m2", fmt=Format(kind="number", decimals=2, unit="billion CNY", scale=0.1),
+                      observed_value=3.1e6, **MONTHLY),
+     "最近一个已公布月份的广义货币（M2）余额是多少亿元？保留2位小数。"),
+    (series_candidate("shibor", "on", asset_class="rates_fx", key="date", fmt=PCT2),
+     "最近一个交易日的隔夜上海银行间同业拆放利率（SHIBOR）是多少？以百分比表示，保留2位小数。"),
+    (series_candidate("shibor", "1w", asset_class="rates_fx", key="date", anchor="window:20", aggregate="mean",
+                      fmt=PCT2),
+     "最近20个交易日（含最近一个交易日）1周上海银行间同业拆放利率（SHIBOR）的平均值是多少？以百分比表示，保留2位小数。"),
+    (series_candidate("fx_daily", "bid_close", asset_class="rates_fx", where={"ts_code": "USDCNH.FXCM"},
+                      calendar=None, fmt=Format(kind="number", decimals=4)),
+     "最近一个交易日的美元兑离岸人民币买入收盘价是多少？保留4位小数。"),
+    (series_candidate("moneyflow_hsgt", "north_money", asset_class="market", fmt=BN_CNY),
+     "最近一个A股交易日的北向资金净买入额是多少亿元？保留2位小数。"),
+    (series_candidate("moneyflow_hsgt", "north_money", asset_class="market", anchor="window:5", aggregate="sum",
+                      fmt=BN_CNY),
+     "最近5个交易日（含最近一个交易日）北向资金净买入额的合计是多少亿元？保留2位小数。"),
+    (series_candidate("margin", "rzye", asset_class="market", where={"exchange_id": "SSE"}, anchor="snapshot:5",
+                      fmt=Format(kind="number", decimals=2, unit="billion CNY", scale=1e-9)),
+     "上交所最近一个交易日之前第5个交易日的融资余额是多少亿元？保留2位小数。"),
+    (series_candidate("margin", "rqyl", asset_class="market", where={"exchange_id": "SZSE"},
+                      fmt=Format(kind="integer", unit="shares")),
+     "深交所最近一个交易日的融券余量是多少股？请给出整数。"),
+]
+
+
+@pytest.mark.parametrize(("c", "expected"), CHINESE_SERIES, ids=lambda x: getattr(x, "qid", "text"))
+def test_chinese_market_series_get_an_entirely_chinese_text(c, expected):
+    import re
+
+    zh = template_question_zh(c)
+    assert zh == expected
+    assert lint_question(template_question_en(c), zh, lint_context(c)) == []
+    # Entirely Chinese: Latin letters only in a parenthesised abbreviation after the Chinese name
+    # and in the Chinese word A股.
+    assert re.findall(r"[A-Za-z]", re.sub(r"（[^（）]+）|A股", "", zh)) == []
+
+
+@pytest.mark.parametrize("c", [
+    series_candidate("hibor", "on", asset_class="rates_fx", key="date", calendar="XHKG", fmt=PCT2),
+    series_candidate("us_tycr", "y10", asset_class="rates_fx", key="date", calendar="XNYS", fmt=PCT2),
+    series_candidate("fx_daily", "bid_close", asset_class="rates_fx", where={"ts_code": "USDJPY.FXCM"},
+                     calendar=None, fmt=Format(kind="number", decimals=4)),
+    series_candidate("fx_daily", "bid_close", asset_class="rates_fx", where={"ts_code": "USDHKD.FXCM"},
+                     calendar=None, fmt=Format(kind="number", decimals=4)),
+], ids=["hibor", "us_treasury", "usdjpy", "usdhkd"])
+def test_series_outside_the_chinese_market_stay_english_only(c):
+    from livesearch_pipeline.construction.verbalize import has_chinese_text
+
+    assert not has_chinese_text(c)
+    assert template_question_zh(c) is None
+    assert lint_question(template_question_en(c), None, lint_context(c)) == []
+
+
+def test_a_yuan_pair_is_named_in_chinese_and_the_lint_accepts_that_name():
+    c = series_candidate("fx_daily", "ask_close", asset_class="rates_fx", where={"ts_code": "EURCNH.FXCM"},
+                         calendar=None, fmt=Format(kind="number", decimals=4), anchor="window:5", aggregate="mean")
+    en, zh = template_question_en(c), template_question_zh(c)
+    assert "EUR/CNH" in en
+    assert zh.startswith("欧元兑离岸人民币最近5个交易日")
+    assert lint_question(en, zh, lint_context(c)) == []
+    # a Chinese text that does not name the pair is still caught
+    unnamed = zh.replace("欧元兑离岸人民币", "")
+    assert any(f.rule == "unnamed_series" for f in lint_question(en, unnamed, lint_context(c)))
+
+
+def test_the_llm_prompt_says_whether_a_chinese_text_is_wanted():
+    import json
+
+    from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM
+    from livesearch_pipeline.construction.verbalize import verbalizer_user_message
+
+    assert "`chinese_text` is true" in VERBALIZER_SYSTEM
+    cpi, _ = CHINESE_SERIES[0]
+    assert json.loads(verbalizer_user_message(cpi))["chinese_text"] is True
+    assert json.loads(verbalizer_user_message(candidate()))["chinese_text"] is True
+    assert json.loads(verbalizer_user_message(candidate("AAPL.O", asset_class="us_equity")))["chinese_text"] is False
+
+
+def test_lint_context_reads_the_observed_value_as_already_scaled():
+    # 50,000 lots are 5,000,000 shares: the executor's value is already in the format's unit, so
+    # a whole number of shares under the huge-value threshold is not "huge and unscaled".
+    whole = Format(kind="integer", unit="shares", scale=100.0)
+    c = candidate(fmt=whole, observed_value=5_000_000)
+    assert lint_context(c).value == 5_000_000
+    huge = candidate(fmt=whole, observed_value=2e8)
+    assert lint_context(huge).value == 2e8
+    assert [f.rule for f in lint_question("What was the volume of Name 600519.SH (600519.SH) on the most recent "
+                                          "trading day, as a whole number of shares?", None,
+                                          lint_context(huge))] == ["huge_unscaled"]
