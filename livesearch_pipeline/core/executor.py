@@ -206,10 +206,6 @@ class _SharedCalls:
             if riders:
                 self.release(riders)
 
-    @property
-    def held_calls(self) -> int:
-        return len(self._entries)
-
     async def cancel_unfinished(self) -> None:
         unfinished = list(self._unfinished)
         for task in unfinished:
