@@ -10,6 +10,7 @@ Workload: N synthetic programs of seven shapes over a universe of A-share entiti
   mean20    daily over 20 sessions, mean of a field
   agg60     daily over 60 sessions, max/min/std/sum/pct_change/mean of a field
   match     index_weight of the entity's index on a session, the record whose con_code is the entity
+            (an index has at most 50 members: more entities make more indices, see INDEX_MEMBERS)
   dag       daily over 20 sessions -> trade date of the highest close -> moneyflow on that date
   combine   daily over 10 sessions for the entity and for a peer, difference/ratio of a field
 
@@ -33,7 +34,11 @@ Reported numbers:
 - nominal tool-bound s: unique calls x call cost / max_concurrency, the wall time of a run whose
   own work were free. Far below the wall time means the run is CPU-bound in Python (argument
   resolution, extraction, record building by the fake service), not waiting for tools.
-- peak RSS MiB: ru_maxrss of this process (includes the interpreter and imports).
+- peak RSS MiB: ru_maxrss of this process (includes the interpreter and imports, the N
+  questions built before the clock starts, and the in-memory market, whose cache of series is
+  bounded like a service's would be: see SyntheticMarket).
+- market series built: how many instruments' bars the market built; above the number of
+  instruments when its LRU had to rebuild some (each rebuild costs CPU inside the run).
 
 Targets (scaled to N, matching 10,000 programs in < 10 s): programs/s >= 1000, outside-tool
 share < 50 %, peak RSS < 500 MiB. The exit code is 1 when a target is missed.
@@ -50,7 +55,7 @@ import resource
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +88,11 @@ TARGET_PROGRAMS_PER_S = 1000.0
 TARGET_OUTSIDE_SHARE = 0.5
 TARGET_RSS_MIB = 500.0
 INDICES = tuple(f"{code:06d}.SH" for code in (300, 16, 905, 852, 688, 10, 903, 906, 907, 908))
+# Members per index at most: a larger universe has more indices, not larger ones (real indices
+# have a fixed size), so an index_weight response, and the `match` program scanning it, cost
+# the same at every size. Up to 500 entities (10,000 programs) the ten indices above suffice.
+INDEX_MEMBERS = 50
+BARS_CACHE = 512  # instruments whose bars the market keeps (see SyntheticMarket)
 SHAPES = ("latest", "snapshot", "mean20", "agg60", "match", "dag", "combine")
 VARIANTS = 6
 
@@ -126,21 +136,59 @@ def _parse_ymd(text: str, tool: str, name: str) -> dt.date:
         raise ToolCallError(tool, f"{name}={text!r} is not a YYYYMMDD date") from None
 
 
+def index_codes(n_entities: int) -> tuple[str, ...]:
+    """The indices of a universe of `n_entities`: the ten of INDICES, then synthetic codes, so
+    that no index has more than INDEX_MEMBERS members."""
+    count = max(len(INDICES), -(-n_entities // INDEX_MEMBERS))
+    return INDICES + tuple(f"{950000 + k:06d}.SH" for k in range(count - len(INDICES)))
+
+
 class SyntheticMarket:
-    """Deterministic daily bars, index weights and money flows for the benchmark universe."""
+    """Deterministic daily bars, index weights and money flows for the benchmark universe.
 
-    def __init__(self, entities: list[str]) -> None:
+    The bars of an instrument are built from its seed when first asked for and kept in a
+    least-recently-used cache of `bars_cache` instruments (`bars_built` counts the builds). The
+    market stands in for a data service, which runs in its own process in production and whose
+    memory is not the pipeline's: caching every instrument's series for the whole batch (about
+    54 KB each, 270 MiB at 5,000 instruments) would charge the pipeline's peak RSS with a
+    service's working set. A rebuilt series is identical (same seed), so the bound changes
+    memory and time only, never an answer; `bars_built` above the number of instruments shows
+    what re-building cost (it stays equal to it while the executor runs programs grouped by
+    their calls).
+    """
+
+    def __init__(self, entities: list[str], *, bars_cache: int = BARS_CACHE) -> None:
+        if bars_cache < 1:
+            raise ValueError(f"bars_cache must be >= 1, got {bars_cache}")
         self.entities = entities
-        self.index_of = {code: INDICES[i % len(INDICES)] for i, code in enumerate(entities)}
-        self.members = {index: [c for c in entities if self.index_of[c] == index] for index in INDICES}
+        self.indices = index_codes(len(entities))
+        self.index_of = {code: self.indices[i % len(self.indices)] for i, code in enumerate(entities)}
+        self.members: dict[str, list[str]] = {index: [] for index in self.indices}
+        for code in entities:
+            self.members[self.index_of[code]].append(code)
+        self._bars: OrderedDict[str, dict[str, np.ndarray]] = OrderedDict()
+        self._bars_cache = bars_cache
+        self.bars_built = 0
 
-    @functools.cache
     def bars(self, code: str) -> dict[str, np.ndarray]:
-        """Daily bars of `code` on every XSHG session from HISTORY_START, built once per code.
+        """Daily bars of `code` on every XSHG session from HISTORY_START (cached, see the class).
 
         Closes are a seeded random walk; pre_close is the previous close, change and pct_chg
         follow from them, high/low bracket open and close, amount = vol (lots) x close / 10.
         """
+        cached = self._bars.get(code)
+        if cached is not None:
+            self._bars.move_to_end(code)
+            return cached
+        built = self._build_bars(code)
+        self.bars_built += 1
+        self._bars[code] = built
+        if len(self._bars) > self._bars_cache:
+            self._bars.popitem(last=False)
+        return built
+
+    @staticmethod
+    def _build_bars(code: str) -> dict[str, np.ndarray]:
         rng = np.random.default_rng(_seed("bars", code))
         n = len(_sessions()) - _history_offset()
         close = np.round(rng.uniform(5, 200) * np.exp(np.cumsum(rng.normal(0.0003, 0.018, n))), 2)
@@ -359,6 +407,8 @@ class BenchmarkResult:
     cpu_s: float
     peak_rss_mib: float
     max_concurrency: int
+    entities: int
+    bars_built: int
 
     @property
     def programs_per_s(self) -> float:
@@ -411,7 +461,8 @@ def run_benchmark(
         programs=n_programs, answers=answers, stats=stats, execute_s=executed - started,
         snapshot_s=finished - executed, wall_s=finished - started, busy_s=client.busy_s,
         mean_call_latency_s=client.call_time_s / max(client.calls, 1), call_cost_s=call_cost_s, cpu_s=cpu_s,
-        peak_rss_mib=_peak_rss_mib(), max_concurrency=config.max_concurrency,
+        peak_rss_mib=_peak_rss_mib(), max_concurrency=config.max_concurrency, entities=n_entities,
+        bars_built=market.bars_built,
     )
 
 
@@ -430,6 +481,7 @@ def report(result: BenchmarkResult) -> list[str]:
         f"mean call latency ms     {result.mean_call_latency_s * 1000:.1f} (cost {result.call_cost_s * 1000:.1f} ms)",
         f"nominal tool-bound s     {result.nominal_tool_bound_s:.3f} (max_concurrency {result.max_concurrency})",
         f"process CPU s            {result.cpu_s:.3f}",
+        f"market series built      {result.bars_built} for {result.entities} instruments (LRU of {BARS_CACHE})",
         f"peak RSS MiB             {result.peak_rss_mib:.0f}",
     ]
     lines += [f"{'PASS' if ok else 'FAIL'}  {name}" for name, ok in result.checks()]

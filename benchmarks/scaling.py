@@ -13,7 +13,18 @@ comparable across sizes and the growth measured is the executor's. Reported per 
 programs/s, wall and process-CPU seconds, unique calls per program, peak RSS, and the growth of
 time and RSS against the previous size.
 Targets: 100,000 programs in under 60 s with peak RSS under 1.5 GiB; 10x the programs costs at
-most 12x the time (wall, and CPU: on a shared machine the wall clock also measures neighbours).
+most 12x the time, wall and CPU (on a shared machine the wall clock also measures neighbours:
+judge wall figures on an idle machine). Each target gets its own PASS/FAIL line.
+
+What the peak RSS holds at 100,000 programs: the interpreter and imports (~125 MiB), the 100,000
+validated questions built before the clock starts (~790 MiB, the input every refresh holds),
+the 100,000 answers (~190 MiB, the output the snapshot is written from), and what the executor
+and the market hold meanwhile. The executor streams programs through a bounded window and drops
+each response once no program left needs it; the market keeps the series of at most
+`refresh_core.BARS_CACHE` instruments (a data service is another process in production, and its
+working set is not the pipeline's) and has at most `refresh_core.INDEX_MEMBERS` members per
+index (more entities make more indices, as in a real market, so per-program work does not grow
+with the universe).
 
 construction: `build_pool` on the embedded catalog (template verbalizer) with the pool policy's
 caps (per signature, per tool) multiplied by each factor, in a fresh process each; reported:
@@ -94,15 +105,18 @@ def refresh_report(points: list[RefreshPoint]) -> tuple[list[str], bool]:
              "| time growth vs previous (wall / CPU) | RSS growth |",
              "|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     ok = True
+    growths: list[str] = []  # wall / CPU ratios of each 10x step
+    growth_ok = True
     for previous, point in zip([None, *points], points):
         growth, rss = "-", "-"
         if previous is not None:
             factor = point.programs / previous.programs
-            growth = (f"{point.wall_s / previous.wall_s:.1f}x / {point.cpu_s / previous.cpu_s:.1f}x "
-                      f"for {factor:.0f}x programs")
+            wall_ratio, cpu_ratio = point.wall_s / previous.wall_s, point.cpu_s / previous.cpu_s
+            growth = f"{wall_ratio:.1f}x / {cpu_ratio:.1f}x for {factor:.0f}x programs"
             rss = f"{point.peak_rss_mib / previous.peak_rss_mib:.2f}x"
-            if factor == 10 and point.cpu_s / previous.cpu_s > TARGET_GROWTH:
-                ok = False
+            if factor == 10:
+                growths.append(f"{previous.programs:,} -> {point.programs:,}: {wall_ratio:.1f}x / {cpu_ratio:.1f}x")
+                growth_ok = growth_ok and wall_ratio <= TARGET_GROWTH and cpu_ratio <= TARGET_GROWTH
         lines.append(f"| {point.programs:,} | {point.entities:,} | {point.wall_s:.1f} | {point.cpu_s:.1f} "
                      f"| {point.programs_per_s:,.0f} | {point.unique_per_program:.3f} | {point.peak_rss_mib:,.0f} "
                      f"| {growth} | {rss} |")
@@ -116,8 +130,10 @@ def refresh_report(points: list[RefreshPoint]) -> tuple[list[str], bool]:
                              (f"peak RSS < {TARGET_RSS_MIB:.0f} MiB ({p.peak_rss_mib:.0f})", p.peak_rss_mib < TARGET_RSS_MIB)):
             lines.append(f"{'PASS' if passed else 'FAIL'}  {name}")
             ok = ok and passed
-    lines.append(f"{'PASS' if ok else 'FAIL'}  growth: 10x the programs costs at most {TARGET_GROWTH:.0f}x the CPU time")
-    return lines, ok
+    if growths:
+        lines.append(f"{'PASS' if growth_ok else 'FAIL'}  growth: 10x the programs costs at most {TARGET_GROWTH:.0f}x "
+                     f"the time, wall and CPU ({'; '.join(growths)})")
+    return lines, ok and growth_ok
 
 
 # --------------------------------------------------------------------------- construction

@@ -7,6 +7,14 @@ needs them, so a pool of thousands of questions over a few hundred entities cost
 thousand tool calls. Concurrency is bounded by a semaphore; transient failures and timeouts are
 retried with exponential backoff (no jitter: runs are reproducible).
 
+Programs stream through a bounded window (`ExecutorConfig.max_programs_in_flight`), so memory
+does not grow with the batch beyond the answers themselves. The first-level calls of every
+program (those without refs) are resolved up front; each distinct one is counted by the programs
+that still need it, programs run grouped by the first such call (programs sharing calls run
+together), and a response is released as soon as the last program needing it has finished. A
+call resolved from another call's response (a ref) is kept as long as the first-level calls of
+the program that first asked for it are, so programs of the same shape share it too.
+
 Failures are per program and explicit: a call that fails marks every program that needed it
 `error` (naming the program's call id and tool), a reference that selects nothing marks it
 `empty`. A program never falls back to another date. Anything else (a bug, a client raising
@@ -30,7 +38,7 @@ from typing import Any, Protocol
 from livesearch_pipeline.core.calendars import CalendarRangeError
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, run_extractor
-from livesearch_pipeline.core.models import ArgValue, GoldAnswer, Question
+from livesearch_pipeline.core.models import ArgValue, GoldAnswer, Program, Question
 from livesearch_pipeline.core.program import ProgramError, call_levels, concrete_args
 
 # Argument names that carry credentials. A program must never hold them: credentials belong to
@@ -65,6 +73,9 @@ class ExecutorConfig:
     retries: int = 3  # extra attempts after the first, for transient errors and timeouts
     backoff_s: float = 0.05  # wait before retry n (1-based) is backoff_s * 2**(n-1)
     call_timeout_s: float = 30.0
+    # Programs executing at once; the rest wait their turn, so memory stays bounded whatever
+    # the batch size. Far above max_concurrency: a program waits for its calls most of the time.
+    max_programs_in_flight: int = 512
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
@@ -75,6 +86,8 @@ class ExecutorConfig:
             raise ValueError(f"ExecutorConfig.backoff_s must be >= 0, got {self.backoff_s}")
         if self.call_timeout_s <= 0:
             raise ValueError(f"ExecutorConfig.call_timeout_s must be > 0, got {self.call_timeout_s}")
+        if self.max_programs_in_flight < 1:
+            raise ValueError(f"ExecutorConfig.max_programs_in_flight must be >= 1, got {self.max_programs_in_flight}")
 
 
 @dataclass
@@ -113,28 +126,88 @@ def secret_arg_names(args: Mapping[str, object]) -> list[str]:
     return sorted(name for name in args if SECRET_ARG_PATTERN.search(name))
 
 
+class _Entry:
+    """One distinct call of the batch: how many holders it has, and its task once requested."""
+
+    __slots__ = ("key", "seen", "holds", "task", "riders")
+
+    def __init__(self, key: CallKey, seen: int) -> None:
+        self.key = key
+        self.seen = seen  # how many distinct calls the batch had met before this one
+        self.holds = 0
+        self.task: asyncio.Task[_CallResult] | None = None
+        self.riders: list[_Entry] | None = None  # entries this one holds (as their anchor)
+
+
 class _SharedCalls:
-    """Runs each distinct tool call once, bounded, with retries; shares the result."""
+    """Runs each distinct tool call once, bounded, with retries; shares the result while needed.
+
+    A call's entry (and its result) lives while somebody holds it: every program holds the
+    first-level calls it will request from the start of the batch (`hold`) until it finishes,
+    and the calls it requests beyond those (`hold_further`) from the request until it finishes.
+    A call first requested beyond a program's first-level calls (one resolved from a ref) is
+    also held by each of those first-level calls (its anchors), so it outlives the program for
+    as long as programs needing the same first-level calls, which resolve the same ref alike,
+    remain. A call released and then requested again is executed again (counted in unique_calls).
+    """
 
     def __init__(self, client: ToolClient, config: ExecutorConfig, stats: ExecutionStats) -> None:
         self._client = client
         self._config = config
         self._stats = stats
         self._semaphore = asyncio.Semaphore(config.max_concurrency)
-        self._tasks: dict[CallKey, asyncio.Task[_CallResult]] = {}
+        self._entries: dict[CallKey, _Entry] = {}
+        self._seen = 0
+        self._unfinished: set[asyncio.Task[_CallResult]] = set()
 
-    def request(self, tool: str, args: dict[str, ArgValue]) -> asyncio.Task[_CallResult]:
+    def hold(self, key: CallKey) -> _Entry:
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = _Entry(key, self._seen)
+            self._seen += 1
+        entry.holds += 1
+        return entry
+
+    def hold_further(self, key: CallKey, held: list[_Entry], anchors: Sequence[_Entry]) -> _Entry:
+        """The entry of a call a program requests beyond its first-level ones; `held` is the
+        program's list of held entries (extended here), `anchors` its first-level entries."""
+        for entry in held:
+            if entry.key == key:
+                return entry
+        fresh = key not in self._entries
+        entry = self.hold(key)
+        held.append(entry)
+        if fresh:
+            for anchor in anchors:
+                if anchor.riders is None:
+                    anchor.riders = []
+                anchor.riders.append(entry)
+                entry.holds += 1
+        return entry
+
+    def request(self, tool: str, args: dict[str, ArgValue], entry: _Entry) -> asyncio.Task[_CallResult]:
         self._stats.tool_calls_requested += 1
-        key = call_key(tool, args)
-        task = self._tasks.get(key)
+        task = entry.task
         if task is None:
-            task = asyncio.create_task(self._run(tool, args))
-            self._tasks[key] = task
+            task = entry.task = asyncio.create_task(self._run(tool, args))
+            self._unfinished.add(task)
+            task.add_done_callback(self._unfinished.discard)
             self._stats.unique_calls += 1
         return task
 
+    def release(self, entries: Sequence[_Entry]) -> None:
+        for entry in entries:
+            entry.holds -= 1
+            if entry.holds:
+                continue
+            del self._entries[entry.key]
+            entry.task = None  # a task still running finishes on its own
+            riders, entry.riders = entry.riders, None
+            if riders:
+                self.release(riders)
+
     async def cancel_unfinished(self) -> None:
-        unfinished = [t for t in self._tasks.values() if not t.done()]
+        unfinished = list(self._unfinished)
         for task in unfinished:
             task.cancel()
         await asyncio.gather(*unfinished, return_exceptions=True)
@@ -215,32 +288,65 @@ def _answer(
     )
 
 
-async def _execute_program(question: Question, as_of: dt.date, calls: _SharedCalls) -> GoldAnswer:
+class _Plan:
+    """A program before it runs: its call levels, and its first-level calls resolved and held.
+
+    `first` resolves a prefix of the first level: it stops before a call whose arguments cannot
+    be resolved or carry credentials, which the program then meets (and reports) as it runs.
+    `group` orders the batch: the earliest-met of its first-level calls, so that programs
+    sharing a call run close together and its response is released soon after.
+    """
+
+    __slots__ = ("levels", "problem", "first", "held", "group")
+
+    def __init__(self, program: Program, as_of: dt.date, calls: _SharedCalls) -> None:
+        self.first: list[tuple[dict[str, ArgValue], _Entry]] = []
+        self.problem: ProgramError | None = None
+        try:
+            self.levels = call_levels(program)
+        except ProgramError as exc:
+            self.levels, self.problem = [], exc
+        for call in self.levels[0] if self.levels else ():
+            try:
+                args = concrete_args(call, as_of, {})  # no refs on the first level
+            except (ExtractionEmpty, *PROGRAM_ERRORS):
+                break
+            if secret_arg_names(args):
+                break
+            self.first.append((args, calls.hold(call_key(call.tool, args))))
+        self.held: list[_Entry] = [entry for _, entry in self.first]
+        self.group = min((entry.seen for entry in self.held), default=-1)
+
+
+async def _execute_program(question: Question, as_of: dt.date, calls: _SharedCalls, plan: _Plan) -> GoldAnswer:
     program = question.program
     responses: dict[str, dict[str, Any]] = {}
     sent_args: dict[str, dict[str, ArgValue]] = {}
-    try:
-        levels = call_levels(program)
-    except ProgramError as exc:
-        return _answer(question, as_of, sent_args, status="error", error=str(exc))
-    for level in levels:
+    if plan.problem is not None:
+        return _answer(question, as_of, sent_args, status="error", error=str(plan.problem))
+    anchors = plan.held[:len(plan.first)]
+    for depth, level in enumerate(plan.levels):
         in_flight: list[tuple[str, str, asyncio.Task[_CallResult]]] = []
-        for call in level:
-            try:
-                args = concrete_args(call, as_of, responses)
-            except ExtractionEmpty as exc:
-                return _answer(question, as_of, sent_args, status="empty", error=f"{call.id} {call.tool}: {exc}")
-            except PROGRAM_ERRORS as exc:
-                return _answer(question, as_of, sent_args, status="error", error=f"{call.id} {call.tool}: {exc}")
-            secrets = secret_arg_names(args)
-            if secrets:
-                return _answer(
-                    question, as_of, sent_args, status="error",
-                    error=f"{call.id} {call.tool}: argument(s) {', '.join(secrets)} look like "
-                    "credentials; a program never carries credentials, the client does",
-                )
+        for position, call in enumerate(level):
+            if depth == 0 and position < len(plan.first):
+                args, entry = plan.first[position]
+            else:
+                try:
+                    args = concrete_args(call, as_of, responses)
+                except ExtractionEmpty as exc:
+                    return _answer(question, as_of, sent_args, status="empty", error=f"{call.id} {call.tool}: {exc}")
+                except PROGRAM_ERRORS as exc:
+                    return _answer(question, as_of, sent_args, status="error", error=f"{call.id} {call.tool}: {exc}")
+                secrets = secret_arg_names(args)
+                if secrets:
+                    return _answer(
+                        question, as_of, sent_args, status="error",
+                        error=f"{call.id} {call.tool}: argument(s) {', '.join(secrets)} look like "
+                        "credentials; a program never carries credentials, the client does",
+                    )
+                entry = calls.hold_further(call_key(call.tool, args), plan.held, anchors)
             sent_args[call.id] = args
-            in_flight.append((call.id, call.tool, calls.request(call.tool, args)))
+            in_flight.append((call.id, call.tool, calls.request(call.tool, args, entry)))
         # Awaited in call order, so the failure reported is deterministic, not the fastest one.
         for call_id, tool, task in in_flight:
             result = await task
@@ -291,25 +397,45 @@ async def execute_programs(
     client: ToolClient,
     config: ExecutorConfig = ExecutorConfig(),
 ) -> tuple[list[GoldAnswer], ExecutionStats]:
-    """Run every question's gold program for `as_of`; return answers sorted by qid and stats."""
+    """Run every question's gold program for `as_of`; return answers sorted by qid and stats.
+
+    Only `qid`, `program` and `match` of each question are read. At most
+    `config.max_programs_in_flight` programs run at once, grouped so that programs sharing a
+    call run together; a response is dropped once no program left needs it.
+    """
     duplicates = sorted(q for q, n in Counter(q.qid for q in questions).items() if n > 1)
     if duplicates:
         raise ValueError(f"duplicate qids in the questions to execute: {', '.join(duplicates[:10])}")
     started = time.perf_counter()
     stats = ExecutionStats(programs=len(questions))
     calls = _SharedCalls(client, config, stats)
+    answers: list[GoldAnswer | None] = [None] * len(questions)
     with _existing_objects_exempt_from_gc():
-        program_tasks = [asyncio.create_task(_execute_program(q, as_of, calls)) for q in questions]
+        plans: list[_Plan | None] = [_Plan(q.program, as_of, calls) for q in questions]
+        # Stable: programs of one group keep the caller's order.
+        pending = iter(sorted(range(len(plans)), key=lambda i: plans[i].group))  # type: ignore[union-attr]
+
+        async def run_pending() -> None:
+            for index in pending:  # one iterator shared by every worker: each program runs once
+                plan = plans[index]
+                plans[index] = None
+                assert plan is not None
+                try:
+                    answers[index] = await _execute_program(questions[index], as_of, calls, plan)
+                finally:
+                    calls.release(plan.held)
+
+        workers = [asyncio.create_task(run_pending()) for _ in range(min(config.max_programs_in_flight, len(plans)))]
         try:
-            answers = await asyncio.gather(*program_tasks)
+            await asyncio.gather(*workers)
         finally:
             # Only reached with work left when a program raised: stop the rest before re-raising.
-            for task in program_tasks:
+            for task in workers:
                 task.cancel()
-            await asyncio.gather(*program_tasks, return_exceptions=True)
+            await asyncio.gather(*workers, return_exceptions=True)
             await calls.cancel_unfinished()
     stats.wall_time_s = time.perf_counter() - started
-    return sorted(answers, key=lambda a: a.qid), stats
+    return sorted(answers, key=lambda a: a.qid), stats  # type: ignore[union-attr]
 
 
 def execute_programs_sync(
