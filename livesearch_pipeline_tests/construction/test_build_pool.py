@@ -134,3 +134,26 @@ def test_second_build_into_a_fresh_directory_is_byte_identical(builds):
     for table in ("candidates", "verbalized", "coverage"):
         assert (first_root / "construction" / TABLES[table]).read_bytes() == \
             (second_root / "construction" / TABLES[table]).read_bytes(), table
+
+
+def test_a_failed_step_raises_naming_the_step_and_its_cause(tmp_path):
+    from livesearch_pipeline.defs.construction.materialize import PoolBuildError
+
+    with pytest.raises(PoolBuildError, match=r"pool build failed \(run .*\): tool_probe: .*no_such_tool"):
+        materialize_pool(as_of=CLOCK, tools=["shibor", "no_such_tool"], resources={
+            "data_service": DataServiceResource(kind="embedded", clock=CLOCK.isoformat()),
+            "storage": StorageResource(root=str(tmp_path))})
+    assert not (tmp_path / "pool" / POOL_FILE).exists()
+
+
+def test_options_become_the_construction_assets_run_config():
+    from livesearch_pipeline.defs.construction.materialize import construction_run_config
+
+    assert construction_run_config() == {}
+    config = construction_run_config(as_of=CLOCK, tools=["shibor", "daily", "shibor"], replay_days=5,
+                                     policy=PoolPolicy(max_per_tool=90))
+    sampling = {"as_of": CLOCK.isoformat(), "tools": ["daily", "shibor"]}
+    assert config["ops"]["tool_probe"] == config["ops"]["candidates"] == {"config": sampling}
+    assert config["ops"]["candidate_dynamics"] == {"config": {"replay_days": 5}}
+    policy = {"max_per_signature": 3, "max_per_tool": 90, "max_slow_per_tool": 15, "seed": 17}
+    assert config["ops"]["verbalized_questions"] == config["ops"]["question_pool"] == {"config": policy}

@@ -27,13 +27,14 @@ from livesearch_pipeline.defs.web.assets import synthetic_market, web_corpus
 from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
+from livesearch_pipeline_tests.web.web_fixtures import pick
 
 DAY = dt.date(2026, 3, 3)  # a Tuesday: every exchange trades on it and on the Monday before
 PREVIOUS = dt.date(2026, 3, 2)
 AGENTS = ("oracle", "stale")
 TZ = ZoneInfo(PARTITION_TIMEZONE)
 # A small web of D (one entity, one market series) keeps the web step to seconds.
-WEB_CONFIG = {"history_sessions": 2, "workers": 1, "entities": ["600519.SH"], "tools": ["daily"],
+WEB_CONFIG = {"history_sessions": 2, "workers": 1, "entities": [pick("cn_equity", 10).code], "tools": ["daily"],
               "market_tools": ["shibor"]}
 ASSETS = [synthetic_market, served_questions, gold_answers, web_corpus, agent_runs, leaderboard, stale_gold_audit]
 

@@ -1,10 +1,10 @@
 """The one way to build a pool: materialise the construction assets.
 
 The CLI (`livesearch build-pool`, `livesearch run`), the tests and the benchmarks all call
-`materialize_pool`, which executes the `build_pool` job's selection (the construction group)
-with `dg.materialize`: the same assets, resources and config schema as the UI and the job, so a
-pool built anywhere is the pool the asset graph builds. Options become run config
-(`construction_run_config`), never a second code path.
+`materialize_pool`, which executes the project's `build_pool` job (the construction assets) in
+process: the same job, assets, resources and config schema as the UI, so a pool built anywhere
+is the pool the asset graph builds, and the run is listed under `build_pool` in the UI. Options
+become run config (`construction_run_config`), never a second code path.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from livesearch_pipeline.defs.construction.assets import (
 )
 from livesearch_pipeline.defs.resources import StorageResource
 
+BUILD_POOL_JOB = "build_pool"
 # In graph order (the order the steps run in).
 CONSTRUCTION_ASSETS = (tool_catalog, tool_probe, coverage, candidates, candidate_dynamics, verbalized_questions,
                        question_pool)
@@ -72,13 +73,6 @@ def construction_run_config(*, as_of: Optional[dt.date] = None, tools: Sequence[
     return {"ops": ops} if ops else {}
 
 
-def project_resources() -> dict[str, Any]:
-    """The resources the project's definitions bind (what the UI, the schedule and the jobs use)."""
-    from livesearch_pipeline.definitions import defs
-
-    return dict(defs.resources)
-
-
 def step_failures(result: dg.ExecuteInProcessResult) -> list[str]:
     """`step: cause` for every failed step of a run (a `dg.Failure`'s description, else the error)."""
     causes = []
@@ -108,14 +102,17 @@ def materialize_pool(*, as_of: Optional[dt.date] = None, tools: Sequence[str] = 
     ephemeral one (the CLI passes the instance under DAGSTER_HOME, so the run shows in the UI).
     Raises PoolBuildError naming the failed step and its cause.
     """
-    bound = {**project_resources(), **dict(resources or {})}
-    result = dg.materialize(
-        list(CONSTRUCTION_ASSETS),
+    from livesearch_pipeline.definitions import defs
+
+    job = defs.resolve_job_def(BUILD_POOL_JOB)
+    if job.asset_layer.executable_asset_keys != {a.key for a in CONSTRUCTION_ASSETS}:
+        raise RuntimeError(f"job {BUILD_POOL_JOB} does not select exactly the construction assets")
+    result = job.execute_in_process(
         run_config=construction_run_config(as_of=as_of, tools=tools, sample_size=sample_size, seed=seed,
                                            replay_days=replay_days, policy=policy),
-        resources=bound,
+        resources=dict(resources) if resources else None,
         instance=instance if instance is not None else dg.DagsterInstance.ephemeral(),
-        tags={"livesearch/kind": "construction", **dict(tags or {})},
+        tags=dict(tags or {}),
         raise_on_error=False,
     )
     if not result.success:
@@ -127,7 +124,7 @@ def materialize_pool(*, as_of: Optional[dt.date] = None, tools: Sequence[str] = 
     seconds["total"] = sum(seconds.values())
     metadata = {m.asset_key.to_user_string(): {k: v.value for k, v in m.metadata.items()}
                 for m in (e.event_specific_data.materialization for e in result.get_asset_materialization_events())}
-    storage = bound["storage"]
+    storage = (resources or {}).get("storage") or defs.resources["storage"]
     if not isinstance(storage, StorageResource):
         raise TypeError(f"resource `storage` must be a StorageResource, got {type(storage).__name__}")
     return PoolBuild(manifest=read_manifest(storage.paths().pool), run_id=result.run_id, step_seconds=seconds,

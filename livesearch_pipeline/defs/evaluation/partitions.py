@@ -23,10 +23,10 @@ by_date = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=DAT
 # every day), after a gap the previous session of any exchange. Declared as D's dependency on the
 # gold of the PREVIOUS_SNAPSHOT_DAYS days up to D, so lineage shows which snapshots D can read;
 # a day of that window without gold (a weekend or holiday that was not refreshed) is simply not
-# read, and partitions before the first partition do not exist (allowed). The longest gap
-# without a session in Shanghai, Hong Kong and New York together is 4 days (e.g. a Friday to a
-# Tuesday after a holiday Monday), well inside the window; an older snapshot is still read, but
-# lineage does not show it.
+# read, and partitions before the first partition do not exist (allowed). Between two days on
+# which Shanghai, Hong Kong or New York trades there are at most 4 days over the calendars'
+# horizon (2025-2027; e.g. 2026-06-18 to 2026-06-22), well inside the window; an older snapshot
+# (days skipped by hand) is still read, but lineage does not show it.
 PREVIOUS_SNAPSHOT_DAYS = 7
 previous_snapshots = dg.TimeWindowPartitionMapping(start_offset=-PREVIOUS_SNAPSHOT_DAYS, end_offset=0,
                                                    allow_nonexistent_upstream_partitions=True)
