@@ -43,6 +43,9 @@ class ThreeLevelsPerClass(ToolClient):
     def identity(self) -> str:
         return self._inner.identity
 
+    async def list_tools(self) -> Catalog:
+        return await self._inner.list_tools()
+
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         response = await self._inner.call_tool(name, arguments)
         if name != VISIBILITY_TOOL:

@@ -83,6 +83,9 @@ def step_failures(result: dg.ExecuteInProcessResult) -> list[str]:
         cause = getattr(getattr(data, "user_failure_data", None), "description", None)
         if not cause:
             error = getattr(data, "error", None)
+            # The step error wraps the exception the asset raised: name that one.
+            while error is not None and error.cause is not None:
+                error = error.cause
             cause = error.message.strip() if error is not None else (event.message or "unknown failure")
         causes.append(f"{event.step_key}: {cause}")
     if not causes and not result.success:
