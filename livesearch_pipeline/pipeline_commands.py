@@ -78,16 +78,20 @@ def _execute(job_name: str | None, *, partition_key: str | None = None, run_conf
     instance = _instance()
     for run_id in fail_orphaned_cli_runs(instance):
         print(f"marked run {run_id} failed: its livesearch process was killed", file=sys.stderr)
+    tags = {WORKER_TAG: current_worker_tag()}
     if asset_keys is None:
         job = defs.resolve_job_def(job_name)
         what = f"job {job_name}"
         selection = {}
     else:
+        # An asset selection runs as Dagster's implicit asset job (`__ASSET_JOB` in the UI's run
+        # list); the tag says which command launched it.
         job = defs.resolve_implicit_global_asset_job_def()
         what = ", ".join(k.to_user_string() for k in asset_keys)
         selection = {"asset_selection": list(asset_keys)}
+        tags["livesearch/command"] = "run"
     result = job.execute_in_process(instance=instance, partition_key=partition_key, run_config=run_config or {},
-                                    raise_on_error=False, tags={WORKER_TAG: current_worker_tag()}, **selection)
+                                    raise_on_error=False, tags=tags, **selection)
     what = f"{what}{f' for {partition_key}' if partition_key else ''}"
     if not result.success:
         causes = step_failures(result)
