@@ -24,18 +24,19 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
-
-from livesearch_pipeline.construction.pipeline import BuildConfig, BuildReport, build_pool, read_table
+from livesearch_pipeline.construction.models import CoverageRow, ProbeRow, RejectRow
+from livesearch_pipeline.construction.pipeline import TABLES, read_catalog, read_table
 from livesearch_pipeline.construction.pool import POOL_FILE
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.models import Question
-from livesearch_pipeline.dataservice.catalog import ServiceConfig
-from livesearch_pipeline.dataservice.client import McpToolClient
-from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
-from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
-from livesearch_pipeline.dataservice.server import DataService
+from livesearch_pipeline.defs.construction.materialize import PoolBuild, materialize_pool
+from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+
+# The construction assets' steps under the benchmark's historical stage names.
+STAGES = {"probe": ("tool_catalog", "tool_probe"), "coverage": ("coverage",), "enumerate": ("candidates",),
+          "dynamics": ("candidate_dynamics",), "verbalize": ("verbalized_questions",), "pool": ("question_pool",),
+          "total": ("total",)}
 
 DEFAULT_CLOCK = dt.date(2026, 11, 27)
 TARGET_QUESTIONS = 1500
@@ -100,17 +101,14 @@ def pool_figures(questions: list[Question], catalog: Catalog, seconds: float, *,
     ]
 
 
-async def build(clock: dt.date, out: Path, tools: tuple[str, ...]) -> tuple[Catalog, BuildReport, float]:
-    # One market for the build's service and every replayed day's service, as the Dagster
-    # resource shares it: the dynamics replay finds the entities' series already computed.
-    service = DataService(config=ServiceConfig(clock=clock), market=shared_market(DEFAULT_SEED))
-    async with McpToolClient.in_process(service) as client:
-        catalog = await client.list_tools()
-        started = time.perf_counter()
-        report = await build_pool(client, catalog, out / "construction", out / "pool",
-                                  BuildConfig(as_of=clock, tools=tools),
-                                  point_in_time=EmbeddedPointInTime(DEFAULT_SEED))
-        return catalog, report, time.perf_counter() - started
+def build(clock: dt.date, out: Path, tools: tuple[str, ...]) -> tuple[Catalog, PoolBuild, float]:
+    """The construction assets materialised in one run (`materialize_pool`), as `livesearch build-pool` does."""
+    started = time.perf_counter()
+    built = materialize_pool(as_of=clock, tools=tools, resources={
+        "data_service": DataServiceResource(kind="embedded", clock=clock.isoformat()),
+        "storage": StorageResource(root=str(out))})
+    seconds = time.perf_counter() - started
+    return read_catalog(out / "construction" / TABLES["catalog"]), built, seconds
 
 
 def _children_cpu() -> float:
@@ -118,9 +116,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(clock: dt.date, out: Path, tools: tuple[str, ...]) -> tuple[list[Figure], BuildReport]:
+def run(clock: dt.date, out: Path, tools: tuple[str, ...]) -> tuple[list[Figure], PoolBuild]:
     cpu_started = time.process_time() + _children_cpu()
-    catalog, report, seconds = anyio.run(build, clock, out, tools)
+    catalog, built, seconds = build(clock, out, tools)
     # The dynamics replay forks workers: their CPU time is part of the build's.
     cpu_seconds = time.process_time() + _children_cpu() - cpu_started
     questions = read_table(out / "pool" / POOL_FILE, Question)
@@ -131,22 +129,25 @@ def run(clock: dt.date, out: Path, tools: tuple[str, ...]) -> tuple[list[Figure]
           f"{data_tools} data tools{' (restricted)' if tools else ''}; output in {out}")
     for figure in figures:
         print(figure.line())
-    stages = report.stage_seconds
-    print("stage timings (s, wall): " + ", ".join(f"{name} {stages[name]:.1f}" for name in
-                                                  ("probe", "coverage", "enumerate", "dynamics", "verbalize", "pool",
-                                                   "total")))
-    dyn = report.dynamics
-    print(f"dynamics: {len(dyn.rows)} candidates replayed at {max(len(d) for d in dyn.days.values())} sessions "
-          f"({dyn.stats.programs} program runs, {dyn.stats.calls} distinct calls over {dyn.stats.days} days); "
-          f"kept {len(dyn.candidates)}; dropped {dict((f.filter, f.dropped) for f in dyn.filters)}; "
-          f"kept by class {dyn.by_class}, by tier {dyn.by_tier}")
-    usable = sum(r.usable for r in report.probe)
-    print(f"probe: {usable} of {len(report.probe)} tool x class rows usable; coverage rows {len(report.coverage)}; "
-          f"drafts {report.enumeration.drafts}; candidates {len(report.enumeration.candidates)}; "
-          f"verbalized {report.verbalized}; rejects {len(report.rejects)}; pool {report.pool_size}")
+    steps = built.step_seconds
+    print("stage timings (s, wall, Dagster steps): " + ", ".join(
+        f"{name} {sum(steps[s] for s in parts):.1f}" for name, parts in STAGES.items()))
+    dyn = built.metadata["candidate_dynamics"]
+    print(f"dynamics: {dyn['replayed']} candidates replayed (first and last session per calendar {dyn['days']}; "
+          f"{dyn['program_runs']} program runs, {dyn['tool_calls']} distinct calls); kept {dyn['rows']}; "
+          f"dropped {dyn['dropped']}; kept by class {dyn['by_class']}, by tier {dyn['by_tier']}")
+    construction = out / "construction"
+    probe = read_table(construction / TABLES["probe"], ProbeRow)
+    coverage = read_table(construction / TABLES["coverage"], CoverageRow)
+    rejects = read_table(construction / TABLES["rejects"], RejectRow)
+    enumerated = built.metadata["candidates"]
+    print(f"probe: {sum(r.usable for r in probe)} of {len(probe)} tool x class rows usable; coverage rows "
+          f"{len(coverage)}; drafts {enumerated['drafts']}; candidates {enumerated['rows']}; "
+          f"verbalized {built.metadata['verbalized_questions']['rows']}; rejects {len(rejects)}; "
+          f"pool {built.manifest.questions}")
     print(f"CPU time {cpu_seconds:.1f} s (this process and its replay workers); peak RSS {peak_rss_mb:.0f} MB "
           f"(wall times are inflated when other processes share the cores)")
-    return figures, report
+    return figures, built
 
 
 def main(argv: list[str] | None = None) -> int:

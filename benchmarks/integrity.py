@@ -26,7 +26,6 @@ tools, all 9 services, all asset classes, every visibility level and all three t
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import os
 import shutil
@@ -64,18 +63,15 @@ def trading_days_after(start: dt.date, n: int) -> list[dt.date]:
 # --------------------------------------------------------------------------- pool
 
 
-async def _build_pool(root: Path, clock: dt.date) -> None:
-    from livesearch_pipeline.construction.pipeline import BuildConfig, build_pool
-    from livesearch_pipeline.dataservice.catalog import ServiceConfig
-    from livesearch_pipeline.dataservice.client import McpToolClient
-    from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
-    from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
-    from livesearch_pipeline.dataservice.server import DataService
+def _build_pool(root: Path, clock: dt.date) -> None:
+    from livesearch_pipeline.defs.construction.materialize import materialize_pool
+    from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 
-    service = DataService(config=ServiceConfig(clock=clock), market=shared_market(DEFAULT_SEED))
-    async with McpToolClient.in_process(service) as client:
-        await build_pool(client, await client.list_tools(), root / "construction", root / "pool",
-                         BuildConfig(as_of=clock), point_in_time=EmbeddedPointInTime(DEFAULT_SEED))
+    # The construction assets, as the UI and `livesearch build-pool` run them (the dynamics
+    # replay at point in time: the embedded service has a clock).
+    materialize_pool(as_of=clock, resources={"data_service": DataServiceResource(kind="embedded",
+                                                                                 clock=clock.isoformat()),
+                                             "storage": StorageResource(root=str(root))})
 
 
 def prepare_root(work: Path, data: Path | None, clock: dt.date) -> Path:
@@ -92,7 +88,7 @@ def prepare_root(work: Path, data: Path | None, clock: dt.date) -> Path:
         shutil.copy2(catalog, root / "construction" / "tool_catalog.json")
         return root
     started = time.perf_counter()
-    asyncio.run(_build_pool(root, clock))
+    _build_pool(root, clock)
     print(f"built the default pool at clock {clock} in {time.perf_counter() - started:.1f} s")
     return root
 

@@ -152,18 +152,13 @@ class RefreshBenchmark:
 # --------------------------------------------------------------------------- pool
 
 
-async def _build_default_pool(data_root: Path, clock: dt.date) -> None:
-    from livesearch_pipeline.construction.pipeline import BuildConfig, build_pool
-    from livesearch_pipeline.dataservice.catalog import ServiceConfig
-    from livesearch_pipeline.dataservice.client import McpToolClient
-    from livesearch_pipeline.dataservice.market import DEFAULT_SEED
-    from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
-    from livesearch_pipeline.dataservice.server import DataService
+def _build_default_pool(data_root: Path, clock: dt.date) -> None:
+    from livesearch_pipeline.defs.construction.materialize import materialize_pool
+    from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 
-    async with McpToolClient.in_process(DataService(config=ServiceConfig(clock=clock))) as client:
-        catalog = await client.list_tools()
-        await build_pool(client, catalog, data_root / "construction", data_root / "pool", BuildConfig(as_of=clock),
-                         point_in_time=EmbeddedPointInTime(DEFAULT_SEED))
+    materialize_pool(as_of=clock, resources={"data_service": DataServiceResource(kind="embedded",
+                                                                                 clock=clock.isoformat()),
+                                             "storage": StorageResource(root=str(data_root))})
 
 
 def prepare_pool(work: Path, pool: Path | None, clock: dt.date) -> Path:
@@ -177,7 +172,7 @@ def prepare_pool(work: Path, pool: Path | None, clock: dt.date) -> Path:
         return pool
     built = work / "built"
     started = time.perf_counter()
-    asyncio.run(_build_default_pool(built, clock))
+    _build_default_pool(built, clock)
     print(f"built the default pool at clock {clock} in {time.perf_counter() - started:.1f} s")
     return built / "pool"
 

@@ -26,7 +26,7 @@ working set is not the pipeline's) and has at most `refresh_core.INDEX_MEMBERS` 
 index (more entities make more indices, as in a real market, so per-program work does not grow
 with the universe).
 
-construction: `build_pool` on the embedded catalog (template verbalizer) with the pool policy's
+construction: `materialize_pool` (the construction assets) on the embedded catalog (template verbalizer) with the pool policy's
 caps (per signature, per tool) multiplied by each factor, in a fresh process each; reported:
 pool size, build seconds (and per stage), questions/s, peak RSS.
 
@@ -140,29 +140,27 @@ def refresh_report(points: list[RefreshPoint]) -> tuple[list[str], bool]:
 
 _CONSTRUCTION_CHILD = """
 import datetime as dt, json, resource, sys, tempfile, time
-from pathlib import Path
-import anyio
-from livesearch_pipeline.construction.pipeline import BuildConfig, build_pool
 from livesearch_pipeline.construction.pool import PoolPolicy
-from livesearch_pipeline.dataservice.catalog import ServiceConfig
-from livesearch_pipeline.dataservice.client import McpToolClient
-from livesearch_pipeline.dataservice.server import DataService
+from livesearch_pipeline.defs.construction.materialize import materialize_pool
+from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 
 clock, factor = dt.date.fromisoformat(sys.argv[1]), int(sys.argv[2])
 base = PoolPolicy()
 policy = PoolPolicy(max_per_signature=base.max_per_signature * factor, max_per_tool=base.max_per_tool * factor,
                     seed=base.seed)
-
-async def build(root):
-    async with McpToolClient.in_process(DataService(config=ServiceConfig(clock=clock))) as client:
-        return await build_pool(client, await client.list_tools(), root / "construction", root / "pool",
-                                BuildConfig(as_of=clock, policy=policy))
+names = {"tool_catalog": "probe", "tool_probe": "probe", "coverage": "coverage", "candidates": "enumerate",
+         "candidate_dynamics": "dynamics", "verbalized_questions": "verbalize", "question_pool": "pool", "total": "total"}
 
 with tempfile.TemporaryDirectory() as scratch:
     started, cpu = time.perf_counter(), time.process_time()
-    report = anyio.run(build, Path(scratch))
-    print(json.dumps({"factor": factor, "pool_size": report.pool_size, "wall_s": time.perf_counter() - started,
-                      "cpu_s": time.process_time() - cpu, "stages": report.stage_seconds,
+    built = materialize_pool(as_of=clock, policy=policy, resources={
+        "data_service": DataServiceResource(kind="embedded", clock=clock.isoformat()),
+        "storage": StorageResource(root=scratch)})
+    stages = {}
+    for step, seconds in built.step_seconds.items():
+        stages[names[step]] = stages.get(names[step], 0.0) + seconds
+    print(json.dumps({"factor": factor, "pool_size": built.manifest.questions, "wall_s": time.perf_counter() - started,
+                      "cpu_s": time.process_time() - cpu, "stages": stages,
                       "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 

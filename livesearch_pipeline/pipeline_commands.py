@@ -1,8 +1,9 @@
 """`livesearch run | build-pool | refresh | ui`: the Dagster side of the command line.
 
-Every command executes the same jobs the UI and the schedule run, in-process against the
-instance under DAGSTER_HOME, so runs, materialisations and check results land in the same
-event log the UI shows.
+Every command materialises the project's assets (the same jobs and asset selections the UI, the
+schedule and the automation sensor run), in-process against the instance under DAGSTER_HOME, so
+runs, materialisations and check results land in the same event log the UI shows. `build-pool`
+is `materialize_pool`; `run` is the day's asset selection (`defs/evaluation/daily.py`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,62 +37,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _instance():
-    import dagster as dg
-
+    from livesearch_pipeline.infra.dagster_instance import open_instance
     from livesearch_pipeline.settings import DataPaths
 
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(DataPaths.from_env().root / "dagster_home")))
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / "dagster.yaml"
-    source = Path(__file__).resolve().parent.parent / "dagster.yaml"
-    if not config.exists() and source.exists():
-        config.write_bytes(source.read_bytes())
-    return dg.DagsterInstance.get()
+    return open_instance(DataPaths.from_env().root)
 
 
-def most_recent_completed_day(now: dt.datetime | None = None) -> dt.date:
-    """The latest day whose Shanghai, Hong Kong and New York sessions are all over and on which
-    at least one of them traded."""
-    from livesearch_pipeline.core.calendars import CALENDARS, is_session
-    from livesearch_pipeline.defs.partitions import PARTITION_TIMEZONE, sessions_closed
-    from zoneinfo import ZoneInfo
-
-    now = now or dt.datetime.now(ZoneInfo(PARTITION_TIMEZONE))
-    day = now.astimezone(ZoneInfo(PARTITION_TIMEZONE)).date()
-    if not sessions_closed(day, now):
-        day -= dt.timedelta(days=1)
-    while not any(is_session(c, day) for c in CALENDARS):
-        day -= dt.timedelta(days=1)
-    return day
-
-
-def _failure_cause(event) -> str:
-    """The user-facing cause of a failed step: a `dg.Failure`'s description, else the error's message."""
-    data = event.event_specific_data
-    described = getattr(getattr(data, "user_failure_data", None), "description", None)
-    if described:
-        return described
-    error = getattr(data, "error", None)
-    return error.message.strip() if error is not None else (event.message or "unknown failure")
-
-
-def _execute(job_name: str, *, partition_key: str | None = None, run_config: dict | None = None):
-    """Execute a job in-process on the instance; on failure the LAST line printed names the cause."""
+def _execute(job_name: str | None, *, partition_key: str | None = None, run_config: dict | None = None,
+             asset_keys=None):
+    """Execute a job (or, with `asset_keys`, that selection of the project's assets) in-process on
+    the instance; on failure the LAST line printed names the cause."""
+    from livesearch_pipeline.defs.construction.materialize import step_failures
     from livesearch_pipeline.defs.run_hygiene import WORKER_TAG, current_worker_tag, fail_orphaned_cli_runs
     from livesearch_pipeline.definitions import defs
 
     instance = _instance()
     for run_id in fail_orphaned_cli_runs(instance):
         print(f"marked run {run_id} failed: its livesearch process was killed", file=sys.stderr)
-    job = defs.resolve_job_def(job_name)
+    tags = {WORKER_TAG: current_worker_tag()}
+    if asset_keys is None:
+        job = defs.resolve_job_def(job_name)
+        what = f"job {job_name}"
+        selection = {}
+    else:
+        # An asset selection runs as Dagster's implicit asset job (`__ASSET_JOB` in the UI's run
+        # list); the tag says which command launched it.
+        job = defs.resolve_implicit_global_asset_job_def()
+        what = ", ".join(k.to_user_string() for k in asset_keys)
+        selection = {"asset_selection": list(asset_keys)}
+        tags["livesearch/command"] = "run"
     result = job.execute_in_process(instance=instance, partition_key=partition_key, run_config=run_config or {},
-                                    raise_on_error=False, tags={WORKER_TAG: current_worker_tag()})
-    what = f"job {job_name}{f' for {partition_key}' if partition_key else ''}"
+                                    raise_on_error=False, tags=tags, **selection)
+    what = f"{what}{f' for {partition_key}' if partition_key else ''}"
     if not result.success:
-        failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-        causes = [f"{e.step_key}: {_failure_cause(e)}" for e in failures]
-        if not causes:
-            causes = [e.message or "run failed" for e in result.all_events if e.is_failure][-1:] or ["run failed"]
+        causes = step_failures(result)
         detail = "".join(f"  {c}\n" for c in causes[1:5])
         raise SystemExit(f"{detail}{what} failed (run {result.run_id}): {causes[0]}")
     for event in result.all_events:
@@ -113,23 +91,23 @@ def _materialized_flag(result, asset_name: str, key: str):
     return None
 
 
-def _construction_config(as_of: dt.date | None, tools: list[str] | None = None) -> dict:
-    config: dict = {}
-    if as_of is not None:
-        config["as_of"] = as_of.isoformat()
-    if tools:
-        config["tools"] = list(tools)
-    if not config:
-        return {}
-    return {"ops": {name: {"config": config} for name in ("tool_probe", "candidates")}}
+def _build(as_of: dt.date | None, tools: list[str] | None = None):
+    """`materialize_pool` on the instance under DAGSTER_HOME (the run shows in the UI)."""
+    from livesearch_pipeline.defs.construction.materialize import PoolBuildError, materialize_pool
+    from livesearch_pipeline.defs.run_hygiene import WORKER_TAG, current_worker_tag, fail_orphaned_cli_runs
+
+    instance = _instance()
+    for run_id in fail_orphaned_cli_runs(instance):
+        print(f"marked run {run_id} failed: its livesearch process was killed", file=sys.stderr)
+    try:
+        return materialize_pool(as_of=as_of, tools=tools or (), instance=instance,
+                                tags={WORKER_TAG: current_worker_tag()})
+    except PoolBuildError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
 def _build_pool(args: argparse.Namespace) -> int:
-    from livesearch_pipeline.construction.pool import read_manifest
-    from livesearch_pipeline.settings import DataPaths
-
-    _execute("build_pool", run_config=_construction_config(args.as_of, args.tools))
-    manifest = read_manifest(DataPaths.from_env().pool)
+    manifest = _build(args.as_of, args.tools).manifest
     print(f"pool {manifest.version}: {manifest.questions} questions, "
           f"{len(manifest.counts.get('tool', {}))} tools, tiers {manifest.counts.get('tier')}")
     return 0
@@ -145,21 +123,23 @@ def _dates(args: argparse.Namespace) -> list[dt.date]:
 
 
 def refresh_dates(dates: list[dt.date]) -> None:
+    for day in dates:
+        print_refresh(day, _execute("daily_refresh", partition_key=day.isoformat()))
+
+
+def print_refresh(day: dt.date, result) -> None:
+    """One line per frozen day: what this run's freeze did, not what the disk looked like before
+    it (two concurrent refreshes of one day report "written" once and "verified" once)."""
     from livesearch_pipeline.core.snapshot import SnapshotStore
     from livesearch_pipeline.settings import DataPaths
 
-    store = SnapshotStore(DataPaths.from_env().gold)
-    for day in dates:
-        result = _execute("daily_refresh", partition_key=day.isoformat())
-        manifest = store.verify(day)
-        # What this run's freeze did, not what the disk looked like before it: two concurrent
-        # refreshes of one day report "written" once and "verified" once.
-        created = _materialized_flag(result, "gold_answers", "created")
-        state = "written" if created else "verified, identical to the frozen snapshot"
-        timing = (f"cut-off {manifest.cutoff.isoformat()}" if manifest.cutoff else
-                  f"vintage {manifest.vintage.isoformat()}{' (LATE BACKFILL)' if manifest.late_backfill else ''}")
-        print(f"{day}  {manifest.records} answers {dict(manifest.counts_by_status)}, {len(manifest.withdrawn)} withdrawn  "
-              f"sha256 {manifest.sha256[:16]}…  {timing}  {state}")
+    manifest = SnapshotStore(DataPaths.from_env().gold).verify(day)
+    created = _materialized_flag(result, "gold_answers", "created")
+    state = "written" if created else "verified, identical to the frozen snapshot"
+    timing = (f"cut-off {manifest.cutoff.isoformat()}" if manifest.cutoff else
+              f"vintage {manifest.vintage.isoformat()}{' (LATE BACKFILL)' if manifest.late_backfill else ''}")
+    print(f"{day}  {manifest.records} answers {dict(manifest.counts_by_status)}, {len(manifest.withdrawn)} withdrawn  "
+          f"sha256 {manifest.sha256[:16]}…  {timing}  {state}")
 
 
 def _refresh(args: argparse.Namespace) -> int:
@@ -177,41 +157,44 @@ def previous_completed_day(day: dt.date) -> dt.date:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import dagster as dg
-
-    from livesearch_pipeline.construction.pool import read_manifest
+    from livesearch_pipeline.core.pool import POOL_FILE, read_manifest
     from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.definitions import defs
+    from livesearch_pipeline.defs.evaluation.daily import daily_loop_targets, plan_runs
     from livesearch_pipeline.evaluation.audits import StaleGoldAudit
     from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME, BASELINES, agents_without_partition
     from livesearch_pipeline.evaluation.leaderboard import CHART_PNG, LEADERBOARD_JSON, Leaderboard, render_markdown
+    from livesearch_pipeline.core.benchmark_day import most_recent_completed_day
     from livesearch_pipeline.settings import DataPaths
 
     paths = DataPaths.from_env()
     day = args.date or most_recent_completed_day()
     previous = previous_completed_day(day)
     print(f"LiveSearch daily job for {day} on the embedded synthetic market (data in {paths.root})")
-    _execute("build_pool", run_config=_construction_config(day))
+    # Construction when there is no pool yet (the construction assets, as of D); an existing pool
+    # is the one D serves, as for the schedule.
+    if not (paths.pool / POOL_FILE).is_file():
+        _build(day)
     manifest = read_manifest(paths.pool)
     print(f"pool {manifest.version}: {manifest.questions} questions over {len(manifest.counts['tool'])} tools, "
           f"tiers {manifest.counts['tier']}")
-    # The previous day's snapshot too: the stale baseline and the stale-gold audit replay it.
-    refresh_dates([previous, day])
-    store = SnapshotStore(paths.gold)
-    gold = store.verify(day)
-    print(f"gold snapshot {store.path_for(day)}\n  sha256 {gold.sha256}\n  counts {dict(gold.counts_by_status)}")
     # Every registered agent gets its partition (what the registry sensor does in the UI); the
     # baselines run here, agents needing a model or a search backend are launched by the user.
     instance = _instance()
     missing = agents_without_partition(paths, instance.get_dynamic_partitions(AGENT_PARTITIONS_NAME))
     if missing:
         instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, missing)
-    # The web of D, as of D, for the search-read baseline (and any web agent pointed at it).
-    _execute("daily_web", partition_key=day.isoformat())
+    # The day's selection (served + gold of D-1 and D, D's web, the baselines' runs of D, D's
+    # leaderboard and stale-gold audit), materialised in the runs the asset graph orders.
+    for planned in plan_runs(defs.resolve_asset_graph(), daily_loop_targets(day, previous, BASELINES), instance):
+        result = _execute(None, partition_key=planned.partition_key, asset_keys=planned.asset_keys)
+        if "gold_answers" in planned.asset_names:
+            print_refresh(dt.date.fromisoformat(planned.partition_key), result)
+    store = SnapshotStore(paths.gold)
+    gold = store.verify(day)
+    print(f"gold snapshot {store.path_for(day)}\n  sha256 {gold.sha256}\n  counts {dict(gold.counts_by_status)}")
     web_manifest = json.loads((paths.web / day.isoformat() / "manifest.json").read_text(encoding="utf-8"))
     print(f"offline web of {day}: {web_manifest.get('pages')} pages in {paths.web / day.isoformat()}")
-    for agent in BASELINES:
-        _execute("daily_agent_runs", partition_key=dg.MultiPartitionKey({"date": day.isoformat(), "agent": agent}))
-    _execute("daily_evaluation", partition_key=day.isoformat())
     board_dir = paths.runs / day.isoformat() / "leaderboard"
     board = Leaderboard.model_validate_json((board_dir / LEADERBOARD_JSON).read_bytes())
     print(f"\nleaderboard for {day} ({board_dir / LEADERBOARD_JSON}):\n{render_markdown(board)}")

@@ -1,33 +1,28 @@
 """The construction stages end to end, and the tables each stage leaves on disk.
 
 Each stage writes one JSONL table under `<data>/construction/` (one pydantic model per table),
-so the Dagster assets, the CLI and auditors read the same files. `build_pool` chains them.
+so the Dagster assets, the CLI and auditors read the same files. The construction assets
+(`defs/construction/assets.py`) chain the stages; `defs.construction.materialize.materialize_pool`
+is the one way to run them end to end.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence, TypeVar
 
 from pydantic import BaseModel
 
 from livesearch_pipeline.construction.dynamics import DynamicsPolicy, DynamicsResult, OpenAt, profile_candidates
-from livesearch_pipeline.construction.enumerate import EnumerationResult, enumerate_candidates
 from livesearch_pipeline.construction.models import (
     Candidate,
-    CoverageRow,
     EntityInfo,
     EnumerationDate,
-    FilterCount,
-    ProbeRow,
     RejectRow,
 )
-from livesearch_pipeline.construction.pool import PoolPolicy, SignatureHistory, preselect, select_pool, write_pool
-from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools, restrict_catalog
+from livesearch_pipeline.construction.pool import PoolPolicy, preselect
 from livesearch_pipeline.construction.verbalize import (
     LLMVerbalizerConfig,
     finalize,
@@ -37,7 +32,7 @@ from livesearch_pipeline.construction.verbalize import (
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.jsonl import parse_jsonl, write_jsonl
-from livesearch_pipeline.core.models import PoolManifest, Question
+from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.pool import CATALOG_FILE, read_catalog as read_catalog
 from livesearch_pipeline.core.snapshot import write_atomic
 
@@ -102,32 +97,6 @@ def group_entities(rows: Sequence[EntityInfo]) -> dict[str, list[EntityInfo]]:
     return out
 
 
-@dataclass(frozen=True)
-class BuildConfig:
-    as_of: dt.date
-    sample_size: int = 7
-    probe_seed: int = 7
-    coverage_seed: int = 11
-    policy: PoolPolicy = PoolPolicy()
-    llm: LLMVerbalizerConfig | None = None
-    # Data tools to build from (names from the catalog); empty = every data tool.
-    tools: tuple[str, ...] = ()
-    dynamics: DynamicsPolicy = DynamicsPolicy()
-
-
-@dataclass
-class BuildReport:
-    manifest: PoolManifest
-    probe: list[ProbeRow]
-    coverage: list[CoverageRow]
-    enumeration: EnumerationResult
-    dynamics: DynamicsResult
-    verbalized: int
-    rejects: list[RejectRow]
-    pool_size: int
-    stage_seconds: dict[str, float] = field(default_factory=dict)
-
-
 def reserve_for_verbalizing(candidates: Sequence[Candidate], policy: PoolPolicy) -> list[Candidate]:
     """The candidates worth a text: RESERVE_FACTOR times what the pool's caps can take."""
     return preselect(candidates, policy.max_per_signature * RESERVE_FACTOR, policy.seed,
@@ -172,63 +141,4 @@ async def profile_stage(candidates: Sequence[Candidate], catalog: Catalog, const
     return result
 
 
-async def build_pool(
-    client: ToolClient,
-    catalog: Catalog,
-    construction_dir: Path,
-    pool_dir: Path,
-    config: BuildConfig,
-    history: dict[str, SignatureHistory] | None = None,
-    *,
-    point_in_time: OpenAt | None = None,
-) -> BuildReport:
-    """Run stages 2–6 against `client` and write every table plus the pool.
-
-    `point_in_time(day)` opens the data service at a past day's cut-off for the dynamics replay
-    (the embedded service: `dataservice.point_in_time.EmbeddedPointInTime`). Without it the
-    replay re-dates the programs against `client` as it is, and every profile records
-    `point_in_time: false` (a provider without a clock).
-    """
-    restricted = restrict_catalog(catalog, config.tools)
-    seconds: dict[str, float] = {}
-    started = mark = time.perf_counter()
-
-    def lap(stage: str) -> None:
-        nonlocal mark
-        now = time.perf_counter()
-        seconds[stage] = now - mark
-        mark = now
-
-    write_catalog(construction_dir / TABLES["catalog"], catalog)
-    entities = await load_entities(client, catalog)
-    write_table(construction_dir / TABLES["entities"], [e for group in entities.values() for e in group])
-    probe = await probe_tools(client, restricted, entities, config.as_of,
-                              sample_size=config.sample_size, seed=config.probe_seed)
-    write_table(construction_dir / TABLES["probe"], probe)
-    lap("probe")
-    coverage = plan_coverage(probe, catalog, entities, seed=config.coverage_seed)
-    write_table(construction_dir / TABLES["coverage"], coverage)
-    lap("coverage")
-    enumeration = await enumerate_candidates(client, catalog, coverage, entities, config.as_of)
-    write_table(construction_dir / TABLES["candidates"], enumeration.candidates)
-    write_table(construction_dir / TABLES["filters"], enumeration.filters)
-    write_enumeration_date(construction_dir, config.as_of)
-    lap("enumerate")
-    dynamics = await profile_stage(enumeration.candidates, catalog, construction_dir, config.as_of,
-                                   open_at=point_in_time, client=client, policy=config.dynamics)
-    lap("dynamics")
-    reserve = reserve_for_verbalizing(dynamics.candidates, config.policy)
-    questions, rejects = await verbalize_candidates(reserve, config.llm, catalog=catalog)
-    write_table(construction_dir / TABLES["verbalized"], questions)
-    write_table(construction_dir / TABLES["rejects"], rejects)
-    lap("verbalize")
-    selection = select_pool(questions, history or {}, config.policy)
-    manifest = write_pool(pool_dir, selection.questions, data_service=client.identity)
-    lap("pool")
-    seconds["total"] = time.perf_counter() - started
-    return BuildReport(manifest=manifest, probe=probe, coverage=coverage, enumeration=enumeration,
-                       dynamics=dynamics, verbalized=len(questions), rejects=rejects, pool_size=len(selection.questions),
-                       stage_seconds=seconds)
-
-
-__all__ = ["BuildConfig", "BuildReport", "FilterCount", "build_pool", "read_table", "write_table", "TABLES"]
+__all__ = ["TABLES", "read_table", "write_table"]

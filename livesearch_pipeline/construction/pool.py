@@ -19,14 +19,11 @@ from typing import Iterable, Mapping, Sequence
 
 from livesearch_pipeline.core.jsonl import render_jsonl
 from livesearch_pipeline.core.models import PoolManifest, Question
-# Reading the pool (and the record evaluation hands the filter) lives in core.pool, below every
-# package that reads it; the names stay importable from here for the construction side.
+# Reading and checking the pool lives in core.pool, below every package that reads it.
 from livesearch_pipeline.core.pool import (
     MANIFEST_FILE,
     POOL_FILE,
     SignatureHistory,
-    load_checked_pool as load_checked_pool,
-    read_manifest as read_manifest,
     visibility_band,
 )
 from livesearch_pipeline.core.snapshot import write_atomic

@@ -16,7 +16,7 @@ import pytest
 
 from livesearch_pipeline.construction.models import ProbeRow
 from livesearch_pipeline.construction.pipeline import TABLES, read_table
-from livesearch_pipeline.construction.pool import MANIFEST_FILE, POOL_FILE, read_manifest
+from livesearch_pipeline.core.pool import MANIFEST_FILE, POOL_FILE, read_manifest
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.qid import compute_qid

@@ -1,22 +1,22 @@
-"""build_pool end to end against the embedded service in-process, with a fixed clock.
+"""`materialize_pool` (the construction assets) end to end against the embedded service, with a fixed clock.
 
-Restricted to a few data tools and three entities per class (the lowest, a middle and the
-highest visibility level; the scorer's listing is trimmed by a thin client wrapper) so that two
-full builds stay within seconds.
+Restricted to a few data tools (run config) and three entities per class (the lowest, a middle
+and the highest visibility level; the scorer's listing is trimmed by a thin client wrapper that a
+data service resource hands to the assets) so that two full builds stay within seconds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator, Optional
 
-import anyio
 import pytest
 
-from livesearch_pipeline.construction.pipeline import TABLES, BuildConfig, build_pool, read_table
-from livesearch_pipeline.construction.pool import POOL_FILE
+from livesearch_pipeline.construction.pipeline import TABLES, read_catalog, read_table
+from livesearch_pipeline.construction.pool import POOL_FILE, PoolPolicy
 from livesearch_pipeline.construction.models import ProbeRow
 from livesearch_pipeline.construction.sampling import VISIBILITY_TOOL, restrict_catalog
 from livesearch_pipeline.core.catalog import Catalog
@@ -24,11 +24,8 @@ from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.qid import compute_qid
-from livesearch_pipeline.dataservice.market import DEFAULT_SEED
-from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
-from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
-from livesearch_pipeline.dataservice.client import McpToolClient
-from livesearch_pipeline.dataservice.server import DataService
+from livesearch_pipeline.defs.construction.materialize import materialize_pool
+from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 
 pytestmark = pytest.mark.slow
 
@@ -46,6 +43,9 @@ class ThreeLevelsPerClass(ToolClient):
     def identity(self) -> str:
         return self._inner.identity
 
+    async def list_tools(self) -> Catalog:
+        return await self._inner.list_tools()
+
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         response = await self._inner.call_tool(name, arguments)
         if name != VISIBILITY_TOOL:
@@ -58,27 +58,33 @@ class ThreeLevelsPerClass(ToolClient):
         return {**response, "items": [first_per_level[level] for level in kept]}
 
 
+class ThreeLevelsService(DataServiceResource):
+    """The embedded service whose clients trim the scorer's listing (ThreeLevelsPerClass)."""
+
+    @contextlib.asynccontextmanager
+    async def open(self, as_of: Optional[dt.date] = None) -> AsyncIterator[ToolClient]:
+        async with super().open(as_of) as client:
+            yield ThreeLevelsPerClass(client)
+
+
 def _restricted(catalog: Catalog) -> Catalog:
     restricted = restrict_catalog(catalog, sorted(DATA_TOOLS))
     assert {t.name for t in restricted.tools if t.defines_gold} == DATA_TOOLS
     return restricted
 
 
-async def _build(root: Path):
-    service = DataService(specs=collect_tool_specs(["quotes_cn", "hk_us", "macro", "utility"]),
-                          config=ServiceConfig(clock=CLOCK))
-    async with McpToolClient.in_process(service) as client:
-        catalog = _restricted(await client.list_tools())
-        report = await build_pool(ThreeLevelsPerClass(client), catalog, root / "construction", root / "pool",
-                                  BuildConfig(as_of=CLOCK), point_in_time=EmbeddedPointInTime(DEFAULT_SEED))
-    return catalog, report
+def _build(root: Path):
+    build = materialize_pool(as_of=CLOCK, tools=sorted(DATA_TOOLS), resources={
+        "data_service": ThreeLevelsService(kind="embedded", clock=CLOCK.isoformat()),
+        "storage": StorageResource(root=str(root))})
+    return _restricted(read_catalog(root / "construction" / TABLES["catalog"])), build
 
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory):
     first_root, second_root = tmp_path_factory.mktemp("first"), tmp_path_factory.mktemp("second")
-    first = anyio.run(_build, first_root)
-    second = anyio.run(_build, second_root)
+    first = _build(first_root)
+    second = _build(second_root)
     return first_root, first, second_root, second
 
 
@@ -87,9 +93,9 @@ def _pool(root: Path) -> list[Question]:
 
 
 def test_pool_questions_pass_the_date_gate_and_use_data_tools_only(builds):
-    root, (catalog, report), _, _ = builds
+    root, (catalog, build), _, _ = builds
     questions = _pool(root)
-    assert len(questions) == report.pool_size == report.manifest.questions > 0
+    assert len(questions) == build.metadata["question_pool"]["questions"] == build.manifest.questions > 0
     data_tools = {t.name for t in catalog.data_tools()}
     for q in questions:
         for text in (q.question, q.question_zh):
@@ -106,20 +112,20 @@ def test_pool_qids_are_unique_and_are_the_content_hash(builds):
 
 
 def test_pool_has_all_three_tiers_and_respects_the_caps(builds):
-    root, (_, report), _, _ = builds
+    root, (_, build), _, _ = builds
     questions = _pool(root)
     assert {q.tier for q in questions} == {"T1", "T2", "T3"}
-    policy = BuildConfig(as_of=CLOCK).policy
+    policy = PoolPolicy()
     assert max(Counter(q.signature for q in questions).values()) <= policy.max_per_signature
     assert max(Counter(q.program.calls[0].tool for q in questions).values()) <= policy.max_per_tool
     assert {q.provenance.verbalizer for q in questions} == {"template"}
-    assert {q.provenance.pool_version for q in questions} == {report.manifest.version}
+    assert {q.provenance.pool_version for q in questions} == {build.manifest.version}
 
 
 def test_probe_table_records_the_restricted_tools(builds):
-    root, (_, report), _, _ = builds
+    root, (_, build), _, _ = builds
     probe = read_table(root / "construction" / TABLES["probe"], ProbeRow)
-    assert probe == report.probe
+    assert len(probe) == build.metadata["tool_probe"]["rows"]
     assert {row.tool for row in probe} == DATA_TOOLS
     assert all(row.usable for row in probe if row.tool in {"daily", "hk_daily", "us_daily"})
 
@@ -131,3 +137,26 @@ def test_second_build_into_a_fresh_directory_is_byte_identical(builds):
     for table in ("candidates", "verbalized", "coverage"):
         assert (first_root / "construction" / TABLES[table]).read_bytes() == \
             (second_root / "construction" / TABLES[table]).read_bytes(), table
+
+
+def test_a_failed_step_raises_naming_the_step_and_its_cause(tmp_path):
+    from livesearch_pipeline.defs.construction.materialize import PoolBuildError
+
+    with pytest.raises(PoolBuildError, match=r"pool build failed \(run .*\): tool_probe: .*no_such_tool"):
+        materialize_pool(as_of=CLOCK, tools=["shibor", "no_such_tool"], resources={
+            "data_service": DataServiceResource(kind="embedded", clock=CLOCK.isoformat()),
+            "storage": StorageResource(root=str(tmp_path))})
+    assert not (tmp_path / "pool" / POOL_FILE).exists()
+
+
+def test_options_become_the_construction_assets_run_config():
+    from livesearch_pipeline.defs.construction.materialize import construction_run_config
+
+    assert construction_run_config() == {}
+    config = construction_run_config(as_of=CLOCK, tools=["shibor", "daily", "shibor"], replay_days=5,
+                                     policy=PoolPolicy(max_per_tool=90))
+    sampling = {"as_of": CLOCK.isoformat(), "tools": ["daily", "shibor"]}
+    assert config["ops"]["tool_probe"] == config["ops"]["candidates"] == {"config": sampling}
+    assert config["ops"]["candidate_dynamics"] == {"config": {"replay_days": 5}}
+    policy = {"max_per_signature": 3, "max_per_tool": 90, "max_slow_per_tool": 15, "seed": 17}
+    assert config["ops"]["verbalized_questions"] == config["ops"]["question_pool"] == {"config": policy}

@@ -215,23 +215,16 @@ SUBSET = ("daily", "weekly", "daily_basic", "hk_daily_adj", "index_weekly", "fun
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from livesearch_pipeline.construction.pipeline import TABLES, BuildConfig, build_pool, read_table
-    from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
-    from livesearch_pipeline.dataservice.client import McpToolClient
-    from livesearch_pipeline.dataservice.server import DataService
-    from livesearch_pipeline_tests.construction.test_build_pool import ThreeLevelsPerClass
+    from livesearch_pipeline.construction.pipeline import TABLES, read_catalog, read_table
+    from livesearch_pipeline.defs.construction.materialize import materialize_pool
+    from livesearch_pipeline.defs.resources import StorageResource
+    from livesearch_pipeline_tests.construction.test_build_pool import ThreeLevelsService
 
     root: Path = tmp_path_factory.mktemp("lint_pool")
-
-    async def build():
-        service = DataService(specs=collect_tool_specs(), config=ServiceConfig(clock=CLOCK))
-        async with McpToolClient.in_process(service) as client:
-            catalog = await client.list_tools()
-            await build_pool(ThreeLevelsPerClass(client), catalog, root / "construction", root / "pool",
-                             BuildConfig(as_of=CLOCK, tools=SUBSET))
-        return catalog
-
-    catalog = anyio.run(build)
+    materialize_pool(as_of=CLOCK, tools=SUBSET, resources={
+        "data_service": ThreeLevelsService(kind="embedded", clock=CLOCK.isoformat()),
+        "storage": StorageResource(root=str(root))})
+    catalog = read_catalog(root / "construction" / TABLES["catalog"])
     candidates = read_table(root / "construction" / TABLES["candidates"], Candidate)
     return catalog, candidates, root
 

@@ -12,12 +12,12 @@ from livesearch_pipeline.construction.pool import (
     POOL_FILE,
     PoolPolicy,
     SignatureHistory,
-    read_manifest,
     select_pool,
     visibility_band,
     write_pool,
 )
 from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.core.pool import read_manifest
 from livesearch_pipeline_tests.construction.builders import question
 
 CREATED = dt.datetime(2026, 11, 27, 8, 0, tzinfo=dt.timezone.utc)

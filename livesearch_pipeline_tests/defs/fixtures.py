@@ -1,8 +1,9 @@
 """A small real pool for the Dagster tests: built once per test process, copied per test.
 
-Built by the real construction pipeline (template verbalizer) against the embedded service at a
-fixed clock, restricted to three data tools (A-share daily bars, CPI, SHIBOR) so that a build
-takes seconds; every later date's gold re-dates the same programs, as in production.
+Built by the construction assets (`materialize_pool`, template verbalizer) against the embedded
+service at a fixed clock, restricted by run config to three data tools (A-share daily bars, CPI,
+SHIBOR) so that a build takes seconds; every later date's gold re-dates the same programs, as in
+production.
 """
 
 from __future__ import annotations
@@ -13,37 +14,28 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import anyio
-
-from livesearch_pipeline.construction.pipeline import BuildConfig, build_pool
-from livesearch_pipeline.construction.pool import read_manifest
+from livesearch_pipeline.core.pool import read_manifest
 from livesearch_pipeline.core.models import PoolManifest
-from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
-from livesearch_pipeline.dataservice.client import McpToolClient
-from livesearch_pipeline.dataservice.market import DEFAULT_SEED
-from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
-from livesearch_pipeline.dataservice.server import DataService
+from livesearch_pipeline.defs.construction.materialize import materialize_pool
+from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 
 SMALL_POOL_TOOLS = frozenset({"daily", "cn_cpi", "shibor"})
-SMALL_POOL_SERVICES = ("quotes_cn", "macro", "utility")
 
 _built: dict[dt.date, Path] = {}
 
 
-async def _build(root: Path, clock: dt.date) -> None:
-    service = DataService(specs=collect_tool_specs(list(SMALL_POOL_SERVICES)), config=ServiceConfig(clock=clock))
-    async with McpToolClient.in_process(service) as client:
-        # Replays of the dynamics stage each run at their own day's cut-off, as in production.
-        await build_pool(client, await client.list_tools(), root / "construction", root / "pool",
-                         BuildConfig(as_of=clock, tools=tuple(sorted(SMALL_POOL_TOOLS))),
-                         point_in_time=EmbeddedPointInTime(DEFAULT_SEED))
+def _build(root: Path, clock: dt.date) -> None:
+    # The embedded service has a clock: the dynamics replay runs each day at its own cut-off.
+    materialize_pool(as_of=clock, tools=sorted(SMALL_POOL_TOOLS),
+                     resources={"data_service": DataServiceResource(kind="embedded", clock=clock.isoformat()),
+                                "storage": StorageResource(root=str(root))})
 
 
 def _cached_build(clock: dt.date) -> Path:
     if clock not in _built:
         root = Path(tempfile.mkdtemp(prefix=f"livesearch-small-pool-{clock}-"))
         atexit.register(shutil.rmtree, root, True)
-        anyio.run(_build, root, clock)
+        _build(root, clock)
         _built[clock] = root
     return _built[clock]
 

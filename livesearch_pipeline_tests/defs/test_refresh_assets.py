@@ -21,7 +21,8 @@ import pytest
 import time_machine
 from zoneinfo import ZoneInfo
 
-from livesearch_pipeline.construction.pool import read_manifest, write_pool
+from livesearch_pipeline.construction.pool import write_pool
+from livesearch_pipeline.core.pool import read_manifest
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.qid import compute_qid

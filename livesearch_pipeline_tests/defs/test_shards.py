@@ -75,7 +75,7 @@ def test_split_is_contiguous_in_entity_then_qid_order_balanced_and_never_empty(d
 
 
 def test_steps_refuse_a_pool_rebuilt_during_the_refresh(data_root: Path):
-    from livesearch_pipeline.construction.pool import read_manifest
+    from livesearch_pipeline.core.pool import read_manifest
 
     version = read_manifest(data_root / "pool").version
     served = served_programs(DataPaths(data_root), version)

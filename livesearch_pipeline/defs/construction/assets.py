@@ -44,6 +44,25 @@ class ConstructionConfig(dg.Config):
     )
 
 
+_DEFAULT_POLICY = PoolPolicy()
+
+
+class PoolPolicyConfig(dg.Config):
+    """The pool's caps (stage 2 filter): read by verbalized_questions (how many candidates get a text)
+    and question_pool (the selection). Defaults: `construction.pool.PoolPolicy()`."""
+
+    max_per_signature: int = Field(_DEFAULT_POLICY.max_per_signature, ge=1,
+                                   description="Questions per signature (program shape) at most.")
+    max_per_tool: int = Field(_DEFAULT_POLICY.max_per_tool, ge=1, description="Questions per data tool at most.")
+    max_slow_per_tool: int = Field(_DEFAULT_POLICY.max_slow_per_tool, ge=0,
+                                   description="Of a tool's questions, at most this many slower than `daily`.")
+    seed: int = Field(_DEFAULT_POLICY.seed, description="Seed of the pool's draws.")
+
+    def policy(self) -> PoolPolicy:
+        return PoolPolicy(max_per_signature=self.max_per_signature, max_per_tool=self.max_per_tool,
+                          max_slow_per_tool=self.max_slow_per_tool, seed=self.seed)
+
+
 def _as_of(config: ConstructionConfig, data_service: DataServiceResource) -> dt.date:
     if config.as_of:
         return dt.date.fromisoformat(config.as_of)
@@ -202,12 +221,12 @@ def candidate_dynamics(config: DynamicsConfig, data_service: DataServiceResource
 
 
 @dg.asset(group_name=GROUP, deps=[candidate_dynamics], kinds={"python"})
-def verbalized_questions(storage: StorageResource, llm: LLMResource) -> dg.MaterializeResult:
+def verbalized_questions(config: PoolPolicyConfig, storage: StorageResource, llm: LLMResource) -> dg.MaterializeResult:
     """Question texts (the LLM resource's model when one is configured, else the template), clamped and date-gated."""
     paths = storage.paths()
     rows = read_table(paths.construction / TABLES["profiled"], Candidate)
     catalog = read_catalog(paths.construction / TABLES["catalog"])
-    reserve = reserve_for_verbalizing(rows, PoolPolicy())
+    reserve = reserve_for_verbalizing(rows, config.policy())
     verbalizer = llm.verbalizer(paths)
     questions, rejects = asyncio.run(verbalize_candidates(reserve, verbalizer, catalog=catalog))
     write_table(paths.construction / TABLES["verbalized"], questions)
@@ -222,14 +241,14 @@ def verbalized_questions(storage: StorageResource, llm: LLMResource) -> dg.Mater
 
 
 @dg.asset(group_name=GROUP, deps=[verbalized_questions], kinds={"python", "json"})
-def question_pool(context: dg.AssetExecutionContext, data_service: DataServiceResource, storage: StorageResource) -> dg.MaterializeResult:
+def question_pool(context: dg.AssetExecutionContext, config: PoolPolicyConfig, storage: StorageResource) -> dg.MaterializeResult:
     """Stage 2 filter (no LLM) and the versioned pool `pool/questions.jsonl` + manifest."""
     from livesearch_pipeline.evaluation.history import signature_history
 
     paths = storage.paths()
     questions = read_table(paths.construction / TABLES["verbalized"], Question)
     history = signature_history(paths, questions)
-    selection = select_pool(questions, history, PoolPolicy())
+    selection = select_pool(questions, history, config.policy())
     catalog = read_catalog(paths.construction / TABLES["catalog"])
     manifest = write_pool(paths.pool, selection.questions, data_service=catalog.service)
     return dg.MaterializeResult(

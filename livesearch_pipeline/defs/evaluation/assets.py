@@ -7,7 +7,10 @@ import json
 
 import dagster as dg
 
-from livesearch_pipeline.defs.evaluation.partitions import AGENT_DIMENSION, DATE_DIMENSION, by_date, date_agent_partitions
+from livesearch_pipeline.defs.evaluation.automation import after_agent_runs, after_gold, after_gold_snapshots
+from livesearch_pipeline.defs.evaluation.partitions import (
+    AGENT_DIMENSION, DATE_DIMENSION, by_date, date_agent_partitions, previous_snapshots,
+)
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
 from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers, served_questions
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
@@ -16,7 +19,7 @@ from livesearch_pipeline.defs.web.assets import web_corpus
 GROUP = "evaluation"
 
 
-@dg.asset(group_name=GROUP, partitions_def=date_agent_partitions, kinds={"json"},
+@dg.asset(group_name=GROUP, partitions_def=date_agent_partitions, kinds={"json"}, automation_condition=after_gold,
           deps=[dg.AssetDep(gold_answers, partition_mapping=by_date),
                 dg.AssetDep(served_questions, partition_mapping=by_date),
                 # The search-read baseline searches D's web; lineage shows which web each run saw.
@@ -62,7 +65,7 @@ def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResou
 
 
 @dg.asset(group_name=GROUP, partitions_def=daily_partitions, kinds={"json", "png"},
-          deps=[dg.AssetDep(agent_runs, partition_mapping=by_date)])
+          automation_condition=after_agent_runs, deps=[dg.AssetDep(agent_runs, partition_mapping=by_date)])
 def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Agents of D ranked by accuracy (95% Wilson intervals); only identical qid sets and gold dates rank
     together. Also a PNG chart of accuracy by visibility level and tier, per agent."""
@@ -86,9 +89,15 @@ def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> 
     })
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[gold_answers, served_questions], kinds={"json"})
+@dg.asset(group_name=GROUP, partitions_def=daily_partitions, kinds={"json"}, automation_condition=after_gold_snapshots,
+          # D's gold and the previous snapshots it is compared with (the window up to D, see
+          # `previous_snapshots`): lineage shows the D-1 dependency.
+          deps=[dg.AssetDep(gold_answers, partition_mapping=previous_snapshots), served_questions])
 def stale_gold_audit(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
-    """How much of D's gold the previous snapshot would fail: overall and per refresh class."""
+    """How much of D's gold the previous snapshot would fail: overall and per refresh class.
+
+    The previous snapshot is the latest frozen before D (normally D-1; after a day without gold,
+    the one before), read from the gold window this asset depends on."""
     from livesearch_pipeline.evaluation.audits import render_stale_report, stale_gold_audit as audit, write_stale_audit
 
     day = partition_date(context)

@@ -25,7 +25,7 @@ from pydantic import Field
 from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
 from livesearch_pipeline.core.executor import ExecutionStats, ExecutorConfig, execute_programs
 from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
-from livesearch_pipeline.construction.pool import load_checked_pool
+from livesearch_pipeline.core.pool import load_checked_pool
 from livesearch_pipeline.core.models import GoldAnswer, PoolManifest, Question, ServedQuestion
 from livesearch_pipeline.core.program import PoolLoadError
 from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotStore

@@ -9,7 +9,9 @@ from typing import Optional
 import dagster as dg
 from pydantic import Field
 
-from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
+from livesearch_pipeline.defs.partitions import (
+    PARTITION_TIMEZONE, SCHEDULE_HOUR, SCHEDULE_MINUTE, daily_partitions, partition_date,
+)
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 
 GROUP = "web"
@@ -34,7 +36,20 @@ class WebCorpusConfig(dg.Config):
     tools: Optional[list[str]] = Field(None, description="Only these entity tools' pages (unset: all).")
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[synthetic_market], kinds={"sqlite"})
+REFRESH_CRON = f"{SCHEDULE_MINUTE} {SCHEDULE_HOUR} * * *"
+
+# The web has no dated upstream (the synthetic market is external): the automation sensor
+# (defs/evaluation/automation.py) builds the latest day's web at the daily refresh's tick, so
+# D's agent runs find it when D's gold is frozen. Past days: explicit runs (`daily_web`).
+web_of_the_day = (
+    dg.AutomationCondition.in_latest_time_window()
+    & dg.AutomationCondition.cron_tick_passed(REFRESH_CRON, PARTITION_TIMEZONE).since_last_handled()
+    & ~dg.AutomationCondition.in_progress()
+).with_label(f"at the daily refresh tick ({REFRESH_CRON} {PARTITION_TIMEZONE})")
+
+
+@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[synthetic_market], kinds={"sqlite"},
+          automation_condition=web_of_the_day)
 def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_service: DataServiceResource,
                storage: StorageResource) -> dg.MaterializeResult:
     """The offline web as of D: quote pages, profiles, filings and periodic reports, news, market wraps,
