@@ -29,7 +29,7 @@ def test_restricted_benchmark_prints_every_figure_and_passes_the_invariants(tmp_
         assert name in out, name
     assert "PASS  date gate failures" in out and "PASS  non-data tools in programs" in out
     assert "n/a   questions" in out, "size targets do not apply to a restricted build"
-    assert "stage timings (s, wall): probe" in out and "peak RSS" in out
+    assert "stage timings (s, wall, Dagster steps): probe" in out and "peak RSS" in out
     assert (tmp_path / "pool" / POOL_FILE).stat().st_size > 0 and (tmp_path / "pool" / MANIFEST_FILE).exists()
 
 

@@ -20,9 +20,9 @@ from livesearch_pipeline.defs.evaluation.assets import agent_runs, leaderboard, 
 from livesearch_pipeline.defs.evaluation.automation import AUTOMATED_ASSETS, daily_evaluation_automation
 from livesearch_pipeline.defs.evaluation.partitions import PREVIOUS_SNAPSHOT_DAYS, previous_snapshots
 from livesearch_pipeline.defs.partitions import PARTITION_TIMEZONE
-from livesearch_pipeline.defs.refresh.assets import gold_answers, served_questions
+from livesearch_pipeline.defs.refresh.assets import daily_refresh_assets, gold_answers, served_questions
 from livesearch_pipeline.defs.refresh.schedules import daily_refresh_job
-from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 from livesearch_pipeline.defs.web.assets import synthetic_market, web_corpus
 from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME
 from livesearch_pipeline.settings import DataPaths
@@ -36,13 +36,14 @@ TZ = ZoneInfo(PARTITION_TIMEZONE)
 # A small web of D (one entity, one market series) keeps the web step to seconds.
 WEB_CONFIG = {"history_sessions": 2, "workers": 1, "entities": [pick("cn_equity", 10).code], "tools": ["daily"],
               "market_tools": ["shibor"]}
-ASSETS = [synthetic_market, served_questions, gold_answers, web_corpus, agent_runs, leaderboard, stale_gold_audit]
+ASSETS = [synthetic_market, daily_refresh_assets, web_corpus, agent_runs, leaderboard, stale_gold_audit]
 
 
 def _definitions(root: Path) -> dg.Definitions:
     return dg.Definitions(
         assets=ASSETS, jobs=[daily_refresh_job], sensors=[daily_evaluation_automation],
-        resources={"data_service": DataServiceResource(clock=DAY.isoformat()), "storage": StorageResource(root=str(root))},
+        resources={"data_service": DataServiceResource(clock=DAY.isoformat()), "storage": StorageResource(root=str(root)),
+                   "llm": LLMResource(model="")},
     )
 
 
@@ -134,7 +135,7 @@ def test_a_day_without_gold_requests_nothing_and_blocks_nothing(tmp_path: Path) 
     definitions = dg.Definitions(
         assets=ASSETS, jobs=[daily_refresh_job],
         resources={"data_service": DataServiceResource(clock=monday.isoformat()),
-                   "storage": StorageResource(root=str(tmp_path))})
+                   "storage": StorageResource(root=str(tmp_path)), "llm": LLMResource(model="")})
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, ["stale"])
     assert definitions.resolve_job_def("daily_refresh").execute_in_process(
@@ -161,14 +162,14 @@ def test_the_d_minus_1_dependency_is_declared_as_a_window_of_previous_days() -> 
 
     graph = defs.resolve_asset_graph()
     node = graph.get(stale_gold_audit.key)
-    assert {gold_answers.key, served_questions.key} <= set(node.parent_keys)
-    mapping = node.partition_mappings[gold_answers.key]
+    assert {gold_answers, served_questions} <= set(node.parent_keys)
+    mapping = node.partition_mappings[gold_answers]
     assert mapping == previous_snapshots
     assert (mapping.start_offset, mapping.end_offset) == (-PREVIOUS_SNAPSHOT_DAYS, 0)
     # Lineage of the audit of a Tuesday reaches back to the previous Tuesday's gold.
     parents = mapping.get_upstream_mapped_partitions_result_for_partitions(
         stale_gold_audit.partitions_def.subset_with_partition_keys([DAY.isoformat()]),
-        stale_gold_audit.partitions_def, gold_answers.partitions_def,
+        stale_gold_audit.partitions_def, daily_refresh_assets.partitions_def,
     ).partitions_subset.get_partition_keys()
     assert list(parents) == [(DAY - dt.timedelta(days=n)).isoformat() for n in range(PREVIOUS_SNAPSHOT_DAYS, -1, -1)]
 

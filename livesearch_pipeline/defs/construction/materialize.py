@@ -28,7 +28,8 @@ from livesearch_pipeline.defs.construction.assets import (
     verbalized_questions,
 )
 from livesearch_pipeline.defs.construction.jobs import build_pool_job
-from livesearch_pipeline.defs.resources import StorageResource, resources as project_resources
+from livesearch_pipeline.defs import resources as resources_module
+from livesearch_pipeline.defs.resources import StorageResource
 
 BUILD_POOL_JOB = build_pool_job.name
 # In graph order (the order the steps run in).
@@ -108,9 +109,11 @@ def materialize_pool(*, as_of: Optional[dt.date] = None, tools: Sequence[str] = 
     Raises PoolBuildError naming the failed step and its cause.
     """
     # The project's job and resources, assembled from the defs modules that declare them (the code
-    # location `definitions` sits above this layer and is not imported here).
+    # location `definitions` sits above this layer and is not imported here). The resources module
+    # is imported as a module: a module-level name bound to its `@dg.definitions` function would be
+    # loaded a second time by the defs folder and clash with the first.
     defs = dg.Definitions(assets=list(CONSTRUCTION_ASSETS), jobs=[build_pool_job],
-                          resources=project_resources().resources)
+                          resources=resources_module.resources().resources)
     job = defs.resolve_job_def(BUILD_POOL_JOB)
     if job.asset_layer.executable_asset_keys != {a.key for a in CONSTRUCTION_ASSETS}:
         raise RuntimeError(f"job {BUILD_POOL_JOB} does not select exactly the construction assets")

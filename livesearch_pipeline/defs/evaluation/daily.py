@@ -41,8 +41,7 @@ def daily_loop_targets(day: dt.date, previous: dt.date, agents: Sequence[str]) -
     """The asset partitions of D's loop: D-1's gold is there because the stale baseline and the
     stale-gold audit of D read it (the D-1 dependency of `stale_gold_audit`)."""
     d = day.isoformat()
-    targets = [(asset.key, p.isoformat())
-               for p in (previous, day) for asset in (served_questions, gold_answers)]
+    targets = [(key, p.isoformat()) for p in (previous, day) for key in (served_questions, gold_answers)]
     targets.append((web_corpus.key, d))
     targets += [(agent_runs.key, dg.MultiPartitionKey({DATE_DIMENSION: d, AGENT_DIMENSION: a}))
                 for a in agents]
