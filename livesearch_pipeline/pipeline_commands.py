@@ -147,16 +147,8 @@ def _refresh(args: argparse.Namespace) -> int:
     return 0
 
 
-def previous_completed_day(day: dt.date) -> dt.date:
-    from livesearch_pipeline.core.calendars import CALENDARS, is_session
-
-    day -= dt.timedelta(days=1)
-    while not any(is_session(c, day) for c in CALENDARS):
-        day -= dt.timedelta(days=1)
-    return day
-
-
 def _run(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.core.benchmark_day import most_recent_completed_day, previous_completed_day
     from livesearch_pipeline.core.pool import POOL_FILE, read_manifest
     from livesearch_pipeline.core.snapshot import SnapshotStore
     from livesearch_pipeline.definitions import defs
@@ -164,7 +156,6 @@ def _run(args: argparse.Namespace) -> int:
     from livesearch_pipeline.evaluation.audits import StaleGoldAudit
     from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME, BASELINES, agents_without_partition
     from livesearch_pipeline.evaluation.leaderboard import CHART_PNG, LEADERBOARD_JSON, Leaderboard, render_markdown
-    from livesearch_pipeline.core.benchmark_day import most_recent_completed_day
     from livesearch_pipeline.settings import DataPaths
 
     paths = DataPaths.from_env()

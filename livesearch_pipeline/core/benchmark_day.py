@@ -44,6 +44,16 @@ def most_recent_completed_day(now: dt.datetime | None = None) -> dt.date:
     day = now.astimezone(tz).date()
     if not sessions_closed(day, now):
         day -= dt.timedelta(days=1)
+    return _latest_trading_day(day)
+
+
+def previous_completed_day(day: dt.date) -> dt.date:
+    """The latest day before `day` on which Shanghai, Hong Kong or New York traded (the day whose
+    gold the stale baseline and the stale-gold audit of `day` read)."""
+    return _latest_trading_day(day - dt.timedelta(days=1))
+
+
+def _latest_trading_day(day: dt.date) -> dt.date:
     while not any(is_session(c, day) for c in CALENDARS):
         day -= dt.timedelta(days=1)
     return day

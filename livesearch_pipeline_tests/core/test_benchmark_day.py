@@ -7,7 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from livesearch_pipeline.core.benchmark_day import most_recent_completed_day, partition_cutoff, sessions_closed
+from livesearch_pipeline.core.benchmark_day import (
+    most_recent_completed_day, partition_cutoff, previous_completed_day, sessions_closed,
+)
 from livesearch_pipeline.defs import partitions
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -35,3 +37,12 @@ def test_the_dagster_partitions_use_the_core_rules():
     # defs/partitions.py re-exports the rules; one definition, not a copy.
     assert partitions.sessions_closed is sessions_closed and partitions.partition_cutoff is partition_cutoff
     assert partitions.daily_partitions.timezone == "America/New_York"
+
+
+@pytest.mark.parametrize("day, expected, why", [
+    (dt.date(2026, 11, 30), dt.date(2026, 11, 27), "a Monday reads the Friday before"),
+    (dt.date(2026, 11, 27), dt.date(2026, 11, 26), "Thanksgiving: New York is closed, Shanghai and Hong Kong trade"),
+    (dt.date(2026, 12, 2), dt.date(2026, 12, 1), "a Wednesday reads the Tuesday"),
+])
+def test_previous_completed_day(day, expected, why):
+    assert previous_completed_day(day) == expected, why
