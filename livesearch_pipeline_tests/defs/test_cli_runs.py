@@ -36,9 +36,9 @@ def cli_env(root: Path) -> dict[str, str]:
     return env
 
 
-def livesearch(root: Path, *args: str) -> subprocess.Popen:
+def livesearch(root: Path, *args: str, new_session: bool = False) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "livesearch_pipeline.cli", *args], cwd=REPO, env=cli_env(root),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=new_session)
 
 
 def prepare_instance(root: Path) -> None:
@@ -109,12 +109,14 @@ def wait_for(predicate, timeout: float, what: str) -> None:
 def test_a_killed_refresh_is_marked_failed_by_the_next_command_which_then_succeeds(tmp_path: Path):
     write_trimmed_pool(tmp_path, per_group=1)
     prepare_instance(tmp_path)
-    killed = livesearch(tmp_path, "refresh", "--date", DAY.isoformat())
+    # Its own process group, killed whole: the in-process run's compute-log capture starts a
+    # `tail -F` child that holds the output pipes and would outlive a kill of the CLI alone.
+    killed = livesearch(tmp_path, "refresh", "--date", DAY.isoformat(), new_session=True)
     try:
         wait_for(lambda: any(r.status == DagsterRunStatus.STARTED for r in runs(tmp_path)), 120, "a started run")
     finally:
-        killed.send_signal(signal.SIGKILL)
-        killed.communicate()
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.communicate(timeout=60)
     (stuck,) = runs(tmp_path)
     assert stuck.status == DagsterRunStatus.STARTED  # nothing could report its end
 
