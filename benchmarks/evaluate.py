@@ -31,7 +31,8 @@ from livesearch_pipeline.core.jsonl import write_jsonl
 from livesearch_pipeline.core.models import GoldAnswer, MatchRule, Prediction, PredictionRunMeta, ServedQuestion
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.core.matching import match_answer
-from livesearch_pipeline.evaluation.evaluator import evaluate, load_gold, load_predictions, qid_set_hash
+from livesearch_pipeline.core.qid import qid_set_hash
+from livesearch_pipeline.evaluation.evaluator import evaluate, load_gold, load_predictions
 from livesearch_pipeline.evaluation.judge import LLMJudge
 from livesearch_pipeline.infra.llm import LLMResponse
 

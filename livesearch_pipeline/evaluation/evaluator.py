@@ -67,9 +67,8 @@ from livesearch_pipeline.core.models import (
     SnapshotManifest,
     Verdict,
 )
-# The identity of a day's qid set and the visibility bands are core's; imported by name from here too.
-from livesearch_pipeline.core.pool import visibility_band as visibility_band
-from livesearch_pipeline.core.qid import qid_set_hash as qid_set_hash
+from livesearch_pipeline.core.pool import visibility_band
+from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import (
     SnapshotIntegrityError,
     SnapshotNotFoundError,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from livesearch_pipeline.core.models import GoldAnswer, MatchRule, Prediction, PredictionRunMeta, ServedQuestion
 from livesearch_pipeline.core.snapshot import SnapshotStore
-from livesearch_pipeline.evaluation.evaluator import qid_set_hash
+from livesearch_pipeline.core.qid import qid_set_hash
 
 if TYPE_CHECKING:
     from livesearch_pipeline.infra.llm import LLMResponse

@@ -24,7 +24,8 @@ from pydantic import ValidationError
 from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl_numbered
 from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ServedQuestion
 from livesearch_pipeline.core.snapshot import write_atomic
-from livesearch_pipeline.evaluation.evaluator import load_served, qid_set_hash
+from livesearch_pipeline.core.qid import qid_set_hash
+from livesearch_pipeline.evaluation.evaluator import load_served
 
 # Served files are read exactly as the evaluator reads them (`load_served` and `qid_set_hash`
 # are re-exported), so a run's qid-set hash always equals the one the evaluator computes.
