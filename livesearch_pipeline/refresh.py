@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from livesearch_pipeline.core.calendars import session_on_or_before
 from livesearch_pipeline.core.jsonl import render_jsonl
 from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
+from livesearch_pipeline.core.publication import expected_latest_period
 from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import render_answers, sha256_bytes, write_atomic
 
@@ -92,14 +92,11 @@ def latest_observations(day: dt.date, answers: Sequence[GoldAnswer], pool: Mappi
         q = pool.get(a.qid)
         if q is None or a.status != "ok" or q.refresh_class != "daily":
             continue
-        select = q.program.extract.select
-        if select.mode != "latest" or select.key_fmt != "%Y%m%d" or q.program.extract.combine is not None:
-            continue
-        calendar = next((s.calendar for c in q.program.calls for s in c.dates.values() if s.calendar), None)
-        if calendar is None:
+        # The last session, or the last one published for a series with a publication lag.
+        expected = expected_latest_period(q.program, day)
+        if expected is None:
             continue
         checked += 1
-        expected = session_on_or_before(calendar, day).strftime("%Y%m%d")
         if a.observed_period != expected:
             stale.append({"qid": a.qid, "observed": a.observed_period, "expected": expected})
     return LatestObservations(checked=checked, stale=stale)
@@ -107,8 +104,9 @@ def latest_observations(day: dt.date, answers: Sequence[GoldAnswer], pool: Mappi
 
 def withdraw_stale_latest(day: dt.date, answers: Sequence[GoldAnswer],
                           pool: Mapping[str, Question]) -> list[GoldAnswer]:
-    """A daily `latest` answer that did not observe the last session on or before D does not
-    answer "the most recent trading day" (the instrument was suspended, or its bar is missing):
+    """A daily `latest` answer that did not observe the last session on or before D (the last
+    published one, for a series with a publication lag: core.publication) does not answer "the
+    most recent trading day" (the instrument was suspended, or its bar is missing):
     it becomes `empty`, naming what it observed, and so is withdrawn from D like any other."""
     stale = {row["qid"]: row for row in latest_observations(day, answers, pool).stale}
     if not stale:

@@ -65,6 +65,7 @@ from livesearch_pipeline.core.models import (
     Tier,
 )
 from livesearch_pipeline.core.program import ProgramError, call_levels, concrete_args
+from livesearch_pipeline.core.publication import expected_latest_period
 
 # 21 days = 20 consecutive pairs, the "20 trading days" the issue measured over.
 DEFAULT_REPLAY_DAYS = 21
@@ -89,8 +90,9 @@ class DynamicsPolicy:
     weekly_max_gap: float = 7.5
     monthly_max_gap: float = 45.0
     # Days on which the program may return empty/error before the question is too unreliable to
-    # serve (each such day withdraws it from the benchmark).
-    max_not_ok_share: float = 0.1
+    # serve (each such day withdraws it from the benchmark). None by default (issue 20): a
+    # candidate withdrawn on any replayed day would be withdrawn on days of the benchmark too.
+    max_not_ok_share: float = 0.0
     executor: ExecutorConfig = ExecutorConfig()
     # Processes replaying days side by side (forked: each starts with the warm market of the
     # process). Only with a point-in-time service; 1 replays in this process.
@@ -140,6 +142,7 @@ class DayAnswer:
     value: float | int | str | None = None
     unit: str | None = None
     error: str | None = None
+    observed_period: str | None = None  # the time key the answer read (the close guard's input)
 
 
 @dataclass
@@ -211,7 +214,8 @@ async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, cli
         except PROGRAM_ERRORS as exc:
             done[qid] = DayAnswer("error", error=f"extract: {exc}")
             continue
-        done[qid] = DayAnswer(outcome.status, outcome.answer, outcome.value, outcome.unit, outcome.error)
+        done[qid] = DayAnswer(outcome.status, outcome.answer, outcome.value, outcome.unit, outcome.error,
+                              outcome.observed_period)
     stats.programs += len(programs)
     return done
 
@@ -425,6 +429,20 @@ def decide(candidate: Candidate, days: Sequence[dt.date], answers: Sequence[DayA
     return Decision(dynamics, None, f"{observed}/{tier}: {class_reason}")
 
 
+def withdrawn_days(program: Program, days: Sequence[dt.date], answers: Sequence[DayAnswer],
+                   ) -> list[tuple[str, str | None, str]]:
+    """(day, observed, expected) of each replayed day on which the daily refresh's close guard
+    would withdraw this answer: a `latest` record older than the last (published) session."""
+    out = []
+    for day, answer in zip(days, answers):
+        if answer.status != "ok":
+            continue
+        expected = expected_latest_period(program, day)
+        if expected is not None and answer.observed_period != expected:
+            out.append((day.isoformat(), answer.observed_period, expected))
+    return out
+
+
 # --------------------------------------------------------------------------- the stage
 
 
@@ -480,6 +498,16 @@ async def profile_candidates(
                           static_tool=tool.time_key is None or tool.refresh_class == "static",
                           point_in_time=open_at is not None, policy=policy, rule=rule)
         dropped, detail = decision.dropped, decision.detail
+        # Only a point-in-time replay knows what was current on each day.
+        stale = (withdrawn_days(c.program, days, day_answers)
+                 if open_at is not None and decision.dynamics.observed_class == "daily" else [])
+        if dropped is None and stale:
+            # The refresh's close guard would withdraw it on these days (refresh.withdraw_stale_latest).
+            dropped = "dynamics_withdrawn_stale"
+            detail = (f"withdrawn by the close guard on {len(stale)} of {len(days)} replayed days (first "
+                      f"{stale[0][0]}: observed {stale[0][1]!r}, expected {stale[0][2]!r})")
+            decision = Decision(decision.dynamics.model_copy(update={
+                "observed_class": None, "tier": None, "tier_reason": None, "class_reason": detail}), dropped, detail)
         last = day_answers[-1]
         if dropped is None and open_at is not None and days[-1] == as_of and last.answer != c.facts.observed_answer:
             # The replay of the construction day must reproduce what enumeration observed; when

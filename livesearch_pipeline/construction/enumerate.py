@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from livesearch_pipeline.construction.formats import proposed_rule, value_format  # formats from the lexicon
 from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
+from livesearch_pipeline.construction.semantics import answer_reason, program_reason
 from livesearch_pipeline.construction.sampling import (
     CLASS_CALENDAR,
     call_concrete,
@@ -463,6 +464,10 @@ async def enumerate_candidates(
         if qid in jobs:
             counts.drop("duplicate_program")
             continue
+        unsound = program_reason(d.program)  # semantic rules (construction/semantics.py)
+        if unsound is not None:
+            counts.drop(unsound)
+            continue
         fmt = d.program.extract.format
         try:
             unit_scale(fmt.unit)
@@ -488,6 +493,10 @@ async def enumerate_candidates(
             continue
         if _echoes(answer, answer.args):
             counts.drop("echo_of_argument")
+            continue
+        given_away = answer_reason(d.program, d.entity.name, answer.answer)
+        if given_away is not None:
+            counts.drop(given_away)
             continue
         survivors.append((d, answer, answer.qid))
 

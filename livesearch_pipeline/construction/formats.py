@@ -28,10 +28,11 @@ from livesearch_pipeline.core.models import Format, MatchRule
 from livesearch_pipeline.core.normalize import CURRENCIES, unit_scale
 
 _WORD_MAGNITUDES = ((1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
-# Scale words a professional uses for an amount. "million" starts at 0.1 million: the sample
-# that picks the scale is one record, and a window's maximum or sum can be far larger; a value
-# of 1e8 or more never goes without a scale word. Counts of shares or units: see the module doc.
-AMOUNT_SCALES = ((1e9, 1e9, "billion"), (1e5, 1e6, "million"))  # (from magnitude, size, word)
+# Scale words a professional uses for an amount, each only for values of at least 1 in it (issue
+# 20: "0.23 million CNY" is 230,000 CNY). The magnitude that picks the word is the lowest value
+# the answer can take as far as the observed records tell (`amount_magnitude`), so an answer on
+# a day the builder never saw stays at or above 1 in the word too. Counts: see the module doc.
+AMOUNT_SCALES = ((1e9, 1e9, "billion"), (1e6, 1e6, "million"))  # (from magnitude, size, word)
 COUNT_MILLION_FROM = 1e6  # every observed value of a count at least this: "million shares"
 COUNT_MIN_OBSERVATIONS = 5  # fewer observed values: each must be ten times COUNT_MILLION_FROM
 COUNT_MARGIN = 10.0  # the day-to-day variation of a volume the margin covers
@@ -125,6 +126,27 @@ def counts_in_millions(observed: Sequence[Any], factor: float = 1.0, aggregate: 
     return low >= COUNT_MILLION_FROM * margin
 
 
+def amount_magnitude(sample: Any, observed: Sequence[Any], aggregate: str | None, window: int | None) -> float | None:
+    """The lowest magnitude (in the catalog unit) an answer over these records can be expected at.
+
+    A record or a mean, maximum or minimum is at least the lowest observed value; a sum over
+    `window` records at least `window` times it; a change or a spread can be as small as the
+    smallest move between consecutive observed records. Zeros say nothing about the scale. With
+    no observed records the one sample decides, as before.
+    """
+    values = [v for v in (observed or [sample]) if _magnitude(v) is not None]
+    magnitudes = [m for m in map(_magnitude, values) if m]
+    if not magnitudes:
+        return None
+    if aggregate in ("change", "std"):
+        moves = [abs(float(a) - float(b)) for a, b in zip(values, values[1:]) if float(a) != float(b)]
+        return min(moves) if moves else None
+    low = min(magnitudes)
+    if aggregate == "sum":
+        low *= window or SUM_WINDOW
+    return low
+
+
 def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str, *,
                  tool: str | None = None, lexicon: Lexicon | None = None,
                  observed: Sequence[Any] = (), window: int | None = None) -> Format:
@@ -158,12 +180,9 @@ def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str,
     base, factor = unit_scale(f.unit)
     if base is None:
         raise LexiconError(f"field {f.name!r} of kind {kind!r} has no unit in the catalog")
-    magnitude = _magnitude(sample)
-    magnitude = None if magnitude is None else magnitude * factor
-    if aggregate == "sum" and magnitude is not None:
-        # A sum over a window of up to 60 sessions outgrows the one record that picked the scale.
-        magnitude *= SUM_WINDOW
     if kind == "amount":
+        magnitude = amount_magnitude(sample, observed, aggregate, window)
+        magnitude = None if magnitude is None else magnitude * factor
         unit, scale, _ = _scaled(base, factor, magnitude, AMOUNT_SCALES)
         return Format(kind="number", decimals=decimals, unit=unit, scale=scale)
     if kind in ("shares", "units"):

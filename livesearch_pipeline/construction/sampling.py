@@ -142,6 +142,8 @@ def window_dates(tool: ToolMeta, calendar: str | None, *, sessions: int | None) 
     (or, for period-keyed tools, the last completed period).
     """
     start, end = _date_param(tool, "start"), _date_param(tool, "end")
+    # A series published with a lag (T+1 NAVs): the window ends on the last published session.
+    lag = tool.publication_lag_sessions if calendar is not None else 0
     if start and end:
         if counts_sessions(tool) and sessions is not None:
             if calendar is None:
@@ -150,8 +152,8 @@ def window_dates(tool: ToolMeta, calendar: str | None, *, sessions: int | None) 
                     end.name: DateSpec(days_back=0, fmt=end.fmt),
                 }
             return {
-                start.name: DateSpec(sessions_back=sessions - 1, calendar=calendar, fmt=start.fmt),
-                end.name: DateSpec(sessions_back=0, calendar=calendar, fmt=end.fmt),
+                start.name: DateSpec(sessions_back=sessions - 1 + lag, calendar=calendar, fmt=start.fmt),
+                end.name: DateSpec(sessions_back=lag, calendar=calendar, fmt=end.fmt),
             }
         days = LOOKBACK_DAYS[tool.refresh_class]
         return {
@@ -163,7 +165,7 @@ def window_dates(tool: ToolMeta, calendar: str | None, *, sessions: int | None) 
         if "%d" in point.fmt:
             if calendar is None:
                 return {point.name: DateSpec(days_back=0, fmt=point.fmt)}
-            return {point.name: DateSpec(sessions_back=0, calendar=calendar, fmt=point.fmt)}
+            return {point.name: DateSpec(sessions_back=lag, calendar=calendar, fmt=point.fmt)}
         period = "quarter" if "Q" in point.fmt else PERIOD_OF_REFRESH.get(tool.refresh_class, "month")
         return {point.name: DateSpec(period=period, periods_back=1, fmt=point.fmt)}
     period_param = _date_param(tool, "period")

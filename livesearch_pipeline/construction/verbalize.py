@@ -611,7 +611,7 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "instrument": {"code": candidate.entity, "name": candidate.entity_name,
                        "asset_class": candidate.asset_class},
         "field": {"name": facts.field,
-                  "lexicon": entry.model_dump(mode="json") if entry else None},
+                  "lexicon": entry.model_dump(mode="json", exclude={"quantity"}) if entry else None},
         "anchor": facts.anchor,
         "refresh_class": candidate.refresh_class,
         "aggregate": facts.aggregate,

@@ -137,6 +137,10 @@ class ToolMeta(StrictModel):
     time_key_fmt: str | None = None
     calendar: CalendarName | None = None
     refresh_class: RefreshClass = "daily"
+    # Sessions after its date that a record is published (a fund's NAV of day S is announced the
+    # next weekday: 1). "The most recent record" at D is then the record of that many sessions
+    # before D's last session, and a program's window ends there (core.publication).
+    publication_lag_sessions: int = Field(default=0, ge=0)
     fields: list[FieldMeta] = Field(default_factory=list)
     # Record fields that tell apart several series sharing one time key value (currency pair,
     # exchange, holder, segment): a gold program must pin each of them (DESIGN §2 item 4).

@@ -27,6 +27,18 @@ Kind = Literal[
     "macro_index", "fx", "ratio", "count", "factor", "label",
 ]
 ALL_KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
+# What a value is over time (the lexicon file's header explains each): it decides which window
+# aggregates are sound (construction/semantics.py).
+Quantity = Literal["flow", "stock", "level", "derived", "bound", "daily_high", "daily_low", "artefact"]
+ALL_QUANTITIES: tuple[str, ...] = Quantity.__args__  # type: ignore[attr-defined]
+# A kind's quantity when its entry states none: amounts and counts accumulate, the rest are levels.
+FLOW_KINDS = frozenset({"amount", "shares", "units", "count"})
+
+
+def default_quantity(kind: str) -> Quantity | None:
+    if kind == "label":
+        return None
+    return "flow" if kind in FLOW_KINDS else "level"
 
 
 class LexiconError(ValueError):
@@ -43,6 +55,11 @@ class LexEntry(StrictModel):
     zh: str
     kind: Kind
     plural: bool = False
+    quantity: Quantity | None = None  # None: the kind's default (`quantity_of`)
+
+    @property
+    def quantity_of(self) -> Quantity | None:
+        return self.quantity if self.quantity is not None else default_quantity(self.kind)
 
 
 class LexOverride(StrictModel):
@@ -52,6 +69,7 @@ class LexOverride(StrictModel):
     zh: str | None = None
     kind: Kind | None = None
     plural: bool | None = None
+    quantity: Quantity | None = None
 
 
 class ChineseMarket(StrictModel):

@@ -244,7 +244,7 @@ _PARAMS = (ts_code_param("510xxx.SH / 16xxxx.OF"), *DATE_PARAMS)
 TOOLS: list[ToolSpec] = [
     make_tool(name="fund_nav", service="funds", asset_classes=["fund"],
               params=(ts_code_param("16xxxx.OF"), ParamSpec("nav_date", "date", "NAV date (YYYYMMDD)", fmt=YMD), *DATE_PARAMS[1:]),
-              handler=_fund_nav, time_key="nav_date",
+              handler=_fund_nav, time_key="nav_date", publication_lag_sessions=1,
               date_params=[DateParamMeta(name="nav_date", fmt=YMD, role="point"), DateParamMeta(name="start_date", fmt=YMD, role="start"),
                            DateParamMeta(name="end_date", fmt=YMD, role="end")],
               description="Fund net asset value per unit, accumulated NAV and net assets (published the next weekday)",

@@ -113,6 +113,7 @@ def make_tool(
     refresh_class: str = "daily",
     roles: dict[str, str] | None = None,
     series_keys: Iterable[str] = (),
+    publication_lag_sessions: int = 0,
 ) -> ToolSpec:
     """`roles` overrides derived field roles; `series_keys` names the fields that tell apart
     several series on one time key (see core.catalog.ToolMeta)."""
@@ -122,7 +123,7 @@ def make_tool(
         date_params=list(DATE_PARAM_META if date_params is None else date_params),
         time_key=time_key, time_key_fmt=time_key_fmt, calendar=calendar,  # type: ignore[arg-type]
         refresh_class=refresh_class, fields=with_roles(fields_meta(fields), roles),  # type: ignore[arg-type]
-        series_keys=list(series_keys),
+        series_keys=list(series_keys), publication_lag_sessions=publication_lag_sessions,
     )
     declared = {f.name for f in meta.fields}
 

@@ -1,0 +1,116 @@
+"""Semantic rules of enumeration (issue 20): quantities a professional would reject.
+
+The mechanical filters of stage 4 drop what cannot be asked (identifiers, constants, echoes);
+these rules drop what should not be asked although it can be computed:
+
+- an aggregate over a window of a field that is not a traded value of its own: a copy of another
+  record's value (`derived`: the previous close) or a rule-set limit (`bound`: the limit-up and
+  limit-down prices);
+- a sum over a window of a balance or level (`stock`, `level`): sixty daily margin balances, or
+  sixty closes, add up to nothing anyone measures;
+- an aggregate of a session's extreme other than its own extreme (`daily_high`: only the highest
+  high of the window, or its day; `daily_low` likewise) and any aggregate of a vendor's
+  bookkeeping number (`artefact`: the count of price ticks);
+- a label question whose answer the entity's name gives away (the industry 建工 of 渺珩建工).
+
+What a field *is* comes from the reviewed field lexicon (`quantity` of each entry, or its kind's
+default; dataservice/lexicon.yaml), never from a list of names here. Each rule returns the
+filter name its rejection is counted under in the enumeration filters table.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from livesearch_pipeline.core.lexicon import Lexicon, load_lexicon
+from livesearch_pipeline.core.models import Program
+
+# Aggregates a session's extreme keeps its meaning under (the window's extreme, or its day).
+EXTREME_AGGREGATES = {"daily_high": frozenset({"max", "argmax"}), "daily_low": frozenset({"min", "argmin"})}
+# Quantities no window aggregate may read.
+NO_AGGREGATE = frozenset({"derived", "bound", "artefact"})
+# Quantities that never add up over a window.
+NO_SUM = frozenset({"stock", "level"})
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[a-z0-9]+")
+# English words that name nothing about an entity by themselves.
+_STOP_WORDS = frozenset({"and", "the", "of", "co", "ltd", "inc", "group", "holdings", "corp", "company", "limited"})
+
+
+def quantity_of(lexicon: Lexicon, tool: str, field: str) -> str | None:
+    entry = lexicon.entry(tool, field)
+    return None if entry is None else entry.quantity_of
+
+
+def aggregate_reason(tool: str, field: str, aggregate: str | None, lexicon: Lexicon | None = None) -> str | None:
+    """The filter name that rejects `aggregate` over `field` of `tool`, or None when it is sound."""
+    if aggregate is None:
+        return None
+    quantity = quantity_of(lexicon or load_lexicon(), tool, field)
+    if quantity is None:
+        return None
+    if quantity in NO_AGGREGATE:
+        return f"semantic_aggregate_of_{quantity}"
+    if aggregate == "sum" and quantity in NO_SUM:
+        return f"semantic_sum_of_{quantity}"
+    allowed = EXTREME_AGGREGATES.get(quantity)
+    if allowed is not None and aggregate not in allowed:
+        return "semantic_aggregate_of_daily_extreme"
+    return None
+
+
+def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | None:
+    """The first semantic rule a program's window aggregates break, or None.
+
+    Reads the extractor and the other side of a `combine`, each on the tool of the call it reads.
+    """
+    lexicon = lexicon or load_lexicon()
+    tools = {c.id: c.tool for c in program.calls}
+    extract = program.extract
+    reads = [(extract.call, extract.field, extract.aggregate)]
+    if extract.combine is not None:
+        other = extract.combine.other
+        reads.append((other.call, other.field, other.aggregate))
+    for call, field, aggregate in reads:
+        tool = tools.get(call)
+        if tool is None or field is None:
+            continue
+        reason = aggregate_reason(tool, field, aggregate, lexicon)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold().strip()
+
+
+def name_gives_away(entity_name: str | None, answer: str | None) -> bool:
+    """Whether a text answer can be read off the entity's name.
+
+    The answer appears in the name (industry 建工 in 渺珩建工, "Bank" in "... Bank"), the name in
+    the answer, or, for a Chinese name, its last two characters (the business word of a short name:
+    建工, 银行, 债券) appear in the answer (债券型 for 珂瑭稳健回报债券). An English answer gives
+    itself away when each of its words of four letters or more is a word of the name.
+    """
+    if not entity_name or not answer:
+        return False
+    name, value = _fold(entity_name), _fold(answer)
+    if not value or not name:
+        return False
+    if value in name or name in value:
+        return True
+    tail = "".join(_CJK.findall(name))[-2:]
+    if len(tail) == 2 and tail in value:
+        return True
+    words = [w for w in _WORD.findall(value) if len(w) >= 4 and w not in _STOP_WORDS]
+    return bool(words) and set(words) <= set(_WORD.findall(name))
+
+
+def answer_reason(program: Program, entity_name: str | None, answer: str | None) -> str | None:
+    """The filter name that rejects an executed candidate for its answer, or None."""
+    if program.extract.format.kind == "text" and name_gives_away(entity_name, answer):
+        return "semantic_label_in_name"
+    return None
