@@ -24,7 +24,9 @@ from livesearch_pipeline.core.pool import (
     MANIFEST_FILE,
     POOL_FILE,
     SignatureHistory,
+    is_instrument,
     visibility_band,
+    visibility_label,
 )
 from livesearch_pipeline.core.snapshot import write_atomic
 
@@ -145,13 +147,34 @@ def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatur
     return sorted(kept, key=lambda c: c.qid)
 
 
+def _take_spread(group: list[Question], levels_taken: Counter) -> Question:
+    """Remove and return the question of `group` whose visibility level the pool holds fewest
+    instrument questions of so far (ties: the group's order). A market-wide series has no level
+    of its own: the group's first question."""
+    def rank(item: tuple[int, Question]) -> tuple[int, int]:
+        index, q = item
+        return (levels_taken[q.visibility] if is_instrument(q.asset_class) else 0), index
+
+    index, q = min(enumerate(group), key=rank)
+    del group[index]
+    if is_instrument(q.asset_class):
+        levels_taken[q.visibility] += 1
+    return q
+
+
 def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[list[Question], int]:
-    """Round-robin over each tool's signatures so the cap keeps a spread of templates and tiers."""
+    """Round-robin over each tool's signatures so the cap keeps a spread of templates and tiers.
+
+    Each visit takes, of the signature's questions, the one on the visibility level the pool holds
+    fewest instrument questions of (issue 20): taking the first would take the lowest picked level
+    of every signature, and a tool's cap is often reached after one question per signature.
+    """
     by_tool: dict[str, dict[str, list[Question]]] = defaultdict(lambda: defaultdict(list))
     for q in questions:
         by_tool[tool_of(q)][q.signature].append(q)
     kept: list[Question] = []
     dropped = 0
+    levels_taken: Counter = Counter()
     for tool in sorted(by_tool):
         groups = by_tool[tool]
         order = sorted(groups, key=lambda s: visit_key(groups[s][0], s))
@@ -160,9 +183,11 @@ def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[li
         while len(taken) < policy.max_per_tool and any(groups[s] for s in order):
             for s in order:
                 if groups[s] and len(taken) < policy.max_per_tool:
-                    q = groups[s].pop(0)
+                    q = _take_spread(groups[s], levels_taken)
                     if q.refresh_class != "daily":
                         if slow >= policy.max_slow_per_tool:
+                            if is_instrument(q.asset_class):
+                                levels_taken[q.visibility] -= 1
                             dropped += 1
                             continue
                         slow += 1
@@ -199,7 +224,7 @@ def pool_counts(questions: Iterable[Question]) -> dict[str, dict[str, int]]:
         dims["tier"][q.tier] += 1
         dims["asset_class"][q.asset_class] += 1
         dims["tool"][tool_of(q)] += 1
-        dims["visibility"][str(q.visibility)] += 1
+        dims["visibility"][visibility_label(q.visibility, q.asset_class)] += 1  # series: "market"
         dims["refresh_class"][q.refresh_class] += 1
         dims["verbalizer"][q.provenance.verbalizer] += 1
         dims["language"]["zh+en" if q.question_zh else "en"] += 1

@@ -17,9 +17,9 @@ from livesearch_pipeline.core.catalog import Catalog, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.core.dates import resolve_date_spec
 from livesearch_pipeline.core.models import Call, DateSpec
+from livesearch_pipeline.core.pool import INSTRUMENT_CLASSES  # one definition, with the visibility bands
 from livesearch_pipeline.construction.models import CoverageRow, EntityInfo, ProbeRow
 
-INSTRUMENT_CLASSES = ("cn_equity", "hk_equity", "us_equity", "index", "fund")
 CLASS_CALENDAR = {"cn_equity": "XSHG", "index": "XSHG", "fund": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
 VISIBILITY_LEVELS = tuple(range(11))
 VISIBILITY_TOOL = "entity_visibility"

@@ -86,6 +86,34 @@ def derive_field_role(name: str, type: str) -> FieldRole:
     return "label"
 
 
+# How a tool description spells out a field unit (issue 20): the unit is declared once, in the
+# field metadata (`FieldMeta.unit`, Tushare's units), and both the served tool description and
+# the verbalizer's answer format read it from there. Units not listed here are spelled as they are.
+UNIT_PHRASES: dict[str, str] = {
+    "lots": "lots of 100 shares (手)",
+    "thousand CNY": "thousand CNY (千元)",
+    "10k CNY": "10,000 CNY (万元)",
+    "100M CNY": "100 million CNY (亿元)",
+    "100m CNY": "100 million CNY (亿元)",
+    "million CNY": "million CNY (百万元)",
+    "trillion CNY": "trillion CNY (万亿元)",
+    "10k shares": "10,000 shares (万股)",
+    "100m shares": "100 million shares (亿股)",
+    "10k units": "10,000 fund units (万份)",
+    "100M units": "100 million fund units (亿份)",
+    "units": "fund units (份)",
+    "%": "percent",
+    "points": "index points",
+    "index": "index value (not a currency)",
+    "quote currency": "units of the quote currency per unit of the base currency",
+    "pips": "pips (0.0001 of the quote currency; 0.01 for JPY pairs)",
+}
+
+
+def unit_phrase(unit: str) -> str:
+    return UNIT_PHRASES.get(unit, unit)
+
+
 class FieldMeta(StrictModel):
     name: str
     type: FieldType
@@ -189,6 +217,21 @@ class ToolMeta(StrictModel):
 
     def field(self, name: str) -> FieldMeta | None:
         return next((f for f in self.fields if f.name == name), None)
+
+
+def tool_description(meta: ToolMeta) -> str:
+    """The description a tool is served with: its own, then the units of its answerable fields
+    grouped by unit ("Units: open, close in CNY; vol in lots of 100 shares (手); amount in thousand
+    CNY (千元)."), so an agent reading the tool list knows what the verbalizer's answers were
+    converted from."""
+    by_unit: dict[str, list[str]] = {}
+    for f in meta.fields:
+        if f.unit and f.answerable:
+            by_unit.setdefault(f.unit, []).append(f.name)
+    if not by_unit:
+        return meta.description
+    parts = [f"{', '.join(names)} in {unit_phrase(unit)}" for unit, names in by_unit.items()]
+    return f"{meta.description.rstrip('. ')}. Units: " + "; ".join(parts) + "."
 
 
 def role_problems(meta: ToolMeta) -> list[str]:

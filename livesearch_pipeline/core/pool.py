@@ -24,11 +24,31 @@ MANIFEST_FILE = "pool_manifest.json"
 CATALOG_FILE = "tool_catalog.json"
 
 
-def visibility_band(level: int) -> str:
-    """The band of a visibility level (0..10): low 0-3, mid 4-6, high 7-10."""
+# Asset classes of instruments, which have a web-visibility level of their own (0 obscure .. 10
+# household name). Every other class is a market-wide series (macro statistics, rates, FX,
+# market totals): published by bureaus, central banks and exchanges, it is stored at level 10
+# (what a search finds about it) but reported in a band of its own, MARKET_BAND (issue 20).
+INSTRUMENT_CLASSES = ("cn_equity", "hk_equity", "us_equity", "index", "fund")
+MARKET_BAND = "market"
+
+
+def is_instrument(asset_class: str) -> bool:
+    return asset_class in INSTRUMENT_CLASSES
+
+
+def visibility_band(level: int, asset_class: str | None = None) -> str:
+    """The band of a visibility level (0..10): low 0-3, mid 4-6, high 7-10; a market-wide series
+    (an asset class that is not an instrument's, when given) is MARKET_BAND whatever its level."""
     if not 0 <= level <= 10:
         raise ValueError(f"visibility level {level} is outside 0..10")
+    if asset_class is not None and not is_instrument(asset_class):
+        return MARKET_BAND
     return "low" if level <= 3 else "mid" if level <= 6 else "high"
+
+
+def visibility_label(level: int, asset_class: str) -> str:
+    """How a report names a question's visibility: its level, or MARKET_BAND for a series."""
+    return str(level) if is_instrument(asset_class) else MARKET_BAND
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from mcp.server.lowlevel import Server
 from starlette.applications import Starlette
 
 from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
-from livesearch_pipeline.core.catalog import META_KEY, Catalog, FieldMeta, ToolMeta
+from livesearch_pipeline.core.catalog import META_KEY, Catalog, FieldMeta, ToolMeta, tool_description, unit_phrase
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.dataservice.catalog import (
     SERVICE_NAME,
@@ -178,7 +178,7 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
 
 
 def _field_schema(field: FieldMeta) -> dict[str, Any]:
-    description = field.description + (f" [{field.unit}]" if field.unit else "")
+    description = field.description + (f" [{unit_phrase(field.unit)}]" if field.unit else "")
     return {"type": [_JSON_TYPES[field.type], "null"], "description": description}
 
 
@@ -203,7 +203,7 @@ def output_schema(meta: ToolMeta) -> dict[str, Any]:
 def mcp_tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(
         name=spec.name,
-        description=spec.meta.description,
+        description=tool_description(spec.meta),  # with the field units (core.catalog)
         input_schema=input_schema(spec),
         output_schema=output_schema(spec.meta),
         _meta={META_KEY: spec.meta.model_dump(mode="json")},

@@ -67,7 +67,7 @@ from livesearch_pipeline.core.models import (
     SnapshotManifest,
     Verdict,
 )
-from livesearch_pipeline.core.pool import visibility_band
+from livesearch_pipeline.core.pool import is_instrument, visibility_band
 from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import (
     SnapshotIntegrityError,
@@ -460,7 +460,8 @@ def summarise(
     served_qids = {q.qid for q in served}
     tier_vis: dict[str, dict[str, Bucket]] = {}
     for tier in sorted({q.tier for q, _ in rows}):
-        tier_vis[tier] = _group((str(q.visibility), v) for q, v in rows if q.tier == tier)
+        # Levels of instruments only: market-wide series are their own band (by_visibility_band).
+        tier_vis[tier] = _group((str(q.visibility), v) for q, v in rows if q.tier == tier and is_instrument(q.asset_class))
     too_long = too_long_reason()
     return EvaluationSummary(
         gold_date=gold.date,
@@ -502,7 +503,7 @@ def summarise(
         warnings=warnings,
         by_tier=_group((q.tier, v) for q, v in rows),
         by_asset_class=_group((q.asset_class, v) for q, v in rows),
-        by_visibility_band=_group((visibility_band(q.visibility), v) for q, v in rows),
+        by_visibility_band=_group((visibility_band(q.visibility, q.asset_class), v) for q, v in rows),
         by_language=_group((language_of(q), v) for q, v in rows),
         by_refresh_class=_group((q.refresh_class, v) for q, v in rows),
         by_tier_and_visibility=tier_vis,
