@@ -26,7 +26,7 @@ from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.lint import LintContext, lint_question
 from livesearch_pipeline.construction.models import Candidate, RejectRow
 from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM
-from livesearch_pipeline.core.catalog import Catalog
+from livesearch_pipeline.core.catalog import Catalog, unit_phrase
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.matching import clamp_rule
 from livesearch_pipeline.core.models import Format, MatchRule, Provenance, Question, StrictModel
@@ -611,7 +611,9 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "instrument": {"code": candidate.entity, "name": candidate.entity_name,
                        "asset_class": candidate.asset_class},
         "field": {"name": facts.field,
-                  "lexicon": entry.model_dump(mode="json", exclude={"quantity"}) if entry else None},
+                  "lexicon": entry.model_dump(mode="json", exclude={"quantity"}) if entry else None,
+                  # The unit of the tool's raw values, as the served tool description states it.
+                  "tool_unit": unit_phrase(facts.field_unit) if facts.field_unit else None},
         "anchor": facts.anchor,
         "refresh_class": candidate.refresh_class,
         "aggregate": facts.aggregate,

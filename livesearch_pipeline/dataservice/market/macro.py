@@ -51,18 +51,40 @@ class FxPair:
     spread_pips: float
     pip: float
     band: tuple[float, float] | None = None  # pegged currencies stay in their band
+    # The range a professional knows the pair in (recent years): the mid quote moves inside it
+    # (`_ranged_mid`). None for a cross (its two legs give it) or a pair left to drift.
+    range: tuple[float, float] | None = None
+    cross: tuple[str, str] | None = None  # a cross rate: the product of these two pairs' mids
 
 
+# Levels near the real-world ranges of 2023-2026 (issue 20: AUD/USD near 1.13 was not one).
 FX_PAIRS = (
-    FxPair("USDCNH.FXCM", "美元兑离岸人民币", 6.21, 0.0030, 5, 30, 0.0001),
-    FxPair("EURUSD.FXCM", "欧元兑美元", 1.21, 0.0050, 5, 0.8, 0.0001),
-    FxPair("USDJPY.FXCM", "美元兑日元", 119.8, 0.0055, 3, 0.9, 0.01),
-    FxPair("GBPUSD.FXCM", "英镑兑美元", 1.56, 0.0055, 5, 1.2, 0.0001),
-    FxPair("AUDUSD.FXCM", "澳元兑美元", 0.82, 0.0065, 5, 1.0, 0.0001),
-    FxPair("USDCHF.FXCM", "美元兑瑞士法郎", 0.99, 0.0055, 5, 1.5, 0.0001),
-    FxPair("USDHKD.FXCM", "美元兑港币", 7.7550, 0.0004, 5, 15, 0.0001, band=(7.7500, 7.8500)),
-    FxPair("EURCNH.FXCM", "欧元兑离岸人民币", 7.52, 0.0050, 5, 60, 0.0001),
+    FxPair("USDCNH.FXCM", "美元兑离岸人民币", 7.20, 0.0030, 5, 30, 0.0001, range=(7.08, 7.32)),
+    FxPair("EURUSD.FXCM", "欧元兑美元", 1.10, 0.0050, 5, 0.8, 0.0001, range=(1.04, 1.16)),
+    FxPair("USDJPY.FXCM", "美元兑日元", 150.0, 0.0055, 3, 0.9, 0.01, range=(140.0, 161.0)),
+    FxPair("GBPUSD.FXCM", "英镑兑美元", 1.28, 0.0055, 5, 1.2, 0.0001, range=(1.21, 1.35)),
+    FxPair("AUDUSD.FXCM", "澳元兑美元", 0.65, 0.0065, 5, 1.0, 0.0001, range=(0.60, 0.70)),
+    FxPair("USDCHF.FXCM", "美元兑瑞士法郎", 0.86, 0.0055, 5, 1.5, 0.0001, range=(0.78, 0.93)),
+    FxPair("USDHKD.FXCM", "美元兑港币", 7.8000, 0.0004, 5, 15, 0.0001, band=(7.7500, 7.8500),
+           range=(7.7550, 7.8450)),  # the Convertibility Undertaking band, kept off its edges
+    FxPair("EURCNH.FXCM", "欧元兑离岸人民币", 7.90, 0.0050, 5, 60, 0.0001,
+           cross=("EURUSD.FXCM", "USDCNH.FXCM")),
 )
+# Mean reversion of a ranged pair's latent state (per weekday), and how far its logistic map
+# spreads the state over the range (1.5: about 95 % of days in the middle 80 % of the range).
+FX_PHI = 0.995
+FX_SPREAD = 1.5
+
+
+def _ranged_mid(rng: np.random.Generator, n: int, pair: FxPair) -> np.ndarray:
+    """A mid quote inside `pair.range`: a stationary AR(1) state, standardised, through a logistic
+    map onto the range. Its daily moves are about `daily_vol` of the level near the middle and
+    shrink towards the edges, which it approaches but never crosses."""
+    assert pair.range is not None
+    low, high = pair.range
+    sigma = np.sqrt(1 - FX_PHI ** 2)  # unit stationary variance
+    z = _ar1(rng, n, 0.0, FX_PHI, sigma, 0.0)
+    return low + (high - low) / (1 + np.exp(-FX_SPREAD * z))
 
 
 @dataclass(frozen=True)
@@ -462,16 +484,27 @@ class MacroModel:
             self._fx_series[code] = cached
         return cached
 
+    def _mid_close(self, pair: FxPair, rng: np.random.Generator, n: int) -> np.ndarray:
+        """The pair's mid close on every weekday of the grid: inside its known range, pegged in
+        its band, or the product of its two legs' mids (a cross stays consistent with them)."""
+        if pair.cross is not None:
+            a, b = (self._mid_close(self.fx_pair(code), generator(self.seed, "macro", "fx", code), n)
+                    for code in pair.cross)
+            return a * b
+        if pair.range is not None:
+            return _ranged_mid(rng, n, pair)
+        # A pegged pair: a mean-reverting log deviation, clipped into the band.
+        mid = pair.start * np.exp(_ar1(rng, n, 0.0, 0.999, pair.daily_vol, 0.0))
+        return np.clip(mid, *pair.band) if pair.band else mid
+
     def _build_fx(self, pair: FxPair) -> DailySeries:
         rng = generator(self.seed, "macro", "fx", pair.code)
         grid = self._grid
         n = len(grid)
-        # Mean-reverting log price keeps a decade of quotes within plausible ranges.
-        log_dev = _ar1(rng, n, 0.0, 0.999, pair.daily_vol, 0.0)
-        mid_close = pair.start * np.exp(log_dev)
-        if pair.band:
-            mid_close = np.clip(mid_close, *pair.band)
-        mid_open = np.concatenate([[pair.start], mid_close[:-1]]) * np.exp(rng.normal(0, pair.daily_vol / 10, n))
+        mid_close = self._mid_close(pair, rng, n)
+        if pair.cross is not None:
+            rng = generator(self.seed, "macro", "fx", pair.code)  # its own draws for opens and ranges
+        mid_open = np.concatenate([[mid_close[0]], mid_close[:-1]]) * np.exp(rng.normal(0, pair.daily_vol / 10, n))
         if pair.band:
             mid_open = np.clip(mid_open, *pair.band)
         rng_range = np.abs(rng.normal(0, pair.daily_vol * 0.6, (2, n)))

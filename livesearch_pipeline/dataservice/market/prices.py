@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from livesearch_pipeline.core.calendars import session_dates
-from livesearch_pipeline.dataservice.market.corporate import SIM_START, round_half_up
+from livesearch_pipeline.dataservice.market.corporate import SIM_START
 from livesearch_pipeline.dataservice.market.rng import (
     GRID_END,
     GRID_LENGTH,
@@ -292,6 +292,11 @@ class PriceModel:
         decimals = params.decimals
         tick = 10.0**-decimals
         is_cn = entity.asset_class == "cn_equity"
+        # Hong Kong prices trade at the HKEX spread table's ticks; elsewhere at 10**-decimals.
+        is_hk = entity.asset_class == "hk_equity"
+
+        def on_ticks(values: np.ndarray) -> np.ndarray:
+            return to_hk_ticks(values) if is_hk else _round_half_up(values, decimals)
 
         actions = [a for a in corporate.actions(entity.code) if a.ex_date >= dates[0]] if n else []
         ex_index = np.searchsorted(ordinals, [a.ex_date.toordinal() for a in actions]).astype(np.int64)
@@ -318,15 +323,15 @@ class PriceModel:
             wide = entity.code.startswith("688") or entity.code.startswith("30")
             limit = np.where(wide & (ordinals >= (SIM_START if entity.code.startswith("688") else CHINEXT_20PCT_FROM).toordinal()), 0.2, 0.1)
             returns = np.clip(returns, np.log1p(-limit), np.log1p(limit))
-        close_raw = np.maximum(_round_half_up(start_price * np.exp(np.cumsum(returns + ex_log)), decimals), tick)
-        first_pre = round_half_up(start_price, decimals)
+        close_raw = np.maximum(on_ticks(start_price * np.exp(np.cumsum(returns + ex_log))), tick)
+        first_pre = float(on_ticks(np.array([start_price]))[0])
 
         close = close_raw
         for _ in range(200):
             cash = np.where(yields > 0, np.round(_round_half_up(yields * close[np.maximum(fix_index, 0)] * 10, 2) / 10, 4), 0.0)
             previous = np.concatenate(([first_pre], close[:-1]))
             pre = previous.copy()
-            pre[ex_index] = _round_half_up((previous[ex_index] - cash) / multipliers, decimals)
+            pre[ex_index] = on_ticks((previous[ex_index] - cash) / multipliers)
             if is_cn:
                 up, down = _round_half_up(pre * (1 + limit), 2), _round_half_up(pre * (1 - limit), 2)
                 settled = np.maximum(np.minimum(close_raw, up), np.maximum(down, tick))
@@ -337,9 +342,9 @@ class PriceModel:
             close = settled
         else:
             raise RuntimeError(f"price limits of {entity.code} did not settle")
-        open_ = _round_half_up(pre * np.exp(0.3 * returns + gap_noise), decimals)
-        high = _round_half_up(np.maximum(open_, close) * np.exp(high_noise), decimals)
-        low = _round_half_up(np.minimum(open_, close) * np.exp(-low_noise), decimals)
+        open_ = on_ticks(pre * np.exp(0.3 * returns + gap_noise))
+        high = on_ticks(np.maximum(open_, close) * np.exp(high_noise))
+        low = on_ticks(np.minimum(open_, close) * np.exp(-low_noise))
         if is_cn:
             open_ = np.minimum(np.maximum(open_, down), up)
             high = np.minimum(high, up)
@@ -566,6 +571,28 @@ def capped_weights(caps: np.ndarray, cap: float = WEIGHT_CAP) -> np.ndarray:
         free = (~over) & (weights > 0) & (weights < cap)
         weights[free] += excess * weights[free] / weights[free].sum()
     return weights
+
+
+# HKEX spread table (Part A): the tick size of a price up to and including each bound, HKD.
+HK_SPREAD_TABLE = ((0.25, 0.001), (0.50, 0.005), (10.0, 0.01), (20.0, 0.02), (100.0, 0.05), (200.0, 0.1),
+                   (500.0, 0.2), (1000.0, 0.5), (2000.0, 1.0), (5000.0, 2.0))
+HK_TOP_TICK = 5.0  # over 5,000 HKD
+
+
+def hk_tick(values: np.ndarray) -> np.ndarray:
+    """The HKEX tick size of each price."""
+    values = np.asarray(values, dtype=float)
+    return np.select([values <= bound for bound, _ in HK_SPREAD_TABLE], [t for _, t in HK_SPREAD_TABLE], HK_TOP_TICK)
+
+
+def to_hk_ticks(values: np.ndarray) -> np.ndarray:
+    """Prices rounded half up to their HKEX tick (0.01 up to 10 HKD, 0.02 to 20, 0.05 to 100, ...).
+
+    A price exactly on a band's bound is on the ticks of both bands, so rounding inside [low,
+    high] of a bar never leaves it."""
+    values = np.asarray(values, dtype=float)
+    tick = hk_tick(values)
+    return np.round(np.floor(values / tick + 0.5 + 1e-9) * tick, 3)
 
 
 def _round_half_up(values: np.ndarray, decimals: int) -> np.ndarray:

@@ -177,6 +177,12 @@ def _quarter_ends(first: dt.date, last: dt.date) -> list[dt.date]:
     return ends
 
 
+# Active weight of a benchmark fund's holding (log-normal spread around its index weight), and
+# the regulatory ceiling of one stock in a fund's net assets (CSRC: 10 %).
+TILT_SIGMA = 0.3
+SINGLE_STOCK_CAP_PCT = 10.0
+
+
 def fund_holdings(ctx: ToolContext, fund: Entity, end_date: dt.date) -> list[Record]:
     """Top-10 stock holdings of an equity fund at a quarter end (announced 20 days later)."""
     spec = ctx.market.universe.fund_specs[fund.code]
@@ -192,7 +198,15 @@ def fund_holdings(ctx: ToolContext, fund: Entity, end_date: dt.date) -> list[Rec
         if not weights:
             return []
         ranked = sorted(weights[-1].items(), key=lambda kv: (-kv[1], kv[0]))[:10]
-        picks = [(code, weight * 0.95) for code, weight in ranked]
+        # A fund holds its benchmark's largest constituents, each over- or underweighted by the
+        # manager (a tracker that held each at its exact index weight would own the same share of
+        # every constituent's float). Its own per-holding weight, then the 双十 rule: no single
+        # stock above 10 % of the fund's net assets.
+        rng = generator(ctx.seed, fund.code, "tilts", end_date.isoformat())
+        tilts = np.exp(rng.normal(0.0, TILT_SIGMA, len(ranked)))
+        caps = SINGLE_STOCK_CAP_PCT - rng.uniform(0.05, 0.6, len(ranked))
+        picks = [(code, float(min(weight * 0.95 * tilt, cap)))
+                 for (code, weight), tilt, cap in zip(ranked, tilts, caps)]
     else:
         rng = generator(ctx.seed, fund.code, "holdings", end_date.isoformat())
         listed = [e.code for e in ctx.market.universe.of_class("cn_equity") if e.list_date <= end_date]

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, with_roles
-from livesearch_pipeline.dataservice.market.prices import Bars, aggregate
+from livesearch_pipeline.dataservice.market.prices import Bars, aggregate, to_hk_ticks
 from livesearch_pipeline.dataservice.market.universe import Entity
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
 
@@ -431,7 +431,9 @@ def minute_path(seed: int, code: str, day: dt.date, open_: float, high: float, l
     above, below = np.maximum(path - top, 0.0), np.maximum(bottom - path, 0.0)
     path = np.where(above > 0, top + above / above.max() * (high - top) if above.max() > 0 else top, path)
     path = np.where(below > 0, bottom - below / below.max() * (bottom - low) if below.max() > 0 else bottom, path)
-    path = np.round(np.clip(path, low, high), decimals)
+    path = np.clip(path, low, high)
+    # Hong Kong trades at the HKEX spread table's ticks (market.prices.to_hk_ticks).
+    path = to_hk_ticks(path) if calendar == "XHKG" else np.round(path, decimals)
     path[0], path[-1] = open_, close
     if high > top and not (path == high).any():
         path[1 + int(rng.integers(0, n - 1))] = high
