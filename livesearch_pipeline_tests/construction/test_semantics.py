@@ -1,0 +1,176 @@
+"""Semantic rules of enumeration (issue 20): each unsound kind of candidate is rejected with its
+counted reason, from what the lexicon says each field is (construction/semantics.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import anyio
+import pytest
+
+from livesearch_pipeline.construction.enumerate import enumerate_candidates
+from livesearch_pipeline.construction.formats import value_format
+from livesearch_pipeline.construction.models import CoverageRow
+from livesearch_pipeline.construction.sampling import load_entities, restrict_catalog
+from livesearch_pipeline.construction.semantics import (
+    aggregate_reason,
+    answer_reason,
+    name_gives_away,
+    program_reason,
+)
+from livesearch_pipeline.core.catalog import FieldMeta
+from livesearch_pipeline.core.lexicon import ALL_QUANTITIES, LexEntry, load_lexicon
+from livesearch_pipeline.core.models import Combine, Format, ValueRef
+from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
+from livesearch_pipeline.dataservice.client import McpToolClient
+from livesearch_pipeline.dataservice.market import Market
+from livesearch_pipeline.dataservice.server import DataService
+from livesearch_pipeline_tests.construction.builders import bar_program
+
+CLOCK = dt.date(2026, 11, 27)
+
+
+@pytest.mark.parametrize(("tool", "field", "aggregate", "reason"), [
+    # Derived and bound fields: no aggregate at all.
+    ("daily", "pre_close", "mean", "semantic_aggregate_of_derived"),
+    ("index_daily", "pre_close", "change", "semantic_aggregate_of_derived"),
+    ("stk_limit", "up_limit", "mean", "semantic_aggregate_of_bound"),
+    ("stk_limit", "down_limit", "argmin", "semantic_aggregate_of_bound"),
+    # Sums of stocks and levels.
+    ("margin", "rqyl", "sum", "semantic_sum_of_stock"),
+    ("hk_hold", "vol", "sum", "semantic_sum_of_stock"),
+    ("daily_basic", "total_share", "sum", "semantic_sum_of_stock"),
+    ("daily", "close", "sum", "semantic_sum_of_level"),
+    ("fund_nav", "unit_nav", "sum", "semantic_sum_of_level"),
+    ("shibor", "on", "sum", "semantic_sum_of_level"),
+    # Daily extremes keep only their own extreme; vendor artefacts nothing.
+    ("daily", "high", "pct_change", "semantic_aggregate_of_daily_extreme"),
+    ("daily", "high", "mean", "semantic_aggregate_of_daily_extreme"),
+    ("daily", "low", "max", "semantic_aggregate_of_daily_extreme"),
+    ("fx_daily", "bid_high", "min", "semantic_aggregate_of_daily_extreme"),
+    ("fx_daily", "tick_qty", "mean", "semantic_aggregate_of_artefact"),
+])
+def test_an_unsound_aggregate_is_rejected_with_its_reason(tool, field, aggregate, reason):
+    assert aggregate_reason(tool, field, aggregate) == reason
+
+
+@pytest.mark.parametrize(("tool", "field", "aggregate"), [
+    ("daily", "vol", "sum"), ("daily", "amount", "sum"), ("moneyflow", "net_mf_amount", "sum"),
+    ("daily", "close", "mean"), ("daily", "close", "pct_change"), ("margin", "rzye", "change"),
+    ("daily", "high", "max"), ("daily", "high", "argmax"), ("daily", "low", "min"), ("daily", "low", "argmin"),
+    ("daily", "pre_close", None), ("stk_limit", "up_limit", None), ("share_float", "float_share", "sum"),
+])
+def test_sound_aggregates_and_single_records_pass(tool, field, aggregate):
+    assert aggregate_reason(tool, field, aggregate) is None
+
+
+def test_every_quantity_has_a_default_or_an_explicit_mark():
+    lexicon = load_lexicon()
+    assert LexEntry(en="x", zh="x", kind="amount").quantity_of == "flow"
+    assert LexEntry(en="x", zh="x", kind="price").quantity_of == "level"
+    assert LexEntry(en="x", zh="x", kind="label").quantity_of is None
+    marked = {e.quantity for e in lexicon.fields.values() if e.quantity}
+    assert marked <= set(ALL_QUANTITIES) and {"stock", "derived", "bound", "daily_high", "daily_low", "artefact"} <= marked
+
+
+def test_program_reason_reads_the_other_side_of_a_combine():
+    program = bar_program("600519.SH")
+    assert program_reason(program) is None  # a latest close, on a tool the lexicon does not know
+    extract = program.extract.model_copy(update={"combine": Combine(op="difference", other=ValueRef(
+        call="c1", select=program.extract.select.model_copy(update={"mode": "all"}), field="pre_close",
+        aggregate="mean"))})
+    daily = program.model_copy(update={
+        "calls": [program.calls[0].model_copy(update={"tool": "daily"})], "extract": extract})
+    assert program_reason(daily) == "semantic_aggregate_of_derived"
+
+
+@pytest.mark.parametrize(("name", "answer", "given_away"), [
+    ("渺珩建工", "建工", True),
+    ("霁珂银行", "银行", True),
+    ("珂瑭稳健回报债券", "债券型", True),
+    ("渺珩建工", "银行", False),
+    ("翊昶电子", "元器件", False),
+    ("Harbor Bank Holdings", "Bank", True),
+    ("Harbor Bank Holdings", "Semiconductors", False),
+    ("翊昶电子", None, False),
+])
+def test_a_label_the_name_gives_away(name, answer, given_away):
+    assert name_gives_away(name, answer) is given_away
+
+
+def test_a_label_question_answered_by_the_name_is_rejected():
+    text = bar_program("600519.SH", fmt=Format(kind="text"))
+    assert answer_reason(text, "渺珩建工", "建工") == "semantic_label_in_name"
+    assert answer_reason(text, "渺珩建工", "华东") is None
+    # A number is never a label question.
+    assert answer_reason(bar_program("600519.SH"), "渺珩建工", "建工") is None
+
+
+# --------------------------------------------------------------------------- scale words
+
+
+def _amount(unit: str = "CNY") -> FieldMeta:
+    return FieldMeta(name="amount", type="number", unit=unit, description="turnover")
+
+
+def test_a_scale_word_only_for_values_of_at_least_one_in_it():
+    # 230,000 CNY is not "0.23 million CNY".
+    fmt = value_format(_amount(), None, 230_000.0, "%Y%m%d", tool="stk_mins", observed=[230_000.0, 410_000.0])
+    assert fmt.unit == "CNY" and fmt.scale == 1
+    fmt = value_format(_amount(), None, 2_300_000.0, "%Y%m%d", tool="stk_mins", observed=[2_300_000.0, 1_500_000.0])
+    assert fmt.unit == "million CNY"
+    # One observed record under a million keeps the word off, whatever the sample.
+    fmt = value_format(_amount(), "mean", 5e6, "%Y%m%d", tool="stk_mins", observed=[5e6, 8e5], window=20)
+    assert fmt.unit == "CNY"
+    # A sum over 20 records of at least 100,000 each is at least 2 million.
+    fmt = value_format(_amount(), "sum", 1e5, "%Y%m%d", tool="stk_mins", observed=[1e5, 3e5], window=20)
+    assert fmt.unit == "million CNY"
+    # A change is as small as the smallest move: 3 billion balances moving by 0.2 million.
+    fmt = value_format(_amount(), "change", 3e9, "%Y%m%d", tool="margin", observed=[3e9, 3.0002e9, 3.0005e9])
+    assert fmt.unit == "CNY"
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+@pytest.fixture(scope="module")
+def enumeration():
+    service = DataService(config=ServiceConfig(clock=CLOCK), market=Market())
+
+    async def go():
+        async with McpToolClient.in_process(service) as client:
+            catalog = restrict_catalog(await client.list_tools(),
+                                       ["daily", "stk_limit", "margin", "fx_daily", "stock_basic"])
+            entities = await load_entities(client, catalog)
+            named = next(e for e in entities["cn_equity"]
+                         if name_gives_away(e.name, service.market.universe.get(e.code).industry))
+            coverage = [
+                CoverageRow(tool=tool, asset_class="cn_equity", visibility=named.visibility, entity=named.code,
+                            entity_name=named.name) for tool in ("daily", "stk_limit", "stock_basic")
+            ] + [CoverageRow(tool=tool, asset_class=cls, visibility=10, entity=None, entity_name=None)
+                 for tool, cls in (("margin", "market"), ("fx_daily", "rates_fx"))]
+            return await enumerate_candidates(client, catalog, coverage, entities, CLOCK), named
+    return anyio.run(go)
+
+
+def test_enumeration_counts_each_semantic_rejection_and_keeps_none(enumeration):
+    result, named = enumeration
+    filters = {f.filter: f.dropped for f in result.filters}
+    for reason in ("semantic_aggregate_of_derived", "semantic_aggregate_of_bound", "semantic_sum_of_stock",
+                   "semantic_aggregate_of_daily_extreme", "semantic_aggregate_of_artefact", "semantic_label_in_name"):
+        assert filters.get(reason, 0) >= 1, (reason, filters)
+    assert all(program_reason(c.program) is None for c in result.candidates)
+    industry = [c for c in result.candidates if c.entity == named.code and c.facts.field == "industry"]
+    assert industry == []
+    # Sound aggregates stay: the mean close, the highest high, the summed volume.
+    shapes = {(c.facts.tool, c.facts.field, c.facts.aggregate) for c in result.candidates}
+    assert {("daily", "close", "mean"), ("daily", "high", "max"), ("daily", "vol", "sum")} <= shapes
+
+
+def test_no_tool_of_the_catalog_has_an_answerable_field_without_a_quantity_or_label():
+    lexicon = load_lexicon()
+    for spec in collect_tool_specs():
+        for f in spec.meta.fields:
+            if f.answerable and spec.meta.role == "data":
+                entry = lexicon.require(spec.name, f.name)
+                assert (entry.quantity_of is None) == (entry.kind == "label"), (spec.name, f.name)
