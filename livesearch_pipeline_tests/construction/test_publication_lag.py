@@ -1,0 +1,135 @@
+"""The publication lag (issue 20): a T+1 series anchors on its latest published record, and a
+candidate the close guard would withdraw on any replayed day is dropped by construction."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import anyio
+
+from livesearch_pipeline.construction.dynamics import DayAnswer, DynamicsPolicy, profile_candidates, withdrawn_days
+from livesearch_pipeline.construction.sampling import window_dates
+from livesearch_pipeline.core.calendars import sessions_back
+from livesearch_pipeline.core.executor import execute_programs
+from livesearch_pipeline.core.models import Call, Extractor, Format, MatchRule, Program, Selection
+from livesearch_pipeline.core.publication import expected_latest_period
+from livesearch_pipeline.core.qid import compute_qid
+from livesearch_pipeline.dataservice.catalog import ServiceConfig, build_catalog, collect_tool_specs
+from livesearch_pipeline.dataservice.client import McpToolClient
+from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
+from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
+from livesearch_pipeline.dataservice.server import DataService
+from livesearch_pipeline.refresh import latest_observations
+from livesearch_pipeline_tests.construction.builders import YMD, candidate, question
+
+CLOCK = dt.date(2026, 11, 27)  # a Friday, a Shanghai session
+SPECS = collect_tool_specs()
+CATALOG = build_catalog(SPECS, ServiceConfig(clock=CLOCK))
+FUND_NAV = CATALOG.get("fund_nav")
+
+
+def _nav_program(code: str, *, lagged: bool) -> Program:
+    dates = window_dates(FUND_NAV, "XSHG", sessions=10)
+    if not lagged:  # what enumeration wrote before the lag was modelled
+        dates = {name: spec.model_copy(update={"sessions_back": spec.sessions_back - 1}) for name, spec in dates.items()}
+    return Program(calls=[Call(id="c1", tool="fund_nav", args={"ts_code": code}, dates=dates)],
+                   extract=Extractor(call="c1", select=Selection(mode="latest", key="nav_date", key_fmt=YMD),
+                                     field="unit_nav", format=Format(kind="number", decimals=4, unit="CNY")))
+
+
+def test_the_nav_tool_declares_its_lag_and_its_windows_end_on_the_last_published_session():
+    assert FUND_NAV.publication_lag_sessions == 1
+    assert CATALOG.get("daily").publication_lag_sessions == 0
+    dates = window_dates(FUND_NAV, "XSHG", sessions=10)
+    assert (dates["start_date"].sessions_back, dates["end_date"].sessions_back) == (10, 1)
+    assert window_dates(CATALOG.get("daily"), "XSHG", sessions=10)["end_date"].sessions_back == 0
+
+
+def test_the_guard_expects_the_session_the_program_s_window_ends_on():
+    code = "000001.OF"
+    monday = dt.date(2026, 11, 30)
+    assert expected_latest_period(_nav_program(code, lagged=True), monday) == "20261127"
+    assert expected_latest_period(_nav_program(code, lagged=False), monday) == "20261130"
+    # A Saturday: the last session is Friday, its NAV is published on Monday.
+    assert expected_latest_period(_nav_program(code, lagged=True), dt.date(2026, 11, 28)) == "20261126"
+    # Not a guarded shape: a window aggregate.
+    window = _nav_program(code, lagged=True)
+    window = window.model_copy(update={"extract": window.extract.model_copy(update={
+        "select": Selection(mode="all", key="nav_date", key_fmt=YMD), "aggregate": "mean"})})
+    assert expected_latest_period(window, monday) is None
+
+
+class _Job:
+    def __init__(self, qid: str, program: Program) -> None:
+        self.qid, self.program, self.match = qid, program, MatchRule(rule="approx", unit="CNY", decimals=4)
+
+
+def _fund() -> str:
+    return shared_market(DEFAULT_SEED).universe.of_class("fund")[0].code
+
+
+def _nav_candidates(code: str):
+    programs = {lagged: _nav_program(code, lagged=lagged) for lagged in (True, False)}
+
+    async def observe():
+        service = DataService(specs=SPECS, config=ServiceConfig(clock=CLOCK), market=shared_market(DEFAULT_SEED))
+        async with McpToolClient.in_process(service) as mcp:
+            jobs = [_Job(compute_qid(p, code), p) for p in programs.values()]
+            return await execute_programs(jobs, CLOCK, mcp)
+
+    answers, _ = anyio.run(observe)
+    by_qid = {a.qid: a for a in answers}
+    out = {}
+    for lagged, program in programs.items():
+        qid = compute_qid(program, code)
+        answer = by_qid[qid]
+        assert answer.status == "ok", answer
+        base = candidate(code, asset_class="fund")
+        facts = base.facts.model_copy(update={"tool": "fund_nav", "field": "unit_nav", "observed_value": answer.value,
+                                              "observed_answer": answer.answer})
+        out[lagged] = base.model_copy(update={"qid": qid, "program": program, "facts": facts,
+                                              "signature": f"nav-{lagged}"})
+    return out
+
+
+def test_a_lagged_nav_question_lives_and_an_unlagged_one_is_dropped_as_withdrawn():
+    code = _fund()
+    candidates = _nav_candidates(code)
+    result = anyio.run(lambda: profile_candidates(list(candidates.values()), CATALOG, CLOCK,
+                                                  policy=DynamicsPolicy(workers=1),
+                                                  open_at=EmbeddedPointInTime(DEFAULT_SEED, SPECS)))
+    rows = {r.qid: r for r in result.rows}
+    kept, dead = rows[candidates[True].qid], rows[candidates[False].qid]
+    assert kept.dropped is None and kept.dynamics.observed_class == "daily"
+    assert dead.dropped == "dynamics_withdrawn_stale" and "close guard" in dead.detail
+    assert {f.filter: f.dropped for f in result.filters} == {"dynamics_withdrawn_stale": 1}
+
+
+def test_the_refresh_guard_keeps_a_lagged_answer_and_withdraws_an_unlagged_one():
+    code = _fund()
+    day = dt.date(2026, 11, 30)
+    previous = sessions_back("XSHG", day, 1).strftime(YMD)
+    pool = {}
+    for lagged in (True, False):
+        q = question(code, signature=f"nav-{lagged}", visibility=3)
+        program = _nav_program(code, lagged=lagged)
+        q = q.model_copy(update={"program": program, "qid": compute_qid(program, code)})
+        pool[q.qid] = q
+
+    class _Answer:  # what latest_observations reads of a gold answer
+        def __init__(self, qid: str) -> None:
+            self.qid, self.status, self.observed_period = qid, "ok", previous
+
+    found = latest_observations(day, [_Answer(qid) for qid in pool], pool)
+    assert found.checked == 2
+    assert [row["qid"] for row in found.stale] == [q.qid for q in pool.values()
+                                                   if q.program.calls[0].dates["end_date"].sessions_back == 0]
+
+
+def test_withdrawn_days_ignores_days_without_an_answer():
+    program = _nav_program("000001.OF", lagged=True)
+    days = [dt.date(2026, 11, 26), dt.date(2026, 11, 27)]
+    answers = [DayAnswer("empty"), DayAnswer("ok", "1.0000", 1.0, "CNY", observed_period="20261126")]
+    assert withdrawn_days(program, days, answers) == []
+    answers[1] = DayAnswer("ok", "1.0000", 1.0, "CNY", observed_period="20261125")
+    assert withdrawn_days(program, days, answers) == [("2026-11-27", "20261125", "20261126")]
