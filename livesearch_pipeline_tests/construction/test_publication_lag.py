@@ -133,3 +133,20 @@ def test_withdrawn_days_ignores_days_without_an_answer():
     assert withdrawn_days(program, days, answers) == []
     answers[1] = DayAnswer("ok", "1.0000", 1.0, "CNY", observed_period="20261125")
     assert withdrawn_days(program, days, answers) == [("2026-11-27", "20261125", "20261126")]
+
+
+def test_a_candidate_without_an_answer_on_any_one_replayed_day_is_dropped():
+    """Withdrawn on one replayed day is withdrawn on days of the benchmark too (issue 20: 5 NAV
+    questions withdrawn on every day survived construction)."""
+    from livesearch_pipeline.construction.dynamics import decide, replay_days
+
+    days = replay_days("XSHG", CLOCK, 21)
+    answers = [DayAnswer("ok", f"{100 + i:.2f}", 100.0 + i, "CNY") for i in range(21)]
+    c = candidate("600519.SH")
+    kept = decide(c, days, answers, calendar="XSHG", tool_cadence="daily", static_tool=False, point_in_time=True,
+                  policy=DynamicsPolicy())
+    assert kept.dropped is None
+    answers[7] = DayAnswer("empty", error="suspended")
+    dropped = decide(c, days, answers, calendar="XSHG", tool_cadence="daily", static_tool=False, point_in_time=True,
+                     policy=DynamicsPolicy())
+    assert dropped.dropped == "dynamics_unreliable" and dropped.dynamics.not_ok_days == 1
