@@ -340,6 +340,20 @@ def slower(a: RefreshClass, b: RefreshClass) -> RefreshClass:
     return a if CADENCE_ORDER.index(a) >= CADENCE_ORDER.index(b) else b
 
 
+def chain_cadence(candidate: Candidate, catalog: Catalog) -> RefreshClass:
+    """The cadence a candidate's answer is expected to move at: its answer tool's, or for a chain
+    of calls the slowest link's (the close on the latest ex-date moves with the dividend table)."""
+    tool = catalog.get(candidate.facts.tool)
+    if tool is None:
+        raise ValueError(f"{candidate.qid}: tool {candidate.facts.tool!r} is not in the catalog")
+    cadence = tool.refresh_class
+    for call in candidate.program.calls:
+        meta = catalog.get(call.tool)
+        if meta is not None and meta.refresh_class != "static":
+            cadence = slower(cadence, meta.refresh_class)
+    return cadence
+
+
 def observed_cadence(pairs: int, changes: int, policy: DynamicsPolicy) -> RefreshClass:
     """The cadence of an answer that moved on `changes` of `pairs` consecutive sessions."""
     if changes / pairs >= policy.daily_min_change_rate:
@@ -476,7 +490,7 @@ async def profile_candidates(
         fmt = c.program.extract.format
         rule_key = (fmt.model_dump_json(), c.program.extract.aggregate or "", str(c.facts.observed_value))
         rule = rules.get(rule_key) or rules.setdefault(rule_key, question_rule(c))
-        decision = decide(c, days, day_answers, calendar=c.facts.calendar, tool_cadence=tool.refresh_class,
+        decision = decide(c, days, day_answers, calendar=c.facts.calendar, tool_cadence=chain_cadence(c, catalog),
                           static_tool=tool.time_key is None or tool.refresh_class == "static",
                           point_in_time=open_at is not None, policy=policy, rule=rule)
         dropped, detail = decision.dropped, decision.detail

@@ -21,6 +21,7 @@ from typing import Sequence
 
 from pydantic import ValidationError
 
+from livesearch_pipeline.construction import families
 from livesearch_pipeline.construction.formats import proposed_rule, zh_unit
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.lint import LintContext, lint_question
@@ -316,6 +317,8 @@ AGG_ZH = {"mean": "平均值", "max": "最高值", "min": "最低值", "sum": "�
 
 def template_question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     lexicon = lexicon or load_lexicon()
+    if families.family_of(c) is not None:
+        return families.question_en(c, lexicon)
     f = c.facts
     p = _parts(c, lexicon)
     fmt = c.program.extract.format
@@ -378,6 +381,8 @@ def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | 
     lexicon = lexicon or load_lexicon()
     if not has_chinese_text(c, lexicon):
         return None
+    if families.family_of(c) is not None:
+        return families.question_zh(c, lexicon)
     f = c.facts
     p = _parts(c, lexicon)
     fmt = c.program.extract.format
@@ -509,6 +514,7 @@ def series_forms(c: Candidate) -> tuple[tuple[str, ...], ...]:
         pair = _fx_pair(value) if key == "ts_code" else None
         if pair:
             forms.append(pair)
+        forms += families.WHERE_FORMS.get((key, value), ())
         out.append(tuple(forms))
     return tuple(out)
 
@@ -619,6 +625,8 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "series": [forms[-1] for forms in series_forms(candidate)],
         "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
         "date_resolved_by": facts.ref_description,
+        # A multi-step family: the chain the text must state, step by step (construction/families.py).
+        "chain": families.chain_en(candidate) if families.family_of(candidate) is not None else None,
         "answer_format": fmt.model_dump(mode="json", exclude_defaults=True),
         "unit_en": unit_phrase_en(fmt).lstrip(", ") or None,
         "unit_zh": unit_zh,
