@@ -16,8 +16,9 @@ From the profile:
   `daily_min_change_rate` of the pairs; otherwise the slower of the observed change cadence and
   the tool's cadence (a quarterly statement does not move in a month, and that is expected);
   `static` only for time-less reference data that did not move;
-- `tier` follows FinSearchComp's task families, checked against the profile: T3 for a multi-period
-  aggregate or a multi-call derivation; T1 for a single record that changes on most sessions
+- `tier` follows FinSearchComp's task families, checked against the profile: T3 for a multi-call
+  derivation or combine (the question families) and for the window aggregates an analyst asks
+  (ANALYST_WINDOW_AGGREGATES); other window statistics are T1 when they move daily, else T2; T1 for a single record that changes on most sessions
   (observed daily); T2 for one published record that does not (the latest statement, a pinned
   past period, reference data). A rolling anchor ("5 sessions back", a minute bar of the previous
   session) is never a simple historical lookup: it is T1 when it moves daily and is dropped
@@ -320,6 +321,16 @@ def trivial_flags(values: Sequence[float | int | str], distinct_answers: int) ->
     return flags
 
 
+# Single-call window aggregates that stay T3 (issue 20): what an analyst asks of a window — an
+# average or total volume or turnover, a window return, the high and low of the range, a moving
+# average, a volatility, an average turnover rate.
+ANALYST_WINDOW_AGGREGATES = frozenset({
+    ("mean", "vol"), ("mean", "amount"), ("sum", "vol"), ("sum", "amount"), ("pct_change", "close"),
+    ("max", "high"), ("min", "low"), ("max", "close"), ("min", "close"), ("mean", "close"),
+    ("std", "pct_chg"), ("mean", "turnover_rate"),
+})
+
+
 def structural_tier(program: Program) -> tuple[Tier | None, str]:
     """T3 from the program's shape alone, or None (a single record) with what kind of record."""
     extract = program.extract
@@ -327,7 +338,11 @@ def structural_tier(program: Program) -> tuple[Tier | None, str]:
         tools = ", ".join(c.tool for c in program.calls)
         return "T3", f"multi-call derivation ({len(program.calls)} calls: {tools})"
     if extract.aggregate is not None:
-        return "T3", f"multi-period aggregate ({extract.aggregate} over the records of a window)"
+        if (extract.aggregate, extract.field) in ANALYST_WINDOW_AGGREGATES:
+            return "T3", f"multi-period aggregate ({extract.aggregate} over the records of a window)"
+        # Issue 20: T3 is the multi-step tier; a window statistic no analyst asks for is one
+        # call's arithmetic, as time-sensitive as it is measured to be.
+        return None, f"window statistic ({extract.aggregate} of {extract.field!r} over one call's records)"
     select = extract.select
     if select.mode in ("snapshot", "minute") and select.anchor is not None and select.anchor.period is None:
         return None, f"rolling anchor ({select.mode} at a date relative to the as-of day)"

@@ -20,7 +20,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from livesearch_pipeline.construction.families import FAMILY, FamilyDraft, compare_family_drafts, family_drafts
+from livesearch_pipeline.construction.families import (
+    FAMILY,
+    FamilyDraft,
+    compare_family_drafts,
+    family_drafts,
+    family_targets,
+)
 from livesearch_pipeline.construction.formats import proposed_rule, value_format  # formats from the lexicon
 from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
 from livesearch_pipeline.construction.sampling import (
@@ -444,11 +450,13 @@ async def enumerate_candidates(
                 if recs:
                     drafts.extend(resolved_date_drafts(bar, target, e, recs, counts))
 
-    # Multi-step question families (construction/families.py), on the entities covered per tool.
-    covered_by_tool: dict[str, list[EntityInfo]] = defaultdict(list)
-    for tool, entity in targets:
-        if (tool.name, entity.code) in explored:
-            covered_by_tool[tool.name].append(entity)
+    # Multi-step question families (construction/families.py), on a spread of the covered
+    # instruments of each class; the responses they read are explored first.
+    covered_by_tool = family_targets(catalog, [e for t, e in targets if not is_series_tool(t)])
+    extra = [(catalog.get(name), e) for name, group in covered_by_tool.items() for e in group
+             if (name, e.code) not in explored]
+    await asyncio.gather(*(explore(t, e) for t, e in extra if t is not None))
+    covered_by_tool = {name: [e for e in group if (name, e.code) in explored] for name, group in covered_by_tool.items()}
     problems: list[str] = []
     drafts.extend(_family_draft(d) for d in family_drafts(
         catalog, covered_by_tool, explored,

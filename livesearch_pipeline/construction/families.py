@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from livesearch_pipeline.construction.formats import value_format, zh_unit
+from livesearch_pipeline.construction.formats import unit_phrase_en, value_format, zh_unit
 from livesearch_pipeline.construction.models import Candidate, EntityInfo
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
@@ -87,6 +87,39 @@ IMPLEMENTED = "实施"
 WHERE_FORMS = {("end_type", "4"): ("annual report", "年度报告"),
                ("div_proc", IMPLEMENTED): ("implemented", "实施")}
 LATEST_SESSIONS = 10
+
+
+# Instruments per visibility level a family is drafted for, from every instrument enumeration
+# covered in the class (coverage draws one per level per tool: a family gets a spread of its own).
+FAMILY_ENTITIES_PER_LEVEL = 2
+# The tools whose response a family's drafts read (their records are explored for its entities).
+FAMILY_TOOLS = {
+    "cn_equity": ("income", "daily"), "hk_equity": ("hk_income", "hk_daily", "hk_daily_adj"),
+    "us_equity": ("us_income", "us_daily", "us_daily_adj"), "fund": ("fund_portfolio", "fund_nav", "fund_daily"),
+    "index": ("index_weight",),
+}
+
+
+def family_entities(entities: Sequence[EntityInfo]) -> dict[str, list[EntityInfo]]:
+    """Per instrument class, up to FAMILY_ENTITIES_PER_LEVEL instruments at each visibility level
+    (in code order) among `entities` (those enumeration covered): the entities families are drafted for."""
+    by_class: dict[str, dict[int, list[EntityInfo]]] = {}
+    for e in sorted({e.code: e for e in entities}.values(), key=lambda e: e.code):
+        level = by_class.setdefault(e.asset_class, {}).setdefault(e.visibility, [])
+        if len(level) < FAMILY_ENTITIES_PER_LEVEL:
+            level.append(e)
+    return {cls: [e for lv in sorted(levels) for e in levels[lv]] for cls, levels in sorted(by_class.items())}
+
+
+def family_targets(catalog: Catalog, entities: Sequence[EntityInfo]) -> dict[str, list[EntityInfo]]:
+    """tool -> the entities whose response to it the families read (see FAMILY_TOOLS)."""
+    out: dict[str, list[EntityInfo]] = {}
+    for asset_class, group in family_entities(entities).items():
+        for name in FAMILY_TOOLS.get(asset_class, ()):
+            tool = catalog.get(name)
+            if tool is not None and tool.defines_gold:
+                out[name] = list(group)
+    return out
 
 
 @dataclass
@@ -406,12 +439,6 @@ def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
 # --------------------------------------------------------------------------- texts
 
 
-def _unit_en(fmt: Format) -> str:
-    from livesearch_pipeline.construction.verbalize import unit_phrase_en
-
-    return unit_phrase_en(fmt)
-
-
 def _ask_zh(fmt: Format) -> str:
     if fmt.kind == "percent":
         return "是多少？以百分比表示，保留2位小数。"
@@ -435,7 +462,7 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     assert family is not None, f"{c.qid} is not a family candidate"
     name, param = family
     fmt = c.program.extract.format
-    unit = _unit_en(fmt)
+    unit = unit_phrase_en(fmt)
     subj, _ = _subject(c)
     noun, _ = _nouns(c, lexicon)
     if name == "growth_period":

@@ -22,7 +22,7 @@ from typing import Sequence
 from pydantic import ValidationError
 
 from livesearch_pipeline.construction import families
-from livesearch_pipeline.construction.formats import proposed_rule, zh_unit
+from livesearch_pipeline.construction.formats import proposed_rule, unit_phrase_en, zh_unit
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.lint import LintContext, lint_question
 from livesearch_pipeline.construction.models import Candidate, RejectRow
@@ -268,25 +268,6 @@ def _market_zh(c: Candidate, p: _Parts) -> str:
     if p.series_zh or (p.subject_zh is not None and c.entity != c.facts.tool) or c.asset_class in ("rates_fx", "macro"):
         return ""
     return {"XSHG": "A股", "XHKG": "港股", "XNYS": "美股"}.get(c.facts.calendar or "", "")
-
-
-def unit_phrase_en(fmt: Format) -> str:
-    """", in billions of CNY to 2 decimals" — the one place the English text states the unit."""
-    if fmt.kind == "percent":
-        return f", in percent to {_decimals_en(fmt.decimals)}"
-    if fmt.kind == "integer":
-        return f", as a whole number of {fmt.unit}" if fmt.unit else ", as a whole number"
-    if fmt.kind != "number":
-        return ""
-    if fmt.unit is None:
-        return f", to {_decimals_en(fmt.decimals)}"
-    word, _, base = fmt.unit.rpartition(" ")
-    unit = f"{word}s of {base}" if word else base
-    return f", in {unit} to {_decimals_en(fmt.decimals)}"
-
-
-def _decimals_en(n: int | None) -> str:
-    return "1 decimal" if n == 1 else f"{n} decimals"
 
 
 def _ask_zh(fmt: Format) -> str:
