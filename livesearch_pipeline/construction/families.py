@@ -466,34 +466,34 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     subj, _ = _subject(c)
     noun, _ = _nouns(c, lexicon)
     if name == "growth_period":
-        return (f"What was the year-on-year growth of the {noun} of {subj} in its most recently reported "
+        return (f"For {subj}, what was the year-on-year growth of the {noun} in its most recently reported "
                 f"period (year to date, against the same period a year earlier){unit}?")
     if name == "growth_year":
-        return (f"What was the growth of the {noun} of {subj} in its most recent annual report over the "
+        return (f"For {subj}, what was the growth of the {noun} in its most recent annual report over the "
                 f"fiscal year before{unit}?")
     if name == "margin":
         label, den = _margin(param)
         num_en, _ = _nouns(c, lexicon)
         den_en, _ = _nouns(c, lexicon, den)
-        return (f"What was the {label[0]} of {subj} in its most recently reported period (year to date), "
+        return (f"For {subj}, what was the {label[0]} in its most recently reported period (year to date), "
                 f"that is its {num_en} divided by its {den_en}{unit}?")
     if name == "payout":
-        return (f"What was the payout ratio of the most recently implemented cash dividend of {subj}, that is "
+        return (f"For {subj}, what was the payout ratio of its most recently implemented cash dividend, that is "
                 f"the pre-tax cash dividend per share divided by the basic EPS of the period it pays for{unit}?")
     if name == "exdate_close":
         return (f"What was the {noun} of {subj} on the ex-dividend date of its most recently implemented "
                 f"dividend{unit}?")
     if name == "since_exdate":
-        return (f"By what percentage did the {noun} of {subj} change from the ex-dividend date of its most "
+        return (f"For {subj}, by what percentage did the {noun} change from the ex-dividend date of its most "
                 f"recently implemented dividend to the most recent trading day{unit}?")
     if name == "since_report":
-        return (f"By what percentage did the {noun} of {subj} change from the day its most recent financial "
+        return (f"For {subj}, by what percentage did the {noun} change from the day its most recent financial "
                 f"report was announced (or the next trading day) to the most recent trading day{unit}?")
     if name == "top_holding":
-        return (f"Take the largest stock holding by market value in the most recently published portfolio of "
-                f"{subj}: what was that stock's {noun} on the most recent trading day{unit}?")
+        return (f"For the largest stock holding of {subj} by market value in its most recently published "
+                f"portfolio, what was that stock's {noun} on the most recent trading day{unit}?")
     if name == "top_constituent":
-        return (f"Take the constituent with the highest weight in {subj} at its most recent rebalance: what "
+        return (f"For the constituent of {subj} with the highest weight at its most recent rebalance, what "
                 f"was that stock's {noun} on the most recent trading day{unit}?")
     if name == "adj_return":
         what = "splits" if c.asset_class in ("hk_equity", "us_equity") else "splits and dividends"
@@ -506,7 +506,7 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
         return (f"What was the {noun} of {subj} on the most recent {market} trading day, converted into CNY "
                 f"at that day's closing {rates} bid {'rates' if '/HKD' in rates else 'rate'}{unit}?")
     if name == "price_to_nav":
-        return (f"By what percentage did the {noun} of {subj} stand above or below its NAV per unit on the "
+        return (f"For {subj}, by what percentage did the {noun} stand above or below the NAV per unit on the "
                 f"most recent trading day whose NAV has been published (positive for a premium){unit}?")
     if name == "compare":
         other = f"{c.facts.other_entity_name} ({c.facts.other_entity})"
