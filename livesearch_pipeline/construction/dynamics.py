@@ -16,8 +16,9 @@ From the profile:
   `daily_min_change_rate` of the pairs; otherwise the slower of the observed change cadence and
   the tool's cadence (a quarterly statement does not move in a month, and that is expected);
   `static` only for time-less reference data that did not move;
-- `tier` follows FinSearchComp's task families, checked against the profile: T3 for a multi-period
-  aggregate or a multi-call derivation; T1 for a single record that changes on most sessions
+- `tier` follows FinSearchComp's task families, checked against the profile: T3 for a multi-call
+  derivation or combine (the question families) and for the window aggregates an analyst asks
+  (ANALYST_WINDOW_AGGREGATES); other window statistics are T1 when they move daily, else T2; T1 for a single record that changes on most sessions
   (observed daily); T2 for one published record that does not (the latest statement, a pinned
   past period, reference data). A rolling anchor ("5 sessions back", a minute bar of the previous
   session) is never a simple historical lookup: it is T1 when it moves daily and is dropped
@@ -324,6 +325,16 @@ def trivial_flags(values: Sequence[float | int | str], distinct_answers: int) ->
     return flags
 
 
+# Single-call window aggregates that stay T3 (issue 20): what an analyst asks of a window — an
+# average or total volume or turnover, a window return, the high and low of the range, a moving
+# average, a volatility, an average turnover rate.
+ANALYST_WINDOW_AGGREGATES = frozenset({
+    ("mean", "vol"), ("mean", "amount"), ("sum", "vol"), ("sum", "amount"), ("pct_change", "close"),
+    ("max", "high"), ("min", "low"), ("max", "close"), ("min", "close"), ("mean", "close"),
+    ("std", "pct_chg"), ("mean", "turnover_rate"),
+})
+
+
 def structural_tier(program: Program) -> tuple[Tier | None, str]:
     """T3 from the program's shape alone, or None (a single record) with what kind of record."""
     extract = program.extract
@@ -331,7 +342,11 @@ def structural_tier(program: Program) -> tuple[Tier | None, str]:
         tools = ", ".join(c.tool for c in program.calls)
         return "T3", f"multi-call derivation ({len(program.calls)} calls: {tools})"
     if extract.aggregate is not None:
-        return "T3", f"multi-period aggregate ({extract.aggregate} over the records of a window)"
+        if (extract.aggregate, extract.field) in ANALYST_WINDOW_AGGREGATES:
+            return "T3", f"multi-period aggregate ({extract.aggregate} over the records of a window)"
+        # Issue 20: T3 is the multi-step tier; a window statistic no analyst asks for is one
+        # call's arithmetic, as time-sensitive as it is measured to be.
+        return None, f"window statistic ({extract.aggregate} of {extract.field!r} over one call's records)"
     select = extract.select
     if select.mode in ("snapshot", "minute") and select.anchor is not None and select.anchor.period is None:
         return None, f"rolling anchor ({select.mode} at a date relative to the as-of day)"
@@ -342,6 +357,20 @@ def structural_tier(program: Program) -> tuple[Tier | None, str]:
 
 def slower(a: RefreshClass, b: RefreshClass) -> RefreshClass:
     return a if CADENCE_ORDER.index(a) >= CADENCE_ORDER.index(b) else b
+
+
+def chain_cadence(candidate: Candidate, catalog: Catalog) -> RefreshClass:
+    """The cadence a candidate's answer is expected to move at: its answer tool's, or for a chain
+    of calls the slowest link's (the close on the latest ex-date moves with the dividend table)."""
+    tool = catalog.get(candidate.facts.tool)
+    if tool is None:
+        raise ValueError(f"{candidate.qid}: tool {candidate.facts.tool!r} is not in the catalog")
+    cadence = tool.refresh_class
+    for call in candidate.program.calls:
+        meta = catalog.get(call.tool)
+        if meta is not None and meta.refresh_class != "static":
+            cadence = slower(cadence, meta.refresh_class)
+    return cadence
 
 
 def observed_cadence(pairs: int, changes: int, policy: DynamicsPolicy) -> RefreshClass:
@@ -494,7 +523,7 @@ async def profile_candidates(
         fmt = c.program.extract.format
         rule_key = (fmt.model_dump_json(), c.program.extract.aggregate or "", str(c.facts.observed_value))
         rule = rules.get(rule_key) or rules.setdefault(rule_key, question_rule(c))
-        decision = decide(c, days, day_answers, calendar=c.facts.calendar, tool_cadence=tool.refresh_class,
+        decision = decide(c, days, day_answers, calendar=c.facts.calendar, tool_cadence=chain_cadence(c, catalog),
                           static_tool=tool.time_key is None or tool.refresh_class == "static",
                           point_in_time=open_at is not None, policy=policy, rule=rule)
         dropped, detail = decision.dropped, decision.detail

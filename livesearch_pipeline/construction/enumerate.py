@@ -6,7 +6,8 @@ records (latest, snapshots at relative anchors, minute bars, window aggregates),
 programs (two entities compared; a value at a date resolved by another tool). Only fields whose
 catalog role is `measure` (and `label`, for reference records) become answers; a response with
 several series per time key (currency pairs, exchanges, holders, constituents, segments) is
-enumerated one series at a time, pinned in `where`. All candidates are executed twice with the
+enumerated one series at a time, pinned in `where`. The multi-step question families
+(construction/families.py) are drafted from the same explored responses. All candidates are executed twice with the
 core executor; a candidate survives only if both executions returned the same non-null answer
 and no filter drops it.
 """
@@ -19,6 +20,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from livesearch_pipeline.construction.families import (
+    FAMILY,
+    FamilyDraft,
+    compare_family_drafts,
+    family_drafts,
+    family_targets,
+)
 from livesearch_pipeline.construction.formats import proposed_rule, value_format  # formats from the lexicon
 from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
 from livesearch_pipeline.construction.semantics import answer_reason, program_reason
@@ -35,7 +43,6 @@ from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
 from livesearch_pipeline.core.models import (
     Call,
-    Combine,
     DateSpec,
     Extractor,
     Format,
@@ -319,27 +326,6 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
     return drafts
 
 
-def compare_drafts(tool: ToolMeta, pairs: Sequence[tuple[EntityInfo, EntityInfo]], records_of_entity) -> list[_Draft]:
-    """Two-call programs: the same latest field for two entities, as a difference."""
-    drafts = []
-    for a, b in pairs:
-        recs = records_of_entity(a)
-        f = tool.field(BAR_FIELD)
-        if f is None or not recs:
-            continue
-        cal = _calendar(tool, a)
-        dates = window_dates(tool, cal, sessions=LATEST_WINDOW)
-        select = Selection(mode="latest", key=tool.time_key, key_fmt=tool.time_key_fmt or "%Y%m%d")
-        calls = [Call(id="c1", tool=tool.name, args=_entity_args(tool, a), dates=dates),
-                 Call(id="c2", tool=tool.name, args=_entity_args(tool, b), dates=dates)]
-        fmt = value_format(f, None, recs[0].get(f.name), "%Y%m%d", tool=tool.name)
-        extract = Extractor(call="c1", select=select, field=f.name, format=fmt,
-                            combine=Combine(op="difference", other=ValueRef(call="c2", select=select, field=f.name)))
-        drafts.append(_Draft(Program(calls=calls, extract=extract), a, tool, f, "latest", "T3",
-                             tool.refresh_class, other=b))
-    return drafts
-
-
 def resolved_date_drafts(bar: ToolMeta, target: ToolMeta, entity: EntityInfo, records: Sequence[Mapping[str, Any]],
                          counts: _Counts) -> list[_Draft]:
     """Two-call programs: a field of `target` on the date of the highest close over 20 sessions."""
@@ -366,6 +352,12 @@ def resolved_date_drafts(bar: ToolMeta, target: ToolMeta, entity: EntityInfo, re
         drafts.append(_Draft(Program(calls=[c1, c2], extract=extract), entity, target, f, "argmax_close:20", "T3",
                              target.refresh_class, ref_description=f"the day of the highest {bar.name} close"))
     return drafts
+
+
+def _family_draft(d: FamilyDraft) -> _Draft:
+    """A family's draft as enumeration's own: T3 (a multi-step investigation), anchored `family:`."""
+    return _Draft(d.program, d.entity, d.tool, d.field, f"{FAMILY}:{d.family}", "T3", d.tool.refresh_class,
+                  aggregate=d.aggregate, other=d.other)
 
 
 # --------------------------------------------------------------------------- execution
@@ -449,7 +441,8 @@ async def enumerate_candidates(
                          key=lambda e: e.visibility)
         pairs = [(covered[i], covered[(i + len(covered) // 2) % len(covered)]) for i in range(len(covered))
                  if len(covered) > 1]
-        drafts.extend(compare_drafts(bar, pairs, lambda e: explored.get((bar_name, e.code), [])))
+        # Two instruments compared: their returns over the same sessions (construction/families.py).
+        drafts.extend(_family_draft(d) for d in compare_family_drafts(catalog, pairs))
         for target in catalog.data_tools():
             if target.name == bar_name or asset_class not in target.asset_classes:
                 continue
@@ -457,6 +450,20 @@ async def enumerate_candidates(
                 recs = explored.get((target.name, e.code))
                 if recs:
                     drafts.extend(resolved_date_drafts(bar, target, e, recs, counts))
+
+    # Multi-step question families (construction/families.py), on a spread of the covered
+    # instruments of each class; the responses they read are explored first.
+    covered_by_tool = family_targets(catalog, [e for t, e in targets if not is_series_tool(t)])
+    extra = [(catalog.get(name), e) for name, group in covered_by_tool.items() for e in group
+             if (name, e.code) not in explored]
+    await asyncio.gather(*(explore(t, e) for t, e in extra if t is not None))
+    covered_by_tool = {name: [e for e in group if (name, e.code) in explored] for name, group in covered_by_tool.items()}
+    problems: list[str] = []
+    drafts.extend(_family_draft(d) for d in family_drafts(
+        catalog, covered_by_tool, explored,
+        lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW), problems))
+    if problems:
+        counts.drop("family_no_lexicon_reading", len(problems))
 
     jobs: dict[str, tuple[_Job, _Draft]] = {}
     for d in drafts:

@@ -216,3 +216,22 @@ def zh_unit(fmt: Format) -> tuple[str, int | None]:
     if base not in ZH_BASE or word not in ZH_SCALE:
         raise LexiconError(f"no Chinese unit for the answer unit {fmt.unit!r}")
     return ZH_SCALE[word] + ZH_BASE[base], fmt.decimals
+
+
+def unit_phrase_en(fmt: Format) -> str:
+    """", in billions of CNY to 2 decimals" — the one place the English text states the unit."""
+    if fmt.kind == "percent":
+        return f", in percent to {_decimals_en(fmt.decimals)}"
+    if fmt.kind == "integer":
+        return f", as a whole number of {fmt.unit}" if fmt.unit else ", as a whole number"
+    if fmt.kind != "number":
+        return ""
+    if fmt.unit is None:
+        return f", to {_decimals_en(fmt.decimals)}"
+    word, _, base = fmt.unit.rpartition(" ")
+    unit = f"{word}s of {base}" if word else base
+    return f", in {unit} to {_decimals_en(fmt.decimals)}"
+
+
+def _decimals_en(n: int | None) -> str:
+    return "1 decimal" if n == 1 else f"{n} decimals"

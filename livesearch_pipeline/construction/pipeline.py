@@ -100,7 +100,8 @@ def group_entities(rows: Sequence[EntityInfo]) -> dict[str, list[EntityInfo]]:
 def reserve_for_verbalizing(candidates: Sequence[Candidate], policy: PoolPolicy) -> list[Candidate]:
     """The candidates worth a text: RESERVE_FACTOR times what the pool's caps can take."""
     return preselect(candidates, policy.max_per_signature * RESERVE_FACTOR, policy.seed,
-                     signatures_per_tool=policy.max_per_tool * RESERVE_FACTOR)
+                     signatures_per_tool=policy.max_per_tool * RESERVE_FACTOR,
+                     per_chain_signature=policy.max_per_chain_signature * 2)
 
 
 async def verbalize_candidates(candidates: Sequence[Candidate], llm: LLMVerbalizerConfig | None, *,

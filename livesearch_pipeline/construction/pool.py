@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from livesearch_pipeline.core.jsonl import render_jsonl
+from livesearch_pipeline.construction.families import is_multi_step
 from livesearch_pipeline.core.models import PoolManifest, Question
 # Reading and checking the pool lives in core.pool, below every package that reads it.
 from livesearch_pipeline.core.pool import (
@@ -34,6 +35,9 @@ from livesearch_pipeline.core.snapshot import write_atomic
 @dataclass(frozen=True)
 class PoolPolicy:
     max_per_signature: int = 3
+    # A multi-step family's signature (construction/families.py) is the chain itself; its
+    # questions differ by the instrument investigated: one per visibility level.
+    max_per_chain_signature: int = 11
     max_per_tool: int = 45
     # Of a tool's questions, at most this many may be of a class slower than `daily` (issue 12:
     # yesterday's gold must fail on a majority of the pool; a statement tool still gets its share).
@@ -63,6 +67,22 @@ def tool_of(q: Question) -> str:
     return q.program.calls[0].tool
 
 
+def cap_key(q) -> str:
+    """What the per-tool cap counts a question under: its tool, or for a multi-step program its
+    chain of tools and combine operations ("fund_portfolio>daily", "income|pct_difference"), so
+    that a chain does not compete with the single lookups of its first tool."""
+    program = q.program
+    if not is_multi_step(program):
+        return tool_of(q)
+    tools = ">".join(dict.fromkeys(c.tool for c in program.calls))
+    ops = ",".join(step.op for step in program.extract.combine.chain()) if program.extract.combine else ""
+    return f"{tools}|{ops}" if ops else tools
+
+
+def signature_cap(q, policy: PoolPolicy) -> int:
+    return policy.max_per_chain_signature if is_multi_step(q.program) else policy.max_per_signature
+
+
 def select_pool(
     questions: Sequence[Question],
     history: Mapping[str, SignatureHistory],
@@ -90,13 +110,13 @@ def select_pool(
             rng.shuffle(fresh)
             origin = min(served)
             picked = [q.model_copy(update={"provenance": q.provenance.model_copy(update={"derived_from": origin})})
-                      for q in fresh[: policy.max_per_signature]]
+                      for q in fresh[: signature_cap(group[0], policy)]]
             reinstantiated += len(picked)
         else:
             # Spread across visibility: shuffle, then take distinct levels first.
             pool = list(group)
             rng.shuffle(pool)
-            picked = _spread(pool, policy.max_per_signature, rng)
+            picked = _spread(pool, signature_cap(group[0], policy), rng)
         capped_sig += len(group) - len(picked)
         chosen.extend(picked)
     kept, capped_tool = _cap_per_tool(chosen, policy)
@@ -120,13 +140,15 @@ def _spread(pool: Sequence[Question], n: int, rng: random.Random) -> list[Questi
     return (chosen + rest)[:n]
 
 
-def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatures_per_tool: int | None = None) -> list:
+def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatures_per_tool: int | None = None,
+              per_chain_signature: int | None = None) -> list:
     """Before verbalizing (an LLM costs money): keep a reserve of `per_signature` candidates per
     signature, spread over visibility levels; stage 6 picks the pool from these.
 
     With `signatures_per_tool`, only each tool's first signatures in the order the pool's
     per-tool cap visits them (`visit_key`) are kept: the cap's round-robin never
-    reaches the others unless evaluation history drops many before them.
+    reaches the others unless evaluation history drops many before them. A multi-step
+    signature keeps `per_chain_signature` (default: `per_signature`), counted under its chain.
     """
     by_signature: dict[str, list] = defaultdict(list)
     for c in sorted(candidates, key=lambda c: c.qid):
@@ -134,7 +156,7 @@ def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatur
     if signatures_per_tool is not None:
         by_tool: dict[str, list[str]] = defaultdict(list)
         for signature, group in by_signature.items():
-            by_tool[group[0].program.calls[0].tool].append(signature)
+            by_tool[cap_key(group[0])].append(signature)
         reachable = {s for sigs in by_tool.values()
                      for s in sorted(sigs, key=lambda s: visit_key(by_signature[s][0], s))[:signatures_per_tool]}
         by_signature = {s: g for s, g in by_signature.items() if s in reachable}
@@ -143,7 +165,8 @@ def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatur
         rng = random.Random(f"{seed}:{signature}")
         group = by_signature[signature]
         rng.shuffle(group)
-        kept.extend(_spread(group, per_signature, rng))
+        n = per_chain_signature if per_chain_signature is not None and is_multi_step(group[0].program) else per_signature
+        kept.extend(_spread(group, n, rng))
     return sorted(kept, key=lambda c: c.qid)
 
 
@@ -171,7 +194,7 @@ def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[li
     """
     by_tool: dict[str, dict[str, list[Question]]] = defaultdict(lambda: defaultdict(list))
     for q in questions:
-        by_tool[tool_of(q)][q.signature].append(q)
+        by_tool[cap_key(q)][q.signature].append(q)
     kept: list[Question] = []
     dropped = 0
     levels_taken: Counter = Counter()

@@ -21,7 +21,8 @@ from typing import Sequence
 
 from pydantic import ValidationError
 
-from livesearch_pipeline.construction.formats import proposed_rule, zh_unit
+from livesearch_pipeline.construction import families
+from livesearch_pipeline.construction.formats import proposed_rule, unit_phrase_en, zh_unit
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.lint import LintContext, lint_question
 from livesearch_pipeline.construction.models import Candidate, RejectRow
@@ -269,25 +270,6 @@ def _market_zh(c: Candidate, p: _Parts) -> str:
     return {"XSHG": "A股", "XHKG": "港股", "XNYS": "美股"}.get(c.facts.calendar or "", "")
 
 
-def unit_phrase_en(fmt: Format) -> str:
-    """", in billions of CNY to 2 decimals" — the one place the English text states the unit."""
-    if fmt.kind == "percent":
-        return f", in percent to {_decimals_en(fmt.decimals)}"
-    if fmt.kind == "integer":
-        return f", as a whole number of {fmt.unit}" if fmt.unit else ", as a whole number"
-    if fmt.kind != "number":
-        return ""
-    if fmt.unit is None:
-        return f", to {_decimals_en(fmt.decimals)}"
-    word, _, base = fmt.unit.rpartition(" ")
-    unit = f"{word}s of {base}" if word else base
-    return f", in {unit} to {_decimals_en(fmt.decimals)}"
-
-
-def _decimals_en(n: int | None) -> str:
-    return "1 decimal" if n == 1 else f"{n} decimals"
-
-
 def _ask_zh(fmt: Format) -> str:
     """"是多少亿元？保留2位小数。" — the question word and the one unit of the Chinese text."""
     if fmt.kind == "percent":
@@ -316,6 +298,8 @@ AGG_ZH = {"mean": "平均值", "max": "最高值", "min": "最低值", "sum": "�
 
 def template_question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     lexicon = lexicon or load_lexicon()
+    if families.family_of(c) is not None:
+        return families.question_en(c, lexicon)
     f = c.facts
     p = _parts(c, lexicon)
     fmt = c.program.extract.format
@@ -378,6 +362,8 @@ def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | 
     lexicon = lexicon or load_lexicon()
     if not has_chinese_text(c, lexicon):
         return None
+    if families.family_of(c) is not None:
+        return families.question_zh(c, lexicon)
     f = c.facts
     p = _parts(c, lexicon)
     fmt = c.program.extract.format
@@ -509,6 +495,7 @@ def series_forms(c: Candidate) -> tuple[tuple[str, ...], ...]:
         pair = _fx_pair(value) if key == "ts_code" else None
         if pair:
             forms.append(pair)
+        forms += families.WHERE_FORMS.get((key, value), ())
         out.append(tuple(forms))
     return tuple(out)
 
@@ -621,6 +608,8 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "series": [forms[-1] for forms in series_forms(candidate)],
         "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
         "date_resolved_by": facts.ref_description,
+        # A multi-step family: the chain the text must state, step by step (construction/families.py).
+        "chain": families.chain_en(candidate) if families.family_of(candidate) is not None else None,
         "answer_format": fmt.model_dump(mode="json", exclude_defaults=True),
         "unit_en": unit_phrase_en(fmt).lstrip(", ") or None,
         "unit_zh": unit_zh,

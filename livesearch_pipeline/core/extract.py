@@ -133,6 +133,14 @@ def _where(sel: Selection, records: list[dict[str, Any]]) -> list[dict[str, Any]
     return [r for r in records if all(_same_value(r.get(f), v) for f, v in sel.where.items())]
 
 
+def _years_before(moment: dt.datetime, years: int) -> dt.datetime:
+    """The same calendar day `years` earlier; a 29 February becomes the 28th."""
+    try:
+        return moment.replace(year=moment.year - years)
+    except ValueError:
+        return moment.replace(year=moment.year - years, day=28)
+
+
 def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date) -> _Selected:
     sel = ref.select
     if sel.mode == "match":
@@ -146,6 +154,10 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date) -> _Se
         eligible = [(t, r) for t, r in timed if t.date() <= limit]
         newest = eligible[-1][0] if eligible else None
         on_newest = _where(sel, [r for t, r in eligible if t == newest])
+        if sel.years_back is not None and newest is not None and on_newest:
+            # The same series n years before the latest key: a missing period selects nothing.
+            wanted = format_date(_years_before(newest, sel.years_back), sel.key_fmt)
+            on_newest = _where(sel, [r for t, r in eligible if format_date(t, sel.key_fmt) == wanted])
         return _Selected(on_newest, [str(r[sel.key]) for r in on_newest])
 
     timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _where(sel, records)), key=lambda kr: kr[0])
@@ -190,6 +202,36 @@ def _numbers(values: Sequence[Any], field: str, aggregate: str) -> list[Number]:
 
 def _period(keys: Sequence[str]) -> str:
     return keys[0] if keys[0] == keys[-1] else f"{keys[0]}..{keys[-1]}"
+
+
+def _joined(ref: ValueRef, picked: _Selected, responses: Mapping[str, Any]) -> _Selected:
+    """The selected records with `ref.field` multiplied by the joined call's field on the same
+    time key (RecordJoin); a selected record without a joined value is an error, never skipped."""
+    join = ref.times
+    assert join is not None
+    if picked.keys is None:
+        raise ExtractionError("times: a join needs time-keyed records; mode 'match' has no time key")
+    if join.call not in responses:
+        raise ExtractionError(f"times: no response for call {join.call!r}")
+    key = ref.select.key
+    factors: dict[str, Any] = {}
+    for record in _records_at(responses[join.call], join.path):
+        stamp = record.get(key)
+        if stamp is not None:
+            factors[str(stamp)] = record.get(join.field)
+    records = []
+    for record, stamp in zip(picked.records, picked.keys):
+        value = record.get(ref.field)
+        if value is None:
+            records.append(record)
+            continue
+        factor = factors.get(stamp)
+        if factor is None:
+            raise ExtractionEmpty(f"times: call {join.call!r} has no {join.field!r} for {key} {stamp}")
+        if not (_is_number(value) and _is_number(factor)):
+            raise ExtractionError(f"times: {ref.field!r} {value!r} and {join.field!r} {factor!r} are not both numbers")
+        records.append({**record, ref.field: value * factor})
+    return _Selected(records, picked.keys)
 
 
 def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
@@ -257,6 +299,8 @@ def read_value(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> E
     picked = _select(ref, records, as_of)
     if not picked.records:
         raise ExtractionEmpty(f"selection {ref.select.mode!r} on key {ref.select.key!r} matched no record")
+    if ref.times is not None:
+        picked = _joined(ref, picked, responses)
     if ref.aggregate is not None:
         return _aggregate(ref, picked)
     if len(picked.records) > 1:
@@ -293,6 +337,8 @@ def _combine(combine: Combine, main: ExtractedValue, other: ExtractedValue) -> E
         raise ExtractionError(f"combine {combine.op!r} needs two numbers, got {a!r} and {b!r}")
     if combine.op == "difference":
         value: Number = a - b
+    elif combine.op == "product":
+        value = a * b
     elif b == 0:
         raise ExtractionError(f"combine {combine.op!r}: the other value is 0")
     elif combine.op == "ratio":
@@ -356,11 +402,12 @@ def run_extractor(extractor: Extractor, responses: Mapping[str, Any], as_of: dt.
     try:
         extracted = _read(extractor, responses, as_of)
         if extractor.combine is not None:
-            other = _read(extractor.combine.other, responses, as_of)
-            try:
-                extracted = _combine(extractor.combine, extracted, other)
-            except ExtractionError as exc:
-                raise ExtractionError(f"{_describe(extractor)}: {exc}") from exc
+            for step in extractor.combine.chain():
+                other = _read(step.other, responses, as_of)
+                try:
+                    extracted = _combine(step, extracted, other)
+                except ExtractionError as exc:
+                    raise ExtractionError(f"{_describe(extractor)}: {exc}") from exc
         try:
             answer, value = format_answer(extracted.value, extractor.format)
         except ExtractionError as exc:

@@ -7,9 +7,9 @@ loaded question or snapshot row cannot be mutated by accident on its way through
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 Scalar = Union[str, int, float, bool, None]
 # Scalars that may be sent as a tool argument or compared against a record field.
@@ -37,6 +37,26 @@ AnswerStatus = Literal["ok", "empty", "error"]
 
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class _OmitsUnsetExtensions(StrictModel):
+    """A program model whose later, optional fields are left out of its dump while unset.
+
+    The qid (DESIGN §4.5) hashes the full dump of a program, defaults included; fields added to
+    the program language after pools were built (`_EXTENSIONS`) appear in the dump only when
+    set, so a program that does not use them keeps its bytes and its qid, and one that does is
+    identified by them like by any other field.
+    """
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        for name in self._EXTENSIONS:
+            if name in data and getattr(self, name) is None:
+                del data[name]
+        return data
 
 
 # --------------------------------------------------------------------------- gold program
@@ -77,10 +97,12 @@ class DateSpec(StrictModel):
         return self
 
 
-class Selection(StrictModel):
+class Selection(_OmitsUnsetExtensions):
     """Which records of a response the extractor reads (DESIGN §4.2 selection modes).
 
-    - `latest`: the record with the greatest `key` not after `anchor` (default: D itself).
+    - `latest`: the record with the greatest `key` not after `anchor` (default: D itself); with
+      `years_back=n`, the record of the same series whose key is n years before that latest key
+      (the same quarter a year earlier, the fiscal year before), nothing if it is absent.
     - `snapshot`: the record whose `key` equals `anchor` (required).
     - `match`: records whose `key` equals `value`.
     - `minute`: the record whose `key` equals `anchor`'s session at `time` (HH:MM).
@@ -96,6 +118,9 @@ class Selection(StrictModel):
     value: ArgValue | None = None
     time: Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")] | None = None
     where: dict[str, ArgValue] = Field(default_factory=dict)
+    years_back: int | None = Field(default=None, ge=1, le=5)
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("years_back",)
 
     @model_validator(mode="after")
     def _mode_fields(self) -> Selection:
@@ -109,10 +134,21 @@ class Selection(StrictModel):
             raise ValueError(f"selection mode {self.mode!r} takes no value (only 'match' does)")
         if self.mode != "minute" and self.time is not None:
             raise ValueError(f"selection mode {self.mode!r} takes no time (only 'minute' does)")
+        if self.mode != "latest" and self.years_back is not None:
+            raise ValueError(f"selection mode {self.mode!r} takes no years_back (only 'latest' does)")
         return self
 
 
-class ValueRef(StrictModel):
+class RecordJoin(StrictModel):
+    """Multiply each selected record's field by `field` of another call's record on the same
+    time key (a price by the cumulative adjustment factor of its session)."""
+
+    call: CallId
+    path: str = "items"
+    field: str
+
+
+class ValueRef(_OmitsUnsetExtensions):
     """A value read from one call's response: path, selection, field, optional aggregate."""
 
     call: CallId
@@ -122,13 +158,41 @@ class ValueRef(StrictModel):
     aggregate: Aggregate | None = None
     # For argmax/argmin: the field returned for the winning record (default: the selection key).
     arg_field: str | None = None
+    # Each selected value times the joined record's field, before any aggregate.
+    times: RecordJoin | None = None
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("times",)
 
 
-class Combine(StrictModel):
-    """Combine the main value with a second one (e.g. the same field for two entities)."""
+CombineOp = Literal["difference", "ratio", "pct_difference", "product"]
+# A combine chain longer than this is refused on load (a question is a chain an analyst states).
+MAX_COMBINE_CHAIN = 3
 
-    op: Literal["difference", "ratio", "pct_difference"]
+
+class Combine(_OmitsUnsetExtensions):
+    """Combine the main value with a second one (the same field for two entities, a ratio of two
+    fields, a conversion at an exchange rate); `then` combines that result with a third value."""
+
+    op: CombineOp
     other: ValueRef
+    then: Combine | None = None
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("then",)
+
+    @model_validator(mode="after")
+    def _short_chain(self) -> Combine:
+        if len(self.chain()) > MAX_COMBINE_CHAIN:
+            raise ValueError(f"a combine chain has at most {MAX_COMBINE_CHAIN} steps, got {len(self.chain())}")
+        return self
+
+    def chain(self) -> list[Combine]:
+        """This step and every `then` after it, in order."""
+        steps: list[Combine] = []
+        step: Combine | None = self
+        while step is not None:
+            steps.append(step)
+            step = step.then
+        return steps
 
 
 class Format(StrictModel):
@@ -159,6 +223,14 @@ class Format(StrictModel):
 class Extractor(ValueRef):
     combine: Combine | None = None
     format: Format
+
+    def refs(self) -> list[tuple[str, ValueRef]]:
+        """(part, ref) of every value the answer reads: the main one, then each combine step's."""
+        out: list[tuple[str, ValueRef]] = [("extract", self)]
+        if self.combine is not None:
+            for i, step in enumerate(self.combine.chain()):
+                out.append(("extract.combine" + ".then" * i + ".other", step.other))
+        return out
 
 
 class Call(StrictModel):

@@ -141,6 +141,10 @@ def _series_problems(ref: ValueRef, call: Call, meta: ToolMeta | None, part: str
     if entity and meta.field(entity) is not None and entity not in call.args and entity not in call.refs:
         needed.append(entity)
     pinned = set(ref.select.where) | ({ref.select.key} if ref.select.mode == "match" else set())
+    if ref.aggregate in ARG_AGGREGATES and ref.select.mode == "latest" and ref.arg_field is not None:
+        # Entity resolution: which series (holding, constituent) ranks first on the latest
+        # period. The argmax runs across the series of one time key and answers with the series.
+        pinned.add(ref.arg_field)
     missing = [key for key in needed if key not in pinned]
     if not missing:
         return []
@@ -185,6 +189,29 @@ def _answer_role_problems(ref: ValueRef, meta: ToolMeta | None, part: str) -> li
                               "only measures and labels are answers")]
 
 
+def _join_problems(ref: ValueRef, meta: ToolMeta | None, join_meta: ToolMeta | None, part: str) -> list[tuple[str, str]]:
+    """A RecordJoin multiplies by a numeric field of a tool keyed by the same time key."""
+    join = ref.times
+    assert join is not None
+    problems: list[tuple[str, str]] = []
+    if ref.select.mode == "match":
+        problems.append((f"{part}.times", "a join needs time-keyed records; mode 'match' has no time key"))
+    if join_meta is None or meta is None:
+        return problems
+    if join_meta.time_key != ref.select.key:
+        problems.append((f"{part}.times.call", f"tool {join_meta.name!r} is keyed by {join_meta.time_key!r}, "
+                                               f"not by the selection key {ref.select.key!r}"))
+    joined = join_meta.field(join.field)
+    if join_meta.fields and joined is None:
+        problems.append((f"{part}.times.field", f"tool {join_meta.name!r} has no field {join.field!r}"))
+    elif joined is not None and joined.type not in NUMERIC_TYPES:
+        problems.append((f"{part}.times.field", f"{join.field!r} is {joined.type}; a join multiplies by a number"))
+    field = meta.field(ref.field)
+    if field is not None and field.type not in NUMERIC_TYPES:
+        problems.append((f"{part}.times", f"{ref.field!r} is {field.type}; only a number is multiplied"))
+    return problems
+
+
 def validate_program(program: Program, catalog: Catalog, *, qid: str | None = None) -> None:
     """Raise ProgramError listing every problem that would make the program unsafe or wrong."""
     problems: list[tuple[str, str]] = []
@@ -210,6 +237,14 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
             problems.append((f"{part}.call", f"call {ref.call!r} is not an earlier call (a program is a DAG in call order)"))
             return
         problems.extend(_check_ref(ref, tool_of[ref.call], part))
+        if ref.times is not None:
+            join = ref.times.call
+            if join not in position:
+                problems.append((f"{part}.times.call", f"unknown call {join!r}"))
+            elif before is not None and position[join] >= before:
+                problems.append((f"{part}.times.call", f"call {join!r} is not an earlier call"))
+            else:
+                problems.extend(_join_problems(ref, tool_of[ref.call], tool_of[join], part))
         problems.extend(_series_problems(ref, call_of[ref.call], tool_of[ref.call], part))
         problems.extend(_window_problems(ref, call_of[ref.call], tool_of[ref.call], part))
         if before is None:  # the answer itself, not an argument read for a later call
@@ -219,12 +254,11 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
         for name, ref in call.refs.items():
             check_ref(ref, f"calls[{i}] ({call.id}).refs.{name}", i)
     extractor = program.extract
-    check_ref(extractor, "extract", None)
+    for part, ref in extractor.refs():
+        check_ref(ref, part, None)
     result = _result_type(extractor, tool_of.get(extractor.call))
     if extractor.combine is not None:
-        other = extractor.combine.other
-        check_ref(other, "extract.combine.other", None)
-        for part, ref in (("extract", extractor), ("extract.combine.other", other)):
+        for part, ref in extractor.refs():
             kind = _result_type(ref, tool_of.get(ref.call))
             if kind is not None and kind not in NUMERIC_TYPES:
                 problems.append((part, f"combine {extractor.combine.op!r} needs a number; the value is {kind}"))
@@ -301,9 +335,7 @@ def _date_specs(program: Program) -> list[tuple[str, DateSpec]]:
         specs.extend((f"calls[{i}] ({call.id}).dates.{name}", spec) for name, spec in call.dates.items())
         specs.extend((f"calls[{i}] ({call.id}).refs.{name}.select.anchor", ref.select.anchor)
                      for name, ref in call.refs.items() if ref.select.anchor is not None)
-    refs = [("extract", program.extract)]
-    if program.extract.combine is not None:
-        refs.append(("extract.combine.other", program.extract.combine.other))
+    refs = program.extract.refs()
     specs.extend((f"{part}.select.anchor", ref.select.anchor) for part, ref in refs if ref.select.anchor is not None)
     return specs
 
@@ -332,13 +364,13 @@ RECORDS_PATH = "items"
 
 def check_record_paths(program: Program, *, qid: str | None = None) -> None:
     """Raise ProgramError when a value is read from anywhere but the records of a response."""
-    refs: list[tuple[str, ValueRef]] = [("extract", program.extract)]
-    if program.extract.combine is not None:
-        refs.append(("extract.combine.other", program.extract.combine.other))
+    refs: list[tuple[str, ValueRef]] = program.extract.refs()
     for i, call in enumerate(program.calls):
         refs.extend((f"calls[{i}] ({call.id}).refs.{name}", ref) for name, ref in call.refs.items())
-    problems = [(f"{part}.path", f"{ref.path!r} is not a path of a data tool's response (records are under "
-                 f"{RECORDS_PATH!r})") for part, ref in refs if ref.path != RECORDS_PATH]
+    paths = [(part, ref.path) for part, ref in refs]
+    paths += [(f"{part}.times", ref.times.path) for part, ref in refs if ref.times is not None]
+    problems = [(f"{part}.path", f"{path!r} is not a path of a data tool's response (records are under "
+                 f"{RECORDS_PATH!r})") for part, path in paths if path != RECORDS_PATH]
     if problems:
         raise ProgramError(qid or "program", problems)
 

@@ -93,6 +93,8 @@ def compute_signature(program: Program, catalog: Catalog) -> str:
         for ref in call["refs"].values():
             _strip_ref(ref, entity_params, series_keys)
     _strip_ref(shape["extract"], entity_params, series_keys)
-    if shape["extract"]["combine"] is not None:
-        _strip_ref(shape["extract"]["combine"]["other"], entity_params, series_keys)
+    step = shape["extract"]["combine"]
+    while step is not None:  # every step of a combine chain
+        _strip_ref(step["other"], entity_params, series_keys)
+        step = step.get("then")
     return "sig-" + _sha256(canonical_json(shape))[:12]

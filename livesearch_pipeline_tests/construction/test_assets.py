@@ -14,6 +14,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from livesearch_pipeline.construction.dynamics import ANALYST_WINDOW_AGGREGATES
 from livesearch_pipeline.construction.models import ProbeRow
 from livesearch_pipeline.construction.pipeline import TABLES, read_table
 from livesearch_pipeline.core.pool import MANIFEST_FILE, POOL_FILE, read_manifest
@@ -100,7 +101,12 @@ def test_pool_questions_are_gated_hashed_tiered_and_labelled(two_builds):
             if text is not None:
                 assert check_text(text).passed, (q.qid, text)
         assert q.provenance.verbalizer == "template"
-    assert {q.tier for q in questions} == {"T1", "T2", "T3"}
+    # No multi-step family starts from these tools: their window statistics are not what an
+    # analyst asks of a window (issue 20), so they are time-sensitive or historical, never T3.
+    assert {q.tier for q in questions} == {"T1", "T2"}
+    statistics = [q for q in questions if q.program.extract.aggregate is not None]
+    assert statistics and all(
+        (q.program.extract.aggregate, q.program.extract.field) not in ANALYST_WINDOW_AGGREGATES for q in statistics)
     assert {"cn_equity", "macro", "rates_fx"} <= {q.asset_class for q in questions}
 
 

@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator, Optional
 import pytest
 
 from livesearch_pipeline.construction.pipeline import TABLES, read_catalog, read_table
-from livesearch_pipeline.construction.pool import POOL_FILE, PoolPolicy
+from livesearch_pipeline.construction.pool import POOL_FILE, PoolPolicy, cap_key, signature_cap
 from livesearch_pipeline.construction.models import ProbeRow
 from livesearch_pipeline.construction.sampling import VISIBILITY_TOOL, restrict_catalog
 from livesearch_pipeline.core.catalog import Catalog
@@ -116,8 +116,12 @@ def test_pool_has_all_three_tiers_and_respects_the_caps(builds):
     questions = _pool(root)
     assert {q.tier for q in questions} == {"T1", "T2", "T3"}
     policy = PoolPolicy()
-    assert max(Counter(q.signature for q in questions).values()) <= policy.max_per_signature
-    assert max(Counter(q.program.calls[0].tool for q in questions).values()) <= policy.max_per_tool
+    for signature, n in Counter(q.signature for q in questions).items():
+        first = next(q for q in questions if q.signature == signature)
+        assert n <= signature_cap(first, policy), signature
+    # A multi-step program counts under its chain, not under its first tool.
+    assert max(Counter(cap_key(q) for q in questions).values()) <= policy.max_per_tool
+    assert any(">" in cap_key(q) for q in questions)
     assert {q.provenance.verbalizer for q in questions} == {"template"}
     assert {q.provenance.pool_version for q in questions} == {build.manifest.version}
 
@@ -158,5 +162,6 @@ def test_options_become_the_construction_assets_run_config():
     sampling = {"as_of": CLOCK.isoformat(), "tools": ["daily", "shibor"]}
     assert config["ops"]["tool_probe"] == config["ops"]["candidates"] == {"config": sampling}
     assert config["ops"]["candidate_dynamics"] == {"config": {"replay_days": 5}}
-    policy = {"max_per_signature": 3, "max_per_tool": 90, "max_slow_per_tool": 15, "seed": 17}
+    policy = {"max_per_signature": 3, "max_per_chain_signature": 11, "max_per_tool": 90, "max_slow_per_tool": 15,
+              "seed": 17}
     assert config["ops"]["verbalized_questions"] == config["ops"]["question_pool"] == {"config": policy}

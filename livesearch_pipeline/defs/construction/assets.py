@@ -53,13 +53,17 @@ class PoolPolicyConfig(dg.Config):
 
     max_per_signature: int = Field(_DEFAULT_POLICY.max_per_signature, ge=1,
                                    description="Questions per signature (program shape) at most.")
-    max_per_tool: int = Field(_DEFAULT_POLICY.max_per_tool, ge=1, description="Questions per data tool at most.")
+    max_per_chain_signature: int = Field(_DEFAULT_POLICY.max_per_chain_signature, ge=1,
+                                         description="Questions per multi-step family signature at most.")
+    max_per_tool: int = Field(_DEFAULT_POLICY.max_per_tool, ge=1,
+                              description="Questions per data tool (a multi-step program: per chain) at most.")
     max_slow_per_tool: int = Field(_DEFAULT_POLICY.max_slow_per_tool, ge=0,
                                    description="Of a tool's questions, at most this many slower than `daily`.")
     seed: int = Field(_DEFAULT_POLICY.seed, description="Seed of the pool's draws.")
 
     def policy(self) -> PoolPolicy:
-        return PoolPolicy(max_per_signature=self.max_per_signature, max_per_tool=self.max_per_tool,
+        return PoolPolicy(max_per_signature=self.max_per_signature,
+                          max_per_chain_signature=self.max_per_chain_signature, max_per_tool=self.max_per_tool,
                           max_slow_per_tool=self.max_slow_per_tool, seed=self.seed)
 
 
