@@ -156,6 +156,8 @@ def _run(args: argparse.Namespace) -> int:
     from livesearch_pipeline.evaluation.audits import StaleGoldAudit
     from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME, BASELINES, agents_without_partition
     from livesearch_pipeline.evaluation.leaderboard import CHART_PNG, LEADERBOARD_JSON, Leaderboard, render_markdown
+    from livesearch_pipeline.evaluation.store import TABLES as STORE_TABLES
+    from livesearch_pipeline.evaluation.store import partition_path, store_root
     from livesearch_pipeline.settings import DataPaths
 
     paths = DataPaths.from_env()
@@ -190,6 +192,8 @@ def _run(args: argparse.Namespace) -> int:
     board = Leaderboard.model_validate_json((board_dir / LEADERBOARD_JSON).read_bytes())
     print(f"\nleaderboard for {day} ({board_dir / LEADERBOARD_JSON}):\n{render_markdown(board)}")
     print(f"chart of accuracy by visibility level and tier: {board_dir / CHART_PNG}")
+    tables = [t for t in STORE_TABLES if partition_path(store_root(paths), t, day).is_file()]
+    print(f"analytical store (Parquet): {store_root(paths)}/{{{','.join(tables)}}}/{day}/part-0.parquet")
     audit_path = paths.runs / day.isoformat() / "audits" / f"stale_gold_audit_{day.isoformat()}.json"
     audit = StaleGoldAudit.model_validate_json(audit_path.read_bytes())
     print(f"\nstale-gold audit: gold of {audit.previous_date} scored against the gold of {day}")

@@ -150,6 +150,27 @@ def _spec_problems(spec: ToolSpec) -> list[str]:
     return problems
 
 
+def select_specs(
+    specs: Sequence[ToolSpec], *, tools: Sequence[str] = (), services: Sequence[str] = (),
+) -> tuple[ToolSpec, ...]:
+    """The tools named in `tools` plus every tool of the `services`, in catalog order; with
+    neither, all of `specs`. Raises ValueError naming the unknown names and listing valid ones."""
+    if not tools and not services:
+        return tuple(specs)
+    names = [spec.name for spec in specs]
+    known_services = sorted({spec.meta.service for spec in specs})
+    problems = []
+    unknown_tools = [t for t in tools if t not in names]
+    if unknown_tools:
+        problems.append(f"unknown tool(s) {', '.join(unknown_tools)}; valid tools: {', '.join(names)}")
+    unknown_services = [s for s in services if s not in known_services]
+    if unknown_services:
+        problems.append(f"unknown service(s) {', '.join(unknown_services)}; valid services: {', '.join(known_services)}")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return tuple(spec for spec in specs if spec.name in tools or spec.meta.service in services)
+
+
 def build_catalog(specs: Iterable[ToolSpec], config: ServiceConfig) -> Catalog:
     """The core Catalog of the table: tool metadata plus the service identity."""
     metas: list[ToolMeta] = [spec.meta for spec in specs]

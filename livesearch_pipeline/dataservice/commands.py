@@ -25,6 +25,13 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def _names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r} names nothing; give comma-separated names")
+    return names
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add this area's subcommands to the `livesearch` parser."""
     from livesearch_pipeline.dataservice.market import DEFAULT_SEED
@@ -37,8 +44,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765); MCP endpoint /mcp")
+    serve.add_argument("--port", type=int, default=8765,
+                       help="HTTP port (default 8765); MCP endpoint /mcp, Tushare's wire format at /dataapi/<api_name>")
     serve.add_argument("--clock", type=_date, default=None, help="fix the service date YYYY-MM-DD (default: today)")
+    serve.add_argument("--tools", type=_names, default=[], metavar="A,B",
+                       help="serve only these tools (comma-separated names; with --services: these plus theirs)")
+    serve.add_argument("--services", type=_names, default=[], metavar="X,Y",
+                       help="serve only the tools of these services (see `livesearch tools`)")
     serve.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"market seed (default {DEFAULT_SEED})")
     serve.add_argument(
         "--provider",
@@ -68,13 +80,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _service(args: argparse.Namespace) -> Any:
-    from livesearch_pipeline.dataservice.catalog import ServiceConfig
+    from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs, select_specs
     from livesearch_pipeline.dataservice.server import DataService, ForwardingService
 
+    specs = select_specs(collect_tool_specs(), tools=args.tools, services=args.services)
     if args.provider == "tushare":
         from livesearch_pipeline.dataservice.tushare import TUSHARE_URL, TushareClient
 
-        local = DataService(config=ServiceConfig(seed=args.seed, clock=args.clock))
+        local_only = [spec.name for spec in specs if not spec.meta.is_provider_tool and spec.name in args.tools]
+        if local_only:
+            raise ValueError(f"tool(s) {', '.join(local_only)} belong to the embedded market only; "
+                             "--provider tushare forwards data tools and trading calendars")
+        local = DataService(specs, config=ServiceConfig(seed=args.seed, clock=args.clock))
         # The server never holds a call to wait for quota (its callers' read timeouts would
         # expire): it answers "retry after N s" and the client waits (dataservice/quota.py).
         client = TushareClient(
@@ -82,7 +99,18 @@ def _service(args: argparse.Namespace) -> Any:
             calls_per_minute=args.tushare_calls_per_minute, wait_for_quota=False,
         )
         return ForwardingService(client, local.specs)
-    return DataService(config=ServiceConfig(seed=args.seed, clock=args.clock))
+    return DataService(specs, config=ServiceConfig(seed=args.seed, clock=args.clock))
+
+
+def clock_line(args: argparse.Namespace, today: dt.date) -> str:
+    """The first line `serve-data` prints (stderr): which clock it serves, and how to fix it."""
+    if args.provider == "tushare":
+        return ("livesearch serve-data: no service clock: Tushare Pro answers with its live data "
+                "(point-in-time cut-offs apply to the synthetic market only)")
+    if args.clock is not None:
+        return f"livesearch serve-data: clock fixed at {args.clock.isoformat()} (nothing dated after it is served)"
+    return (f"livesearch serve-data: clock = today ({today.isoformat()} now; it follows this machine's date, so "
+            "'latest' rolls forward); pass --clock YYYY-MM-DD for a fixed, reproducible market")
 
 
 def serve_data_command(args: argparse.Namespace) -> int:
@@ -94,17 +122,20 @@ def serve_data_command(args: argparse.Namespace) -> int:
     try:
         if args.transport == "http":
             check_http_auth(args.host, token)
-        service = _service(args)  # e.g. no TUSHARE_TOKEN, a malformed TUSHARE_CALLS_PER_MINUTE
+        # e.g. no TUSHARE_TOKEN, a malformed TUSHARE_CALLS_PER_MINUTE, an unknown tool or service
+        service = _service(args)
     except ValueError as exc:
         print(f"livesearch serve-data: {exc}", file=sys.stderr)
         return 2
+    print(clock_line(args, dt.date.today()), file=sys.stderr, flush=True)
     if args.transport == "stdio":
         anyio.run(serve_stdio, service)
         return 0
     sock = bind_socket(args.host, args.port)
     host, port = sock.getsockname()[:2]
     auth = f"bearer token required (${AUTH_TOKEN_ENV})" if token else "no authentication (loopback only)"
-    print(f"serving {service.identity} at http://{host}:{port}/mcp; {auth}", file=sys.stderr, flush=True)
+    print(f"serving {service.identity} ({len(service.mcp_tools)} tools) at http://{host}:{port}/mcp; Tushare's wire "
+          f"format at http://{host}:{port}/dataapi/<api_name>; {auth}", file=sys.stderr, flush=True)
     http_server(service, host=args.host, port=port, log_level="info", token=token).run(sockets=[sock])
     return 0
 

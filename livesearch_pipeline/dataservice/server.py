@@ -57,8 +57,10 @@ from livesearch_pipeline.dataservice.catalog import (
     collect_tool_specs,
 )
 from livesearch_pipeline.dataservice.auth import AUTH_TOKEN_ENV, UNAUTHORIZED_RPC_CODE
+from livesearch_pipeline.dataservice.dataapi import DATAAPI_PATH, ERROR_KIND_META_KEY, DataApi
 from livesearch_pipeline.dataservice.quota import RETRY_META_KEY, retry_meta
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
+from livesearch_pipeline.dataservice.titles import tool_title
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +176,24 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     required = [p.name for p in spec.params if p.required]
     if required:
         schema["required"] = required
-    return schema
+    return nullable_optionals(schema)
+
+
+def nullable_optionals(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every optional property also accepting null (`anyOf` [its schema, null]).
+
+    The server reads null as "not given". Strict function calling (OpenAI's strict mode, the
+    Agents SDK's `convert_schemas_to_strict`) makes every property required without making it
+    nullable: with this a model can still leave an optional argument out, by sending null."""
+    required = set(schema.get("required", ()))
+    properties = {}
+    for name, prop in schema["properties"].items():
+        if name in required:
+            properties[name] = prop
+            continue
+        inner = {k: v for k, v in prop.items() if k != "description"}
+        properties[name] = {"anyOf": [inner, {"type": "null"}], "description": prop.get("description", "")}
+    return {**schema, "properties": properties}
 
 
 def _field_schema(field: FieldMeta) -> dict[str, Any]:
@@ -201,12 +220,23 @@ def output_schema(meta: ToolMeta) -> dict[str, Any]:
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:
+    title = tool_title(spec.name, spec.meta.description)
     return types.Tool(
         name=spec.name,
+        title=title,
         description=tool_description(spec.meta),  # with the field units (core.catalog)
         input_schema=input_schema(spec),
         output_schema=output_schema(spec.meta),
+        annotations=tool_annotations(title, open_world=False),
         _meta={META_KEY: spec.meta.model_dump(mode="json")},
+    )
+
+
+def tool_annotations(title: str, *, open_world: bool) -> types.ToolAnnotations:
+    """Every tool only reads: no side effects, the same call may be repeated. The embedded market
+    is a closed world; a forwarder's provider (Tushare Pro over the internet) is not."""
+    return types.ToolAnnotations(
+        title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=open_world,
     )
 
 
@@ -264,8 +294,9 @@ def _clamp_to_clock(param: ParamSpec, value: dt.date, clock: dt.date) -> dt.date
 
 def _parse_paging(spec: ToolSpec, arguments: Mapping[str, Any]) -> Paging:
     default_limit, max_limit = spec_limits(spec)
-    limit = arguments.get("limit", default_limit)
-    offset = arguments.get("offset", 0)
+    # null means "not given" (strict function calling sends every optional argument, as null)
+    limit = default_limit if arguments.get("limit") is None else arguments["limit"]
+    offset = 0 if arguments.get("offset") is None else arguments["offset"]
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
         raise ToolInputError(f"argument 'limit' must be an integer from 1 to {max_limit}; got {limit!r}")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -452,7 +483,8 @@ def forwarding_tool(spec: ToolSpec) -> types.Tool:
     record = outputs["properties"]["items"]["items"]
     record["properties"] = {name: {"description": prop["description"]} for name, prop in record["properties"].items()}
     record["additionalProperties"] = True
-    return tool.model_copy(update={"input_schema": inputs, "output_schema": outputs})
+    annotations = tool_annotations(tool.title or spec.name, open_world=True)
+    return tool.model_copy(update={"input_schema": inputs, "output_schema": outputs, "annotations": annotations})
 
 
 class ForwardingService:
@@ -480,7 +512,7 @@ class ForwardingService:
 
     async def handle(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
         if name not in self._names:
-            return _error_result(str(UnknownToolError(name, self._names).args[0]))
+            return _error_result(str(UnknownToolError(name, self._names).args[0]), kind="unknown_tool")
         try:
             content = await self.client.call_tool(name, dict(arguments))
             text = render_json(content)
@@ -498,19 +530,22 @@ def call_result(service: DataService, name: str, arguments: Mapping[str, Any]) -
         content = service.call(name, arguments)
         text = render_json(content)
     except UnknownToolError as exc:
-        return _error_result(str(exc.args[0]))
+        return _error_result(str(exc.args[0]), kind="unknown_tool")
     except ToolInputError as exc:
-        return _error_result(f"invalid arguments for {name}: {exc}")
+        return _error_result(f"invalid arguments for {name}: {exc}", kind="invalid_arguments")
     except Exception as exc:  # the boundary: a failing handler must not take the server down
         logger.exception("tool %s failed with arguments %r", name, dict(arguments))
         return _error_result(f"internal error in {name}: {type(exc).__name__}: {exc}")
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=content)
 
 
-def _error_result(message: str, *, retry: dict[str, Any] | None = None) -> types.CallToolResult:
-    """A tool error; `retry` (quota.retry_meta) tells a client whether and when to call again."""
-    meta = {RETRY_META_KEY: retry} if retry is not None else None
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True, _meta=meta)
+def _error_result(message: str, *, retry: dict[str, Any] | None = None, kind: str | None = None) -> types.CallToolResult:
+    """A tool error; `retry` (quota.retry_meta) tells a client whether and when to call again,
+    `kind` (`_meta["livesearch/error"]`: unknown_tool, invalid_arguments) what was wrong."""
+    meta: dict[str, Any] = {RETRY_META_KEY: retry} if retry is not None else {}
+    if kind is not None:
+        meta[ERROR_KIND_META_KEY] = kind
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True, _meta=meta or None)
 
 
 def build_server(service: DataService | ForwardingService) -> Server[Any]:
@@ -594,7 +629,9 @@ class BearerTokenAuth:
         return "BearerTokenAuth(token=***)"
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":  # lifespan events carry no request
+        # Lifespan events carry no request; the Tushare-format routes take their credential from
+        # the request body, as Tushare's SDK sends it (dataservice/dataapi.py checks it).
+        if scope["type"] != "http" or _is_dataapi_path(scope.get("path", "")):
             await self.app(scope, receive, send)
             return
         supplied = next((value for name, value in scope["headers"] if name == b"authorization"), b"")
@@ -621,10 +658,18 @@ class BearerTokenAuth:
         await send({"type": "http.response.body", "body": body})
 
 
+def _is_dataapi_path(path: str) -> bool:
+    return path == DATAAPI_PATH or path.startswith(DATAAPI_PATH + "/")
+
+
 def http_app(service: DataService | ForwardingService, *, host: str = "127.0.0.1", token: str | None = None) -> Starlette:
-    """A Starlette app serving streamable HTTP at /mcp (JSON responses, stateless sessions);
-    with `token`, every request must carry it as a bearer token."""
-    app = build_server(service).streamable_http_app(host=host, json_response=True, stateless_http=True)
+    """A Starlette app serving streamable HTTP at /mcp (JSON responses, stateless sessions) and
+    Tushare's wire format at /dataapi[/<api_name>] over the same tools; with `token`, every
+    request must carry it (a bearer token; for /dataapi the body's `token`)."""
+    dataapi = DataApi(service.mcp_tools, service.handle, token=token)
+    app = build_server(service).streamable_http_app(
+        host=host, json_response=True, stateless_http=True, custom_starlette_routes=dataapi.routes(),
+    )
     if token:
         app.add_middleware(BearerTokenAuth, token=token)
     return app

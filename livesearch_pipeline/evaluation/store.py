@@ -1,10 +1,14 @@
 """The analytical store: every frozen gold snapshot, served set and verdict set as Parquet.
 
-    <data>/analytics/gold/date=YYYY-MM-DD/part-0.parquet       one row per gold answer
-    <data>/analytics/served/date=YYYY-MM-DD/part-0.parquet     one row per served question
-    <data>/analytics/verdicts/date=YYYY-MM-DD/part-0.parquet   one row per (agent, qid) verdict
+    <data>/analytics/gold/YYYY-MM-DD/part-0.parquet       one row per gold answer
+    <data>/analytics/served/YYYY-MM-DD/part-0.parquet     one row per served question
+    <data>/analytics/verdicts/YYYY-MM-DD/part-0.parquet   one row per (agent, qid) verdict
 
-A hive-partitioned dataset (`date=` directories) that pandas, pyarrow and DuckDB read directly.
+One directory per date, and `date` a date-typed column (Parquet DATE, date32) of every file, so
+pandas, pyarrow, DuckDB and Hugging Face `datasets` read it directly with its type. The
+directories are deliberately not hive-style (`date=D`): a `date` both in the files and in the
+path is a type conflict for pyarrow's and pandas' directory readers (date32 against an inferred
+dictionary string), and `datasets` drops a path-only key.
 It is DERIVED from the JSONL files and never the source of truth: `export_day` rebuilds a date
 from them at any time, and the bytes are a function of the JSONL alone (rows in a fixed order,
 an explicit schema without pandas metadata, fixed writer settings), so a rebuild of an unchanged
@@ -37,19 +41,19 @@ PART_FILE = "part-0.parquet"
 TABLES = ("gold", "served", "verdicts")
 
 GOLD_SCHEMA = pa.schema([
-    ("qid", pa.string()), ("status", pa.string()), ("answer", pa.string()),
+    ("date", pa.date32()), ("qid", pa.string()), ("status", pa.string()), ("answer", pa.string()),
     # `value` is a number or a string in the JSONL: kept exactly as JSON, and as a float when numeric.
     ("value_json", pa.string()), ("value_num", pa.float64()), ("unit", pa.string()),
     ("observed_period", pa.string()), ("args_json", pa.string()), ("match_rule", pa.string()),
     ("match_json", pa.string()), ("error", pa.string()), ("snapshot_sha256", pa.string()),
 ])
 SERVED_SCHEMA = pa.schema([
-    ("qid", pa.string()), ("question", pa.string()), ("question_zh", pa.string()), ("tier", pa.string()),
+    ("date", pa.date32()), ("qid", pa.string()), ("question", pa.string()), ("question_zh", pa.string()), ("tier", pa.string()),
     ("asset_class", pa.string()), ("refresh_class", pa.string()), ("visibility", pa.int8()),
     ("entity", pa.string()), ("served_sha256", pa.string()),
 ])
 VERDICT_SCHEMA = pa.schema([
-    ("agent", pa.string()), ("qid", pa.string()), ("correct", pa.bool_()), ("rule", pa.string()),
+    ("date", pa.date32()), ("agent", pa.string()), ("qid", pa.string()), ("correct", pa.bool_()), ("rule", pa.string()),
     ("judge", pa.string()), ("reason", pa.string()), ("error", pa.string()), ("verdicts_sha256", pa.string()),
 ])
 SCHEMAS = {"gold": GOLD_SCHEMA, "served": SERVED_SCHEMA, "verdicts": VERDICT_SCHEMA}
@@ -70,6 +74,11 @@ def store_root(paths: DataPaths) -> Path:
 def partition_path(root: Path, table: str, day: dt.date) -> Path:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
+    return Path(root) / table / day.isoformat() / PART_FILE
+
+
+def _legacy_partition_path(root: Path, table: str, day: dt.date) -> Path:
+    """Where releases before the date column wrote D's partition (`date=D`, a hive key only)."""
     return Path(root) / table / f"date={day.isoformat()}" / PART_FILE
 
 
@@ -89,7 +98,7 @@ def gold_rows(answers: Iterable[GoldAnswer], snapshot_sha256: str) -> list[dict]
     for a in sorted(answers, key=lambda a: a.qid):
         numeric = isinstance(a.value, (int, float)) and not isinstance(a.value, bool)
         rows.append({
-            "qid": a.qid, "status": a.status, "answer": a.answer,
+            "date": a.date, "qid": a.qid, "status": a.status, "answer": a.answer,
             "value_json": None if a.value is None else json.dumps(a.value, ensure_ascii=False),
             "value_num": float(a.value) if numeric else None, "unit": a.unit,
             "observed_period": a.observed_period,
@@ -161,7 +170,13 @@ def export_day(paths: DataPaths, day: dt.date, root: Optional[Path] = None) -> E
 
 def _write(root: Path, table: str, day: dt.date, rows: Sequence[dict]) -> Path:
     path = partition_path(root, table, day)
-    write_atomic(path, parquet_bytes(rows, SCHEMAS[table]))
+    write_atomic(path, parquet_bytes([{**row, "date": day} for row in rows], SCHEMAS[table]))
+    # A `date=D` file of an older release beside it would break every directory read (see above).
+    legacy = _legacy_partition_path(root, table, day)
+    if legacy.is_file():
+        legacy.unlink()
+        if not any(legacy.parent.iterdir()):
+            legacy.parent.rmdir()
     return path
 
 
@@ -187,15 +202,21 @@ def stored_dates(root: Path, table: str) -> list[dt.date]:
     base = Path(root) / table
     if not base.is_dir():
         return []
-    return sorted(dt.date.fromisoformat(p.parent.name.removeprefix("date="))
-                  for p in base.glob(f"date=*/{PART_FILE}"))
+    return sorted(day for p in base.glob(f"*/{PART_FILE}") if (day := _date_dir(p.parent.name)) is not None)
+
+
+def _date_dir(name: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(name) if len(name) == 10 else None
+    except ValueError:
+        return None
 
 
 def read_table(root: Path, table: str, *, dates: Optional[Sequence[dt.date]] = None,
                qids: Optional[Sequence[str]] = None, columns: Optional[Sequence[str]] = None) -> pa.Table:
     """Rows of `table` (with a `date` column), optionally only some dates and qids.
 
-    Only the partitions of the wanted dates are opened (the `date=` directories), and within a
+    Only the partitions of the wanted dates are opened (their date directories), and within a
     file the qid filter uses the row-group statistics.
     """
     wanted = stored_dates(root, table) if dates is None else sorted(set(dates))
@@ -204,10 +225,7 @@ def read_table(root: Path, table: str, *, dates: Optional[Sequence[dt.date]] = N
         raise StoreError(f"the Parquet store {root} has no {table} partition for {', '.join(map(str, missing[:5]))}"
                          f"{' and more' if len(missing) > 5 else ''}; rebuild it: python -m livesearch_pipeline.evaluation.store rebuild --data DIR")
     files = [str(partition_path(root, table, d)) for d in wanted]
-    schema = SCHEMAS[table].append(pa.field("date", pa.date32()))
-    dataset = pads.dataset(files, schema=schema, format="parquet",
-                           partitioning=pads.partitioning(pa.schema([("date", pa.date32())]), flavor="hive"),
-                           partition_base_dir=str(Path(root) / table))
+    dataset = pads.dataset(files, schema=SCHEMAS[table], format="parquet")
     expression = pads.field("qid").isin(sorted(set(qids))) if qids is not None else None
     return dataset.to_table(columns=list(columns) if columns is not None else None, filter=expression)
 

@@ -41,7 +41,9 @@ def test_tools_carry_schemas_and_meta(service):
     assert ToolMeta.model_validate(daily.meta[META_KEY]) == TOY_SPECS[0].meta
     assert set(daily.input_schema["properties"]) == {"ts_code", "start_date", "end_date", "adj", "limit", "offset", "fields"}
     assert daily.input_schema["required"] == ["ts_code"]
-    assert daily.input_schema["properties"]["adj"]["enum"] == ["qfq", "hfq"]
+    # optional arguments also accept null (strict function calling sends them all)
+    assert daily.input_schema["properties"]["adj"]["anyOf"] == [{"type": "string", "enum": ["qfq", "hfq"]}, {"type": "null"}]
+    assert "anyOf" not in daily.input_schema["properties"]["ts_code"]
     record = daily.output_schema["properties"]["items"]["items"]
     assert record["properties"]["close"]["type"] == ["number", "null"]
     assert info.description == "livesearch-synthetic-market/1 seed=7 clock=2026-01-09"

@@ -200,12 +200,13 @@ def test_livesearch_run_materialises_the_days_selection_in_graph_order() -> None
                      daily_loop_targets(dt.date(2026, 11, 30), dt.date(2026, 11, 27), agents), instance,
                      effective_dt=_at(19, day=dt.date(2026, 11, 30)))
     assert [(str(run.partition_key), run.asset_names) for run in plan] == [
-        (friday, ("served_questions", "gold_answers")),
+        (friday, ("served_questions", "gold_answers", "analytics_store")),
         (monday, ("web_corpus", "served_questions", "gold_answers")),
         # The audit of Monday reads Friday's gold (the declared D-1 dependency): after both freezes.
         (monday, ("stale_gold_audit",)),
         *[(f"{agent}|{monday}", ("agent_runs",)) for agent in sorted(agents)],
-        (monday, ("leaderboard",)),
+        # Monday's Parquet partitions hold its agents' verdicts: after every agent run.
+        (monday, ("analytics_store", "leaderboard")),
     ]
     with pytest.raises(ValueError, match="duplicate"):
         plan_runs(defs.resolve_asset_graph(), [(leaderboard.key, monday)] * 2, instance)

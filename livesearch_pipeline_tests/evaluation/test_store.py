@@ -136,3 +136,43 @@ def test_a_day_without_runs_exports_only_what_exists(tmp_path: Path):
     exported = export_day(data, DAYS[0])
     assert set(exported.rows) == {"gold", "served"}
     assert not (store_root(data) / "verdicts").exists()
+
+
+def test_every_file_carries_date_as_a_date_column_read_by_pandas_and_pyarrow(data: DataPaths):
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rebuild(data)
+    root = store_root(data)
+    for table in ("gold", "served", "verdicts"):
+        path = partition_path(root, table, DAYS[1])
+        assert path.parent.name == "2026-03-03"  # not a hive key: the date lives in the file
+        schema = pq.read_schema(path)
+        assert schema.field("date").type == pa.date32()
+        frame = pd.read_parquet(path)
+        assert set(frame["date"]) == {DAYS[1]}
+        # The whole table as one directory, with the readers' default (hive) discovery.
+        whole = pq.read_table(root / table)
+        assert whole.schema.field("date").type == pa.date32()
+        assert sorted(set(whole.column("date").to_pylist())) == DAYS
+        everything = pd.read_parquet(root / table, columns=["date", "qid"], filters=[("date", "=", DAYS[2])])
+        assert set(everything["date"]) == {DAYS[2]} and len(everything) == len(pd.read_parquet(
+            partition_path(root, table, DAYS[2])))
+        # pandas reads the directory's dates as dates (no longer a category of strings)
+        dates = pd.read_parquet(root / table)["date"]
+        assert not isinstance(dates.dtype, pd.CategoricalDtype)
+        assert {type(d) for d in dates} == {dt.date}
+
+
+def test_an_export_removes_the_hive_partition_an_older_release_wrote(data: DataPaths):
+    import pyarrow.parquet as pq
+
+    rebuild(data)
+    root = store_root(data)
+    legacy = root / "gold" / "date=2026-03-03" / "part-0.parquet"
+    legacy.parent.mkdir(parents=True)
+    shutil.copy(partition_path(root, "gold", DAYS[0]), legacy)
+    export_day(data, DAYS[1])
+    assert not legacy.parent.exists()
+    assert pq.read_table(root / "gold").num_rows == 15

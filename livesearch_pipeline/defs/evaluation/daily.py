@@ -2,8 +2,9 @@
 
 `livesearch run --date D` materialises `daily_loop_targets(D, D-1, agents)`: the served questions
 and gold of D-1 and D, D's web, every given agent's run of D, D's leaderboard and stale-gold
-audit: the partitions the schedule and the automation sensor materialise for D (defs/evaluation/
-automation.py), requested at once. A Dagster run has one partition key, so `plan_runs` splits the
+audit, and the Parquet store (`analytics_store`) of D-1 and D: the partitions the schedule, the
+automation sensor and the store's run-status sensor materialise for D (defs/evaluation/
+automation.py, defs/ops/analytics.py), requested at once. A Dagster run has one partition key, so `plan_runs` splits the
 selection into runs: the order comes from the asset graph (partition mappings included), and
 assets sharing a partition key at the same depth share a run. Nothing about the order is
 hand-written: a new dependency in the graph changes the plan.
@@ -23,6 +24,7 @@ from livesearch_pipeline.defs.refresh.assets import gold_answers, served_questio
 from livesearch_pipeline.defs.web.assets import web_corpus
 
 
+ANALYTICS_STORE = dg.AssetKey("analytics_store")
 # (asset key, partition key): compares equal to Dagster's own asset-partition pairs.
 AssetPartition = tuple[dg.AssetKey, Optional[str]]
 
@@ -46,6 +48,9 @@ def daily_loop_targets(day: dt.date, previous: dt.date, agents: Sequence[str]) -
     targets += [(agent_runs.key, dg.MultiPartitionKey({DATE_DIMENSION: d, AGENT_DIMENSION: a}))
                 for a in agents]
     targets += [(leaderboard.key, d), (stale_gold_audit.key, d)]
+    # The Parquet store of both frozen days (defs/ops/analytics.py; referenced by key, as defs/ops
+    # depends on this package): D's after its agent runs, whose verdicts it holds.
+    targets += [(ANALYTICS_STORE, p.isoformat()) for p in (previous, day)]
     return targets
 
 
