@@ -33,6 +33,7 @@ import asyncio
 import hashlib
 import json
 import os
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,8 +72,8 @@ NO_KEY_FOR_LOCAL_ENDPOINT = "no-key-configured"
 _OPENAI_COMPATIBLE_PREFIXES = ("openai/", "hosted_vllm/", "text-completion-openai/")
 _AUTH_ERRORS = ("AuthenticationError", "PermissionDeniedError")
 _UNKNOWN_MODEL_ERRORS = ("NotFoundError",)
-_CONNECTION_REFUSED = ("connection refused", "connecterror", "connect call failed", "name or service not known",
-                       "nodename nor servname", "failed to establish a new connection", "all connection attempts failed")
+_CONNECTION_REFUSED = ("connection refused", "name or service not known", "nodename nor servname",
+                       "all connection attempts failed", "temporary failure in name resolution")
 # (model, api_base) pairs that answered once in this process: a later connection error is transient.
 _REACHED: set[tuple[str, str | None]] = set()
 
@@ -80,6 +81,22 @@ _REACHED: set[tuple[str, str | None]] = set()
 def _one_line(exc: BaseException, limit: int = 200) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _refused_connection(exc: BaseException) -> bool:
+    """Whether the error chain holds a refused or unresolvable connection (litellm reports one as
+    an InternalServerError "Connection error.", with httpx's ConnectError as its cause)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        if type(current).__name__ == "ConnectError" and any(
+                marker in str(current).casefold() for marker in _CONNECTION_REFUSED):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def configuration_error(exc: BaseException, *, model: str, api_base: str | None) -> LLMConfigurationError | None:
@@ -96,8 +113,7 @@ def configuration_error(exc: BaseException, *, model: str, api_base: str | None)
         return LLMConfigurationError(
             f"{model}: {where} does not know this model ({_one_line(exc)}); fix: pass --model as a litellm "
             "model string <provider>/<model> that the endpoint serves (e.g. openai/gpt-4o-mini)")
-    if "APIConnectionError" in names and (model, api_base) not in _REACHED and any(
-            marker in message for marker in _CONNECTION_REFUSED):
+    if (model, api_base) not in _REACHED and _refused_connection(exc):
         return LLMConfigurationError(
             f"{model}: cannot connect to {where} ({_one_line(exc)}); fix: start the server or correct "
             "--api-base / LIVESEARCH_LLM_API_BASE")
