@@ -88,6 +88,9 @@ class Lexicon(StrictModel):
     chinese_market: ChineseMarket = ChineseMarket()
     # ISO code -> the Chinese name of the currency, for FX pairs in a Chinese text.
     currency_names: dict[str, str] = {}
+    # Label values of the market (industries, fund types, boards, ...): each group lists the names
+    # of one label in Chinese and English, so an answer in either language matches without a judge.
+    labels: list[list[str]] = []
 
     @model_validator(mode="after")
     def _complete(self) -> Lexicon:
@@ -102,10 +105,27 @@ class Lexicon(StrictModel):
         for name, e in self.fields.items():
             if not e.en.strip() or not e.zh.strip():
                 raise ValueError(f"fields.{name}: empty noun phrase")
+        seen: dict[str, int] = {}
+        for number, group in enumerate(self.labels):
+            if len(group) < 2 or any(not name.strip() for name in group):
+                raise ValueError(f"labels[{number}]: a label group lists at least two non-empty names, got {group}")
+            for name in group:
+                key = name.strip().casefold()
+                if key in seen and seen[key] != number:
+                    raise ValueError(f"labels[{number}]: {name!r} is already a name of labels[{seen[key]}]")
+                seen[key] = number
         unnamed = [c for c in self.chinese_market.currencies if c not in self.currency_names]
         if unnamed:
             raise ValueError(f"chinese_market.currencies {unnamed} have no entry in currency_names")
         return self
+
+    def label_names(self, value: str) -> tuple[str, ...]:
+        """The other names of the label `value` (case-insensitive), or () when it is not a label."""
+        key = value.strip().casefold()
+        for group in self.labels:
+            if any(name.strip().casefold() == key for name in group):
+                return tuple(name for name in group if name.strip().casefold() != key)
+        return ()
 
     def pair_zh(self, base: str, quote: str) -> str | None:
         """"美元兑离岸人民币" for USD/CNH; None when a currency has no Chinese name."""

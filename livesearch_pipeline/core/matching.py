@@ -5,6 +5,9 @@ is given in `gold_unit` (default: the rule's unit). An answer number is read as 
 carries a magnitude word, a scaled unit ("手", "bps") or a percent sign; a bare number — or one
 that only restates the currency ("1,234.56 CNY") — is read in the rule's unit, because agents
 routinely repeat the currency but drop the scale the question asked for ("in 亿元").
+The text answered decides that unit: an answer to a question's Chinese text (`lang="zh"`) reads a
+bare number in the Chinese text's unit (万股 for a rule in million shares, 亿元 for billion CNY;
+`normalize.reading_unit`), an answer to the English text in the rule's unit.
 A bare number is also read the other way a professional may mean it (see `_readings`): in
 base units against a scaled rule ("5,384,434,777 HKD" for 5.38 billion HKD) and, for a percent
 rule, as a fraction ("0.0123" for 1.23 %, as FinSearchComp's judge accepts), under the same
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 
 from livesearch_pipeline.core.dategate import find_date_spans, fold_width
 from livesearch_pipeline.core.models import ClampDecision, Format, MatchRule
-from livesearch_pipeline.core.normalize import CURRENCIES, ParsedNumber, final_number, unit_scale
+from livesearch_pipeline.core.normalize import CURRENCIES, ParsedNumber, final_number, reading_unit, unit_scale
 
 FLOAT_EPSILON = 1e-9
 MAX_REL_TOL = 0.01
@@ -154,7 +157,7 @@ def _contains_phrase(haystack: str, needle: str) -> bool:
     return bool(needle) and f" {needle} " in f" {haystack} "
 
 
-def _match_text(rule: MatchRule, gold: str, answer: str) -> MatchOutcome:
+def _match_text(rule: MatchRule, gold: str, answer: str, aliases: tuple[str, ...] = ()) -> MatchOutcome:
     gold_date = parse_date(gold)
     if gold_date is not None:
         return _match_date(gold_date, gold, answer)
@@ -163,6 +166,13 @@ def _match_text(rule: MatchRule, gold: str, answer: str) -> MatchOutcome:
         raise ValueError(f"gold text {gold!r} is empty after normalisation")
     if answer_norm == gold_norm:
         return MatchOutcome(True, "text equal after normalisation", False, answer_norm)
+    # The gold label's names in the other language (the lexicon's reviewed labels): equal to one
+    # of them is the same label, not a paraphrase a judge must weigh.
+    for alias in aliases:
+        alias_norm = normalize_text(alias)
+        if alias_norm and (answer_norm == alias_norm or (
+                rule.rule == "semantic" and _strip_company_suffix(answer_norm) == _strip_company_suffix(alias_norm))):
+            return MatchOutcome(True, f"text equals {alias!r}, a name of the gold label {gold!r}", False, answer_norm)
     if rule.rule == "exact":
         if _contains_phrase(answer_norm, gold_norm):
             return MatchOutcome(False, f"gold text {gold!r} appears inside a longer answer; "
@@ -209,7 +219,8 @@ def _unit_conflict(number: ParsedNumber, rule_base: str | None) -> str | None:
     return None
 
 
-def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: str | None) -> MatchOutcome:
+def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: str | None,
+                  lang: str = "en") -> MatchOutcome:
     if rule.rule == "semantic":
         raise ValueError("a semantic rule cannot score a numeric gold value: numbers are never semantic")
     if not math.isfinite(gold_value):
@@ -220,6 +231,12 @@ def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: st
         raise ValueError(f"gold unit {gold_unit!r} ({gold_base_unit}) is not convertible to the rule's "
                          f"unit {rule.unit!r} ({rule_base})")
     gold_base = gold_value * gold_factor
+    # A bare number is read in the unit of the text answered (the Chinese text's unit for "zh").
+    read_unit = reading_unit(rule.unit, lang)
+    read_base, bare_factor = unit_scale(read_unit)
+    if read_base != rule_base:
+        raise ValueError(f"the {lang} text's unit {read_unit!r} is not convertible to the rule's unit {rule.unit!r}")
+    read_note = f" (read in {read_unit}, the {lang} text's unit)" if read_unit != rule.unit else ""
 
     # "元/股": an answer states the numerator ("1.23元"), rarely the "per share".
     stated_base = rule_base.split("/")[0] if rule_base is not None else None
@@ -231,14 +248,15 @@ def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: st
             return MatchOutcome(False, conflict, False, unfiltered.value)
         return MatchOutcome(False, "no number compatible with the rule's unit in the answer", False, None)
     if chosen is None:
-        values = tuple(c.value / rule_factor if _reads_as_stated(c) else c.value for c in candidates)
+        values = tuple(c.value / rule_factor if _reads_as_stated(c) else c.value * bare_factor / rule_factor
+                       for c in candidates)
         return MatchOutcome(False, "ambiguous: several candidate numbers and no final-answer marker; "
                             "needs a judge to extract the answer", True, None, values)
     conflict = _unit_conflict(chosen, stated_base)
     if conflict:
         return MatchOutcome(False, conflict, False, chosen.value)
 
-    readings = _readings(chosen, rule_factor, rule_base)
+    readings = _readings(chosen, bare_factor, rule_base, read_note)
     unit_label = f" {rule.unit}" if rule.unit else ""
     answer_base = readings[0][0]
     in_rule_unit = answer_base / rule_factor
@@ -249,9 +267,11 @@ def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: st
     return next((o for o in outcomes if o.correct), outcomes[0])
 
 
-def _readings(chosen: ParsedNumber, rule_factor: float, rule_base: str | None) -> list[tuple[float, str]]:
+def _readings(chosen: ParsedNumber, rule_factor: float, rule_base: str | None,
+              note: str = "") -> list[tuple[float, str]]:
     """The answer number in base units, as a grader may read it: first as stated (a bare number
-    in the rule's unit), then the alternatives a professional's answer may mean.
+    in `rule_factor`, the factor of the answered text's unit, said by `note` when it is not the
+    rule's), then the alternatives a professional's answer may mean.
 
     - A bare number against a scaled rule ("billion HKD") may be in base units: "5,384,434,777
       HKD" is 5.38 billion HKD. The two readings differ by the scale (at least 1,000), so no
@@ -263,7 +283,7 @@ def _readings(chosen: ParsedNumber, rule_factor: float, rule_base: str | None) -
     """
     if _reads_as_stated(chosen):
         return [(chosen.value, "")]
-    readings = [(chosen.value * rule_factor, "")]
+    readings = [(chosen.value * rule_factor, note)]
     if rule_base == "%":
         readings.append((chosen.value * 100.0, " (read as a fraction)"))
     elif rule_factor != 1.0:
@@ -302,8 +322,14 @@ def match_answer(
     answer: str | None,
     *,
     gold_unit: str | None = None,
+    lang: str = "en",
+    aliases: tuple[str, ...] = (),
 ) -> MatchOutcome:
     """Score one answer against the gold value under `rule`, deterministically.
+
+    `lang` names the question text the answer replies to ("en" or "zh"): a bare number is read
+    in that text's unit. `aliases` are other names of a text gold value (the lexicon's English
+    and Chinese labels); an answer equal to one of them is correct without a judge.
 
     `needs_judge` is set (with `correct=False`) when only an LLM can decide: a semantic rule
     whose normalised texts differ, a gold text inside a longer answer, or several candidate
@@ -316,8 +342,8 @@ def match_answer(
     if isinstance(gold_value, str):
         if rule.rule == "approx":
             raise ValueError(f"an approx rule cannot score the text gold value {gold_value!r}")
-        return _match_text(rule, gold_value, answer)
-    return _match_number(rule, float(gold_value), answer, gold_unit)
+        return _match_text(rule, gold_value, answer, tuple(aliases))
+    return _match_number(rule, float(gold_value), answer, gold_unit, lang)
 
 
 # --------------------------------------------------------------------------- clamp

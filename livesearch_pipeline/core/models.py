@@ -9,7 +9,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, PrivateAttr, SerializerFunctionWrapHandler, model_serializer, model_validator,
+)
 
 Scalar = Union[str, int, float, bool, None]
 # Scalars that may be sent as a tool argument or compared against a record field.
@@ -458,13 +460,64 @@ class ServedQuestion(StrictModel):
     entity: str
 
 
+# The question text an answer replies to: `question` ("en") or `question_zh` ("zh").
+AnswerLanguage = Literal["en", "zh"]
+
+
+class Usage(StrictModel):
+    """What answering cost: model calls' tokens, tool calls, money and time.
+
+    `cost_usd` comes from litellm's price map; None when the model is not in it or runs on a
+    self-hosted endpoint (`api_base`), whose price no map knows. `wall_s` is the question's
+    time from first model call to answer.
+    """
+
+    model_calls: int = Field(default=0, ge=0)
+    tool_calls: int = Field(default=0, ge=0)
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0)
+    wall_s: float = Field(default=0.0, ge=0)
+
+
 class Prediction(StrictModel):
-    """One line of an agent's predictions file."""
+    """One line of an agent's predictions file.
+
+    `lang` names the text answered (absent: "en"); a bare number is read in that text's unit.
+    """
 
     qid: Qid
     answer: str | None = None
+    lang: AnswerLanguage | None = None
     error: str | None = None
     trace: list[dict[str, object]] | None = None
+    usage: Usage | None = None
+    # The conversation that produced the answer (for trajectories.jsonl), never serialised here.
+    _messages: list[dict[str, object]] | None = PrivateAttr(default=None)
+
+    @property
+    def answer_lang(self) -> AnswerLanguage:
+        return self.lang or "en"
+
+    @property
+    def messages(self) -> list[dict[str, object]] | None:
+        return self._messages
+
+    def with_messages(self, messages: list[dict[str, object]]) -> Prediction:
+        """This prediction carrying the conversation behind it (kept out of predictions.jsonl)."""
+        self._messages = messages
+        return self
+
+
+class TrajectoryLine(StrictModel):
+    """One line of `trajectories.jsonl` beside the predictions: the whole exchange of a question."""
+
+    qid: Qid
+    lang: AnswerLanguage = "en"
+    messages: list[dict[str, object]]
+    tool_calls: list[dict[str, object]] = Field(default_factory=list)
+    usage: Usage | None = None
+    error: str | None = None
 
 
 class PredictionRunMeta(StrictModel):
@@ -476,6 +529,10 @@ class PredictionRunMeta(StrictModel):
     served_qid_set_hash: str
     started_at: dt.datetime
     finished_at: dt.datetime | None = None
+    # Which text the agent was given: "en", "zh" (the Chinese text where there is one) or "both".
+    lang: Literal["en", "zh", "both"] | None = None
+    # The harness that produced the run, when not `livesearch agent run` (e.g. "inspect_ai 0.3.285").
+    harness: str | None = None
 
 
 class Verdict(StrictModel):

@@ -122,6 +122,31 @@ def unit_scale(unit: str | None) -> tuple[str | None, float]:
     return base, factor
 
 
+# The unit a question's Chinese text asks in, given its answer unit (the English rule's unit):
+# one scale finer, 亿 for billion and 万 for million (construction/formats.py `zh_unit`, which
+# writes the Chinese text; a test holds the two tables equal).
+ZH_BASE_WORDS = {"CNY": "元", "HKD": "港元", "USD": "美元", "shares": "股", "units": "份", "points": "点"}
+ZH_SCALE_WORDS = {"billion": "亿", "million": "万", "": ""}
+LANGUAGES = ("en", "zh")
+
+
+def reading_unit(unit: str | None, lang: str) -> str | None:
+    """The unit a bare number answering the `lang` text of a question is read in.
+
+    "en" (or a unit without a Chinese counterpart): `unit` itself. "zh": the Chinese text's
+    unit, "million shares" -> "万股", "billion CNY" -> "亿元", "CNY" -> "元"; a percent or
+    unitless answer stays as it is.
+    """
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown answer language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    if lang == "en" or unit is None:
+        return unit
+    word, _, base = unit.strip().rpartition(" ")
+    if base not in ZH_BASE_WORDS or word not in ZH_SCALE_WORDS:
+        return unit
+    return ZH_SCALE_WORDS[word] + ZH_BASE_WORDS[base]
+
+
 # --------------------------------------------------------------------------- parsing numbers
 
 

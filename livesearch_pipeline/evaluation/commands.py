@@ -18,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     # `livesearch agent run` lives with the agents (evaluation/agents/cli.py).
     from livesearch_pipeline.evaluation.agents.cli import register_agent_commands
 
-    _register_agent_registry(register_agent_commands(subparsers))
+    actions = register_agent_commands(subparsers)
+    _register_agent_registry(actions)
+    _register_inspect_import(actions)
 
 
 def default_llm_cache_dir() -> Path:
@@ -291,4 +293,44 @@ def _agent_list(args: argparse.Namespace) -> int:
     for spec in specs:
         options = spec.model_dump(exclude={"name", "kind"}, exclude_defaults=True)
         print(f"{spec.name}\t{spec.kind}\t{options or ''}")
+    return 0
+
+
+# --------------------------------------------------------------------------- Inspect AI runs
+
+
+def _register_inspect_import(actions: argparse._SubParsersAction) -> None:
+    parser = actions.add_parser(
+        "import-inspect", help="turn an Inspect AI log of livesearch_pipeline/livesearch into an evaluated run",
+        description="Writes predictions.jsonl (with lang and usage), predictions.meta.json and trajectories.jsonl "
+        "from the log's samples into --out, then evaluates them as `livesearch evaluate` does (verdicts.jsonl, "
+        "summary.json), so the run ranks on the day's leaderboard. A -T lang=both log writes a second run, "
+        "<out>-zh, for its Chinese samples. Exit 2, nothing written, when the log is not a run of the task.",
+    )
+    parser.add_argument("log", type=Path, help="an Inspect log (.eval or .json) of the livesearch task")
+    parser.add_argument("--out", type=Path, required=True, help="run folder, e.g. data/runs/<D>/<agent>")
+    parser.add_argument("--agent", default=None, help="agent name (default: inspect-<tools>-<model>)")
+    parser.add_argument("--judge-model", default=None, help="LLM judge (default: $LIVESEARCH_JUDGE_MODEL; none: "
+                        "deterministic only)")
+    parser.set_defaults(func=_import_inspect)
+
+
+def _import_inspect(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.evaluation.inspect_import import InspectImportError, import_inspect_log
+    from livesearch_pipeline.evaluation.judge import judge_from_settings
+    from livesearch_pipeline.infra.llm import LLMSettings
+
+    settings = LLMSettings.from_env()
+    judge = judge_from_settings(args.judge_model or settings.judge_model, cache_dir=default_llm_cache_dir(),
+                                api_base=settings.api_base, api_key=settings.api_key)
+    try:
+        runs = import_inspect_log(args.log, args.out, agent=args.agent, judge=judge)
+    except (InspectImportError, ValueError, OSError) as exc:
+        return _fail("agent import-inspect", f"{exc} (nothing written)")
+    for run in runs:
+        s = run.result.summary
+        usage = s.usage
+        cost = "unknown" if usage is None or usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+        print(f"{s.agent} on {s.gold_date}: accuracy {s.accuracy:.1%} ({s.correct}/{s.n_scored}), "
+              f"{run.predictions} predictions, cost {cost} -> {run.out_dir}")
     return 0

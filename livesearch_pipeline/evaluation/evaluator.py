@@ -36,9 +36,16 @@ Output: `verdicts.jsonl` and `summary.json` in one directory, written as one uni
 `write_evaluation`): the summary records the verdicts' sha256, and a run counts as evaluated
 only when both exist and agree (`load_evaluation`).
 
-Language breakdown: "zh" for questions served with a Chinese text (`question_zh`, i.e.
-Chinese-market entities), "en" otherwise. Predictions do not record which text the agent read,
-so the served question is the only reliable, agent-independent signal.
+Language breakdown: `by_language` is by the question ("zh" for questions served with a Chinese
+text, `question_zh`, i.e. Chinese-market entities; "en" otherwise), `by_answer_language` by the
+text the agent answered (`Prediction.lang`, absent = "en"; a missing prediction counts as "en").
+A prediction's `lang` decides the unit a bare number is read in (`core.matching`); one that says
+"zh" for a question without a Chinese text is refused.
+
+Usage: `usage` sums what the predictions record (`Prediction.usage`: model and tool calls,
+tokens, cost, time) over the scoring set, with the cost per correct answer; it is None when no
+prediction records usage (baselines without a model), and its cost is None when any recorded
+question's cost is unknown (a local or unpriced model).
 """
 
 from __future__ import annotations
@@ -58,13 +65,16 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl, read_jsonl, read_jsonl_bytes, render_jsonl
+from livesearch_pipeline.core.lexicon import LexiconError, load_lexicon
 from livesearch_pipeline.core.matching import MatchOutcome, match_answer, normalize_text
+from livesearch_pipeline.core.normalize import reading_unit
 from livesearch_pipeline.core.models import (
     GoldAnswer,
     Prediction,
     PredictionRunMeta,
     ServedQuestion,
     SnapshotManifest,
+    Usage,
     Verdict,
 )
 from livesearch_pipeline.core.pool import is_instrument, visibility_band
@@ -249,19 +259,41 @@ class PendingJudgement:
     gold: GoldAnswer
     answer: str
     outcome: MatchOutcome
+    lang: str = "en"  # the text the answer replies to
 
 
 def _verdict(qid: str, gold: GoldAnswer, correct: bool | None, judge: str, reason: str, error: str | None = None) -> Verdict:
     return Verdict(qid=qid, correct=correct, rule=gold.match.rule, judge=judge, reason=reason, error=error)
 
 
-def _match(gold: GoldAnswer, answer: str) -> MatchOutcome:
+def label_aliases(value: object) -> tuple[str, ...]:
+    """The other names of a text gold value in the lexicon's reviewed labels (both languages)."""
+    if not isinstance(value, str):
+        return ()
+    try:
+        return load_lexicon().label_names(value)
+    except LexiconError as exc:
+        raise EvaluationError(f"the label glossary cannot be read: {exc}") from exc
+
+
+def _match(gold: GoldAnswer, answer: str, lang: str = "en") -> MatchOutcome:
     if gold.value is None:
         raise EvaluationError(f"{gold.qid}: gold status 'ok' without a value")
     try:
-        return match_answer(gold.match, gold.value, answer, gold_unit=gold.unit)
+        return match_answer(gold.match, gold.value, answer, gold_unit=gold.unit, lang=lang,
+                            aliases=label_aliases(gold.value))
     except ValueError as exc:
         raise EvaluationError(f"{gold.qid}: the gold's rule or unit cannot score answers: {exc}") from exc
+
+
+def check_answer_languages(served: Sequence[ServedQuestion], predictions: Sequence[Prediction],
+                           predictions_path: Path) -> None:
+    """Refuse predictions that say they answer a Chinese text the question does not have."""
+    has_zh = {q.qid for q in served if q.question_zh}
+    wrong = [p.qid for p in predictions if p.lang == "zh" and p.qid not in has_zh]
+    if wrong:
+        raise EvaluationError(f"predictions {predictions_path} say lang 'zh' for {_name_qids(wrong)} "
+                              "served without a Chinese text (question_zh); answer those in 'en'")
 
 
 def too_long_reason() -> str:
@@ -278,13 +310,13 @@ def score_deterministic(gold: GoldAnswer, prediction: Prediction | None) -> tupl
         return _verdict(gold.qid, gold, False, DETERMINISTIC, reason), None
     if len(answer) > MAX_ANSWER_CHARS:
         return _verdict(gold.qid, gold, False, DETERMINISTIC, too_long_reason()), None
-    outcome = _match(gold, answer)
+    outcome = _match(gold, answer, prediction.answer_lang)
     verdict = _verdict(gold.qid, gold, outcome.correct, DETERMINISTIC, outcome.reason)
     return verdict, (outcome if outcome.needs_judge else None)
 
 
-def _question_text(question: ServedQuestion, answer: str) -> str:
-    if question.question_zh and detect_language(answer) == "zh":
+def _question_text(question: ServedQuestion, answer: str, lang: str = "en") -> str:
+    if question.question_zh and (lang == "zh" or detect_language(answer) == "zh"):
         return question.question_zh
     return question.question
 
@@ -304,20 +336,21 @@ def _extraction_is_grounded(gold: GoldAnswer, pending: PendingJudgement, extract
 
 def settle_with_judge(pending: PendingJudgement, judge: LLMJudge) -> Verdict:
     gold, answer = pending.gold, pending.answer
-    question = _question_text(pending.question, answer)
+    question = _question_text(pending.question, answer, pending.lang)
     if gold.match.rule == "semantic":
         judgement = judge.judge_semantic(question, gold.answer or str(gold.value), answer)
         if judgement.error is not None:
             return _verdict(gold.qid, gold, None, judge.label, "semantic judgement failed", judgement.error)
         return _verdict(gold.qid, gold, judgement.correct, judge.label, f"semantic: {judgement.reason}")
-    extraction = judge.extract_final_answer(question, answer, unit=gold.match.unit or gold.unit)
+    unit = reading_unit(gold.match.unit, pending.lang) or gold.unit
+    extraction = judge.extract_final_answer(question, answer, unit=unit)
     if extraction.error is not None:
         return _verdict(gold.qid, gold, None, judge.label, "final-answer extraction failed", extraction.error)
     if extraction.final_answer is None:
         return _verdict(
             gold.qid, gold, False, judge.label, f"no single final value in the answer: {extraction.reason}"
         )
-    outcome = _match(gold, extraction.final_answer)
+    outcome = _match(gold, extraction.final_answer, pending.lang)
     if not _extraction_is_grounded(gold, pending, extraction.final_answer, outcome):
         return _verdict(
             gold.qid, gold, None, judge.label, "final-answer extraction failed",
@@ -338,6 +371,44 @@ class Bucket(BaseModel):
     correct: int
     judge_errors: int
     accuracy: float
+
+
+class RunUsage(BaseModel):
+    """The run's usage over the scoring set, summed from its predictions' `usage`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    questions_with_usage: int  # scoring qids whose prediction records usage
+    model_calls: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None when a recorded question's cost is unknown (local/unpriced model)
+    cost_per_correct_usd: float | None  # cost_usd / correct; None without a cost or a correct answer
+    wall_s: float  # summed per-question time
+    run_wall_s: float | None  # the run's started_at -> finished_at (meta), when finished
+
+
+def summarise_usage(predictions: Iterable[Prediction], correct: int,
+                    meta: PredictionRunMeta | None) -> RunUsage | None:
+    usages: list[Usage] = [p.usage for p in predictions if p.usage is not None]
+    if not usages:
+        return None
+    costs = [u.cost_usd for u in usages]
+    cost = None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)
+    run_wall = None
+    if meta is not None and meta.finished_at is not None:
+        run_wall = round((meta.finished_at - meta.started_at).total_seconds(), 3)
+    return RunUsage(
+        questions_with_usage=len(usages),
+        model_calls=sum(u.model_calls for u in usages),
+        tool_calls=sum(u.tool_calls for u in usages),
+        input_tokens=sum(u.input_tokens for u in usages),
+        output_tokens=sum(u.output_tokens for u in usages),
+        cost_usd=cost,
+        cost_per_correct_usd=round(cost / correct, 6) if cost is not None and correct else None,
+        wall_s=round(sum(u.wall_s for u in usages), 3),
+        run_wall_s=run_wall,
+    )
 
 
 class EvaluationSummary(BaseModel):
@@ -389,6 +460,9 @@ class EvaluationSummary(BaseModel):
     by_visibility_band: dict[str, Bucket]
     by_language: dict[str, Bucket]
     by_refresh_class: dict[str, Bucket]
+    # By the text answered (Prediction.lang); None in summaries written before it was recorded.
+    by_answer_language: dict[str, Bucket] | None = None
+    usage: RunUsage | None = None
     by_tier_and_visibility: dict[str, dict[str, Bucket]]
     verdicts_sha256: str  # of verdicts.jsonl beside it: the pair is complete only when they agree
 
@@ -506,6 +580,9 @@ def summarise(
         by_visibility_band=_group((visibility_band(q.visibility, q.asset_class), v) for q, v in rows),
         by_language=_group((language_of(q), v) for q, v in rows),
         by_refresh_class=_group((q.refresh_class, v) for q, v in rows),
+        by_answer_language=_group(
+            ((predicted[q.qid].answer_lang if q.qid in predicted else "en"), v) for q, v in rows),
+        usage=summarise_usage(predicted.values(), correct, meta),
         by_tier_and_visibility=tier_vis,
         verdicts_sha256=sha256_bytes(render_verdicts(verdicts)),
     )
@@ -537,6 +614,7 @@ def evaluate(
         served, gold, predictions, meta,
         served_path=served_path, gold_path=gold_path, predictions_path=predictions_path,
     )
+    check_answer_languages(served, predictions, predictions_path)
     if judge is not None and meta is not None and meta.model:
         try:
             ensure_judge_independent(judge.model, {meta.agent: meta.model})
@@ -554,7 +632,8 @@ def evaluate(
         verdict, undecided = score_deterministic(gold_answer, prediction)
         verdicts[question.qid] = verdict
         if undecided is not None and prediction is not None and prediction.answer is not None:
-            pending.append(PendingJudgement(question, gold_answer, prediction.answer, undecided))
+            pending.append(PendingJudgement(question, gold_answer, prediction.answer, undecided,
+                                            prediction.answer_lang))
     unresolved = 0
     if pending and judge is not None:
         with ThreadPoolExecutor(max_workers=max(1, judge_concurrency)) as pool:

@@ -14,6 +14,12 @@ verdicts form a complete evaluation (`load_evaluation`); an interrupted one is l
 unranked. Gold recomputed after its day's cut-off (a provider without a point-in-time clock,
 backfilled late) is marked in the board's notes.
 
+Each row also carries accuracy by language — of the question (`by_language`: a Chinese text was
+served) and of the text answered (`by_answer_language`) — and the run's usage from its summary
+(tool calls, tokens, cost in USD and cost per correct answer, wall time); the markdown lists
+them in a second table. A cost is "-" when it is unknown (a local or unpriced model) and a
+baseline without a model has no usage.
+
 The chart of accuracy by visibility level and tier is written twice: as a table (CSV) and as a
 PNG (one panel per tier, one line per ranked agent), drawn with matplotlib's Agg backend under
 its default style with no timestamp or software tag, so the same leaderboard gives the same bytes.
@@ -35,6 +41,7 @@ from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.evaluation.evaluator import (
     SUMMARY_FILE,
     EvaluationSummary,
+    RunUsage,
     IncompleteEvaluationError,
     load_evaluation,
     load_summary,
@@ -81,6 +88,9 @@ class LeaderboardRow(_Row):
     by_tier: dict[str, float]
     by_asset_class: dict[str, float]
     run_dir: str
+    by_language: dict[str, float] = {}
+    by_answer_language: dict[str, float] = {}
+    usage: RunUsage | None = None
 
 
 class UnrankedRun(_Row):
@@ -214,6 +224,9 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None) -> L
                 by_tier={k: b.accuracy for k, b in s.by_tier.items()},
                 by_asset_class={k: b.accuracy for k, b in s.by_asset_class.items()},
                 run_dir=str(run.run_dir),
+                by_language={k: b.accuracy for k, b in s.by_language.items()},
+                by_answer_language={k: b.accuracy for k, b in (s.by_answer_language or {}).items()},
+                usage=s.usage,
             )
         )
     chart = [
@@ -260,6 +273,7 @@ def render_markdown(board: Leaderboard) -> str:
             *(f"{row.by_tier[t]:.1%}" if t in row.by_tier else "-" for t in tiers), flags,
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += _usage_table(board)
     if board.judge_models:
         lines += ["", f"Judge: {', '.join(board.judge_models)}"]
     if board.unranked:
@@ -268,6 +282,29 @@ def render_markdown(board: Leaderboard) -> str:
     if board.notes:
         lines += ["", *(f"Note: {n}" for n in board.notes)]
     return "\n".join(lines) + "\n"
+
+
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def _usage_table(board: Leaderboard) -> list[str]:
+    """Accuracy by the language answered, and what each run cost (tokens, tools, USD, time)."""
+    header = ["rank", "agent", "answered en", "answered zh", "tool calls", "input tokens", "output tokens",
+              "cost", "cost per correct", "wall s"]
+    lines = ["", "## Languages and usage", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in board.rows:
+        u = row.usage
+        by_lang = row.by_answer_language
+        cells = [str(row.rank), row.agent,
+                 *(f"{by_lang[k]:.1%}" if k in by_lang else "-" for k in ("en", "zh"))]
+        if u is None:
+            cells += ["-"] * 6
+        else:
+            cells += [str(u.tool_calls), str(u.input_tokens), str(u.output_tokens), _usd(u.cost_usd),
+                      _usd(u.cost_per_correct_usd), f"{u.wall_s:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def render_chart_csv(board: Leaderboard) -> str:

@@ -14,6 +14,12 @@ Every LLM call of the project (the judge, the agents, the construction verbalize
   error, not a silent miss.
 - retries with exponential backoff on rate limits, timeouts and server-side failures only;
   any other error (bad request, authentication, ...) is raised at once as `LLMError`.
+- fail fast on configuration: an error every call would hit — missing or refused credentials,
+  a model the provider does not know, an endpoint that refuses connections before any call to
+  it succeeded — is raised at once as `LLMConfigurationError`, one line naming the fix, so a
+  run stops at its first question instead of recording the same error on every one.
+- an OpenAI-compatible endpoint given by `api_base` works without a key (local servers such as
+  vLLM or llama.cpp need none; the OpenAI client refuses to send a request without one).
 
 Configuration: Dagster code gets it from the `llm` resource (`defs/resources.LLMResource`); the
 command line reads LIVESEARCH_LLM_MODEL, LIVESEARCH_LLM_API_BASE, LIVESEARCH_LLM_API_KEY and
@@ -27,6 +33,7 @@ import asyncio
 import hashlib
 import json
 import os
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +60,81 @@ _RETRYABLE_ERRORS = (
 
 class LLMError(RuntimeError):
     """An LLM call failed for good (non-retryable error, or retries exhausted)."""
+
+
+class LLMConfigurationError(LLMError):
+    """An error every call with this configuration would hit; the message names the fix."""
+
+
+# Sent as the key to an OpenAI-compatible `api_base` when none is configured: such local servers
+# ignore it, and the OpenAI client will not send a request without one.
+NO_KEY_FOR_LOCAL_ENDPOINT = "no-key-configured"
+_OPENAI_COMPATIBLE_PREFIXES = ("openai/", "hosted_vllm/", "text-completion-openai/")
+_AUTH_ERRORS = ("AuthenticationError", "PermissionDeniedError")
+_UNKNOWN_MODEL_ERRORS = ("NotFoundError",)
+_CONNECTION_REFUSED = ("connection refused", "name or service not known", "nodename nor servname",
+                       "all connection attempts failed", "temporary failure in name resolution")
+# (model, api_base) pairs that answered once in this process: a later connection error is transient.
+_REACHED: set[tuple[str, str | None]] = set()
+
+
+def _one_line(exc: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _refused_connection(exc: BaseException) -> bool:
+    """Whether the error chain holds a refused or unresolvable connection (litellm reports one as
+    an InternalServerError "Connection error.", with httpx's ConnectError as its cause)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        if type(current).__name__ == "ConnectError" and any(
+                marker in str(current).casefold() for marker in _CONNECTION_REFUSED):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def configuration_error(exc: BaseException, *, model: str, api_base: str | None) -> LLMConfigurationError | None:
+    """The configuration error `exc` is (every call would fail alike), or None for any other."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    message = str(exc).casefold()
+    where = api_base or "the provider"
+    if names & set(_AUTH_ERRORS) or "missing credentials" in message or "api_key client option" in message:
+        return LLMConfigurationError(
+            f"{model}: no usable credentials for {where} ({_one_line(exc)}); fix: set LIVESEARCH_LLM_API_KEY "
+            "(or the provider's own variable such as OPENAI_API_KEY), or point --api-base at a local "
+            "OpenAI-compatible server, which needs no key")
+    if names & set(_UNKNOWN_MODEL_ERRORS) or "llm provider not provided" in message or "model_not_found" in message:
+        return LLMConfigurationError(
+            f"{model}: {where} does not know this model ({_one_line(exc)}); fix: pass --model as a litellm "
+            "model string <provider>/<model> that the endpoint serves (e.g. openai/gpt-4o-mini)")
+    if (model, api_base) not in _REACHED and _refused_connection(exc):
+        return LLMConfigurationError(
+            f"{model}: cannot connect to {where} ({_one_line(exc)}); fix: start the server or correct "
+            "--api-base / LIVESEARCH_LLM_API_BASE")
+    return None
+
+
+def token_cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, api_base: str | None = None) -> float | None:
+    """The tokens' price in USD from litellm's (offline) price map; None when it cannot be known.
+
+    None for a model on a self-hosted or proxy endpoint (`api_base`: the map prices the
+    provider's own API, not someone's server) and for a model the map does not list.
+    """
+    if api_base is not None:
+        return None
+    try:
+        prompt_cost, completion_cost = litellm_module().cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    except Exception:  # litellm raises its own (varied) errors for unmapped models
+        return None
+    total = float(prompt_cost) + float(completion_cost)
+    return total if total >= 0 else None
 
 
 def litellm_module() -> Any:
@@ -250,6 +332,9 @@ def _litellm_kwargs(
     kwargs["timeout"] = timeout_s
     if api_key:
         kwargs["api_key"] = api_key
+    elif request.get("api_base") and str(request["model"]).startswith(_OPENAI_COMPATIBLE_PREFIXES) \
+            and not os.environ.get("OPENAI_API_KEY"):
+        kwargs["api_key"] = NO_KEY_FOR_LOCAL_ENDPOINT
     if mock_response is not None:
         kwargs["mock_response"] = mock_response
     return kwargs
@@ -324,7 +409,11 @@ class _Call:
         return LLMResponse.from_payload(hit, cached=True, cache_key=self.key) if hit is not None else None
 
     def retry_delay(self, exc: Exception, attempt: int, retry: RetryPolicy) -> float:
-        """Seconds to wait before attempt `attempt + 1`; LLMError when `exc` must not be retried."""
+        """Seconds to wait before attempt `attempt + 1`; LLMError when `exc` must not be retried
+        (LLMConfigurationError when no call with this configuration can succeed)."""
+        configuration = configuration_error(exc, model=self.request["model"], api_base=self.request.get("api_base"))
+        if configuration is not None:
+            raise configuration from exc
         if not is_retryable(exc) or attempt >= retry.attempts:
             raise LLMError(
                 f"{self.request['model']}: LLM call failed after {attempt} attempt(s): {_describe(exc)}"
@@ -332,6 +421,7 @@ class _Call:
         return _delay_for(exc, attempt, retry)
 
     def finish(self, raw: Any) -> LLMResponse:
+        _REACHED.add((self.request["model"], self.request.get("api_base")))
         payload = _response_payload(raw)
         if self.cache is not None:
             self.cache.put(self.key, self.request, payload)

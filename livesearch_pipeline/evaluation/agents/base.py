@@ -4,7 +4,14 @@ The runner asks questions concurrently with bounded parallelism, appends each pr
 `predictions.jsonl` as soon as it exists (write, flush, fsync: an interrupted run loses at
 most the line being written), and resumes an interrupted run without re-asking the questions
 already answered. An agent failing on one question is recorded on that question's line
-(`Prediction.error`) and the run goes on.
+(`Prediction.error`) and the run goes on — except for an error every question would hit (no
+credentials, an unknown model, an unreachable endpoint: `ChatModelConfigurationError`), which
+stops the run at once with `AgentConfigurationError`, the question unrecorded so a fixed rerun
+asks it.
+
+Beside the predictions, `trajectories.jsonl` holds one line per answered question
+(`TrajectoryLine`: the conversation's messages, the tool calls with their arguments, usage),
+kept in step with the predictions on resume.
 """
 
 from __future__ import annotations
@@ -22,25 +29,31 @@ from typing import Protocol, Sequence
 from pydantic import ValidationError
 
 from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl_numbered
-from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ServedQuestion
+from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ServedQuestion, TrajectoryLine
 from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.core.qid import qid_set_hash
+from livesearch_pipeline.evaluation.agents.chat import ChatModelConfigurationError
 from livesearch_pipeline.evaluation.evaluator import load_served
 
 # Served files are read exactly as the evaluator reads them (`load_served` and `qid_set_hash`
 # are re-exported), so a run's qid-set hash always equals the one the evaluator computes.
-__all__ = ["Agent", "AgentRunError", "RunReport", "date_from_served_path", "load_served", "qid_set_hash",
+__all__ = ["Agent", "AgentConfigurationError", "AgentRunError", "RunReport", "date_from_served_path", "load_served", "qid_set_hash",
            "read_predictions_for_resume", "run_agent"]
 
 log = logging.getLogger(__name__)
 
 PREDICTIONS_FILE = "predictions.jsonl"
 META_FILE = "predictions.meta.json"
+TRAJECTORIES_FILE = "trajectories.jsonl"
 _SERVED_NAME = re.compile(r"served_questions_(\d{4}-\d{2}-\d{2})\.jsonl$")
 
 
 class AgentRunError(RuntimeError):
     """The run cannot start or resume: bad inputs, or an output folder holding another run."""
+
+
+class AgentConfigurationError(AgentRunError):
+    """The agent's configuration fails every question (credentials, model, endpoint): run stopped."""
 
 
 class Agent(Protocol):
@@ -107,21 +120,61 @@ def prediction_line(prediction: Prediction) -> bytes:
     return (prediction.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
 
 
+def trajectory_of(prediction: Prediction) -> TrajectoryLine:
+    """The trajectory line of a prediction: its conversation (none for agents without a model)
+    and the tool calls of its trace."""
+    tool_calls = [entry for entry in prediction.trace or [] if entry.get("type") == "tool"]
+    return TrajectoryLine(qid=prediction.qid, lang=prediction.answer_lang, messages=prediction.messages or [],
+                          tool_calls=tool_calls, usage=prediction.usage, error=prediction.error)
+
+
+def trajectory_line(prediction: Prediction) -> bytes:
+    return (trajectory_of(prediction).model_dump_json(exclude_none=True) + "\n").encode("utf-8")
+
+
+def _keep_trajectories(path: Path, qids: set[str]) -> None:
+    """Rewrite `path` with the lines of `qids` only (a resumed run's answered questions): lines of
+    questions asked again, and a torn last line, go. Unreadable lines are dropped too: the
+    trajectories are a record beside the predictions, which stay the run's source of truth."""
+    if not path.exists():
+        return
+    kept: list[bytes] = []
+    for raw in path.read_bytes().splitlines(keepends=True):
+        if not raw.endswith(b"\n"):
+            continue
+        try:
+            line = TrajectoryLine.model_validate_json(raw)
+        except ValidationError:
+            log.warning("%s: dropping an unreadable trajectory line", path)
+            continue
+        if line.qid in qids:
+            kept.append(raw)
+    write_atomic(path, b"".join(kept))
+
+
 class _PredictionAppender:
-    """Appends one line per prediction and forces it to disk before returning.
+    """Appends one line per prediction (and its trajectory line) and forces them to disk.
 
-    Called from the event loop without awaiting in between, so lines never interleave."""
+    Called from the event loop without awaiting in between, so lines never interleave. The
+    trajectory goes first: a prediction on disk always has its trajectory."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, trajectories: Path | None = None) -> None:
+        self._trajectories = trajectories.open("ab") if trajectories is not None else None
         self._handle = path.open("ab")
 
     def append(self, prediction: Prediction) -> None:
+        if self._trajectories is not None:
+            self._trajectories.write(trajectory_line(prediction))
+            self._trajectories.flush()
+            os.fsync(self._trajectories.fileno())
         self._handle.write(prediction_line(prediction))
         self._handle.flush()
         os.fsync(self._handle.fileno())
 
     def close(self) -> None:
         self._handle.close()
+        if self._trajectories is not None:
+            self._trajectories.close()
 
 
 # --------------------------------------------------------------------------- runner
@@ -178,6 +231,7 @@ def _prepare_output(
     if retry_errors and any(p.error for p in done.values()):
         done = {qid: p for qid, p in done.items() if not p.error}
         write_atomic(predictions_path, b"".join(prediction_line(p) for p in done.values()))
+    _keep_trajectories(out_dir / TRAJECTORIES_FILE, set(done))
     write_atomic(meta_path, wanted.model_dump_json(indent=2).encode("utf-8") + b"\n")
     return wanted, done
 
@@ -185,6 +239,8 @@ def _prepare_output(
 async def _ask(agent: Agent, question: ServedQuestion) -> Prediction:
     try:
         prediction = await agent.answer(question)
+    except ChatModelConfigurationError as exc:
+        raise AgentConfigurationError(f"{question.qid}: {exc}") from exc
     except Exception as exc:  # one failing question must not stop the run; it is recorded
         log.warning("%s: %s failed: %s: %s", question.qid, agent.name, type(exc).__name__, exc)
         return Prediction(qid=question.qid, answer=None, error=f"{type(exc).__name__}: {exc}")
@@ -225,7 +281,7 @@ async def run_agent(
         queue: asyncio.Queue[ServedQuestion] = asyncio.Queue()
         for question in pending:
             queue.put_nowait(question)
-        appender = _PredictionAppender(predictions_path)
+        appender = _PredictionAppender(predictions_path, out_dir / TRAJECTORIES_FILE)
 
         async def worker() -> None:
             nonlocal errors
@@ -236,7 +292,12 @@ async def run_agent(
                 appender.append(prediction)
 
         try:
-            await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)))))
+            # A task group: a configuration error in one worker cancels the others at once.
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(concurrency, len(pending))):
+                    group.create_task(worker())
+        except BaseExceptionGroup as failed:  # the first worker's error, as asyncio.gather raised it
+            raise failed.exceptions[0] from None
         finally:
             appender.close()
     finished = meta.model_copy(update={"finished_at": _now()})

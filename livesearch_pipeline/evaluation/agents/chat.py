@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
-from livesearch_pipeline.infra.llm import LLMError, LLMSettings, RetryPolicy, acomplete
+from livesearch_pipeline.infra.llm import (
+    LLMConfigurationError,
+    LLMError,
+    LLMSettings,
+    RetryPolicy,
+    acomplete,
+    token_cost_usd,
+)
 
 Message = dict[str, Any]
 ToolSchema = dict[str, Any]
@@ -22,6 +29,10 @@ ToolSchema = dict[str, Any]
 
 class ChatModelError(RuntimeError):
     """The model could not be reached, or failed for good after retries."""
+
+
+class ChatModelConfigurationError(ChatModelError):
+    """An error every question would hit (credentials, model name, endpoint): the run must stop."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +49,9 @@ class ModelTurn:
     content: str | None
     tool_calls: tuple[ToolCallRequest, ...] = ()
     total_tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None  # litellm's price map; None for a local or unpriced model
 
     def as_message(self) -> Message:
         """The assistant message to append to the conversation (OpenAI chat format)."""
@@ -91,6 +105,8 @@ class LitellmChatModel:
                 api_base=self.api_base, api_key=self.api_key, max_tokens=self.max_output_tokens,
                 timeout_s=self.request_timeout_s, retry=self.retry,
             )
+        except LLMConfigurationError as exc:
+            raise ChatModelConfigurationError(str(exc)) from exc
         except LLMError as exc:
             raise ChatModelError(str(exc)) from exc
         return ModelTurn(
@@ -98,4 +114,8 @@ class LitellmChatModel:
             tool_calls=tuple(ToolCallRequest(id=c.id, name=c.name, arguments=c.arguments)
                              for c in response.tool_calls),
             total_tokens=response.prompt_tokens + response.completion_tokens,
+            input_tokens=response.prompt_tokens,
+            output_tokens=response.completion_tokens,
+            cost_usd=token_cost_usd(self.model, response.prompt_tokens, response.completion_tokens,
+                                    api_base=self.api_base),
         )

@@ -68,6 +68,9 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
     llm.add_argument("--max-tokens", type=_positive_int, default=LoopLimits.max_tokens,
                      help="total tokens per question")
     llm.add_argument("--time-limit", type=float, default=LoopLimits.time_limit_s, help="seconds per question")
+    llm.add_argument("--lang", choices=("en", "zh"), default="en",
+                     help="closed-book, plugin: the text to ask, 'zh' = the Chinese text where a question has one "
+                          "(each prediction records the text answered; default en)")
     llm.add_argument("--llm-cache", type=Path, default=None,
                      help="request-hash cache folder for model calls (default: $LIVESEARCH_DATA_DIR/cache/llm)")
     web = run.add_argument_group("web agent")
@@ -136,7 +139,7 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
     elif args.agent == "closed-book":
         from livesearch_pipeline.evaluation.agents.closed_book import ClosedBookAgent
 
-        yield ClosedBookAgent(chat_model=_chat_model(args), as_of=as_of)
+        yield ClosedBookAgent(chat_model=_chat_model(args), as_of=as_of, lang=args.lang)
     elif args.agent == "web":
         import httpx
 
@@ -156,7 +159,7 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
         services = frozenset(s.strip() for s in args.services.split(",") if s.strip()) if args.services else None
         async with _data_client(args, as_of) as client:
             yield PluginAgent(chat_model=_chat_model(args), source=client, as_of=as_of,
-                              limits=_limits(args), services=services)
+                              limits=_limits(args), services=services, lang=args.lang)
 
 
 async def _run(args: argparse.Namespace, as_of: dt.date) -> RunReport:

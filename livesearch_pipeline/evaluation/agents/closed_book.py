@@ -11,9 +11,14 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from livesearch_pipeline.core.models import Prediction, ServedQuestion
-from livesearch_pipeline.evaluation.agents.chat import ChatModel, ChatModelError
-from livesearch_pipeline.evaluation.agents.loop import FINAL_ANSWER_INSTRUCTION, extract_final_answer
+from livesearch_pipeline.core.models import AnswerLanguage, Prediction, ServedQuestion
+from livesearch_pipeline.evaluation.agents.chat import ChatModel, ChatModelConfigurationError, ChatModelError
+from livesearch_pipeline.evaluation.agents.loop import (
+    FINAL_ANSWER_INSTRUCTION,
+    UsageMeter,
+    extract_final_answer,
+    question_text,
+)
 
 CLOSED_BOOK_SYSTEM_PROMPT = (
     "You are a financial analyst answering questions about markets, companies, funds and the "
@@ -28,6 +33,7 @@ class ClosedBookAgent:
     as_of: dt.date
     system_prompt: str = CLOSED_BOOK_SYSTEM_PROMPT
     name: str = "closed-book"
+    lang: AnswerLanguage = "en"  # "zh": the Chinese text where the question has one
 
     @property
     def model(self) -> str:
@@ -38,21 +44,30 @@ class ClosedBookAgent:
 
     async def answer(self, question: ServedQuestion) -> Prediction:
         started = time.monotonic()
+        meter = UsageMeter()
+        text, lang = question_text(question, self.lang)
         messages = [{"role": "system", "content": self.system_prompt.format(today=self.as_of.isoformat())},
-                    {"role": "user", "content": question.question}]
+                    {"role": "user", "content": text}]
         try:
             turn = await self.chat_model.complete(messages, [])
+        except ChatModelConfigurationError:
+            raise  # every question would fail the same way: the runner stops the run
         except ChatModelError as exc:
-            return Prediction(qid=question.qid, error=f"model error: {exc}",
-                              trace=[{"type": "stopped", "reason": str(exc)}])
+            return Prediction(qid=question.qid, lang=lang, error=f"model error: {exc}",
+                              trace=[{"type": "stopped", "reason": str(exc)}],
+                              usage=meter.usage()).with_messages(messages)
+        meter.add_turn(turn)
+        messages.append(turn.as_message())
         trace: list[dict[str, object]] = [{"type": "model", "step": 1, "tokens": turn.total_tokens,
                                            "content": turn.content, "tool_calls": []}]
         if turn.tool_calls or not (turn.content or "").strip():
             error = "the model returned no text answer" + (" (it asked for tools it does not have)"
                                                           if turn.tool_calls else "")
             trace.append({"type": "stopped", "reason": error})
-            return Prediction(qid=question.qid, error=error, trace=trace)
+            return Prediction(qid=question.qid, lang=lang, error=error, trace=trace,
+                              usage=meter.usage()).with_messages(messages)
         answer, explicit = extract_final_answer(turn.content or "")
         trace.append({"type": "final", "answer": answer, "explicit_final_line": explicit,
                       "elapsed_s": round(time.monotonic() - started, 3)})
-        return Prediction(qid=question.qid, answer=answer, trace=trace)
+        return Prediction(qid=question.qid, answer=answer, lang=lang, trace=trace,
+                          usage=meter.usage()).with_messages(messages)

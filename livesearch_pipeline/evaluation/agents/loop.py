@@ -15,8 +15,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence
 
-from livesearch_pipeline.core.models import Prediction, ServedQuestion
-from livesearch_pipeline.evaluation.agents.chat import ChatModel, ChatModelError, Message, ToolCallRequest
+from livesearch_pipeline.core.models import AnswerLanguage, Prediction, ServedQuestion, Usage
+from livesearch_pipeline.evaluation.agents.chat import (
+    ChatModel,
+    ChatModelConfigurationError,
+    ChatModelError,
+    Message,
+    ModelTurn,
+    ToolCallRequest,
+)
 
 TraceEntry = dict[str, object]
 
@@ -88,6 +95,34 @@ class _LimitReached(Exception):
     pass
 
 
+def question_text(question: ServedQuestion, lang: AnswerLanguage) -> tuple[str, AnswerLanguage]:
+    """The text put to the model and its language: the Chinese text when asked for and served."""
+    if lang == "zh" and question.question_zh:
+        return question.question_zh, "zh"
+    return question.question, "en"
+
+
+class UsageMeter:
+    """Counts one question's model calls, tokens, cost and tool calls as the loop runs."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.model_calls = self.tool_calls = self.input_tokens = self.output_tokens = 0
+        self.cost: float | None = 0.0
+
+    def add_turn(self, turn: ModelTurn) -> None:
+        self.model_calls += 1
+        self.input_tokens += turn.input_tokens
+        self.output_tokens += turn.output_tokens
+        self.cost = None if self.cost is None or turn.cost_usd is None else self.cost + turn.cost_usd
+
+    def usage(self) -> Usage:
+        return Usage(model_calls=self.model_calls, tool_calls=self.tool_calls, input_tokens=self.input_tokens,
+                     output_tokens=self.output_tokens,
+                     cost_usd=None if self.cost is None or not self.model_calls else round(self.cost, 8),
+                     wall_s=round(time.monotonic() - self.started, 3))
+
+
 async def run_tool_loop(
     question: ServedQuestion,
     *,
@@ -95,31 +130,46 @@ async def run_tool_loop(
     system_prompt: str,
     tools: Sequence[AgentTool],
     limits: LoopLimits,
+    lang: AnswerLanguage = "en",
 ) -> Prediction:
-    """Answer one question with the model and tools; never raises for model or tool trouble."""
+    """Answer one question with the model and tools; never raises for model or tool trouble,
+    except `ChatModelConfigurationError` (an error every question would hit: the run stops).
+
+    `lang` "zh" puts the question's Chinese text to the model when it has one; the prediction
+    records the text answered and the question's usage, and carries the conversation.
+    """
     trace: list[TraceEntry] = []
+    text, asked_lang = question_text(question, lang)
     messages: list[Message] = [
         {"role": "system", "content": system_prompt},
-        {"role": "user", "content": question.question},
+        {"role": "user", "content": text},
     ]
-    started = time.monotonic()
+    meter = UsageMeter()
+    started = meter.started
     try:
         async with asyncio.timeout(limits.time_limit_s):
-            answer = await _converse(messages, trace, model=model, tools=tools, limits=limits)
+            answer = await _converse(messages, trace, model=model, tools=tools, limits=limits, meter=meter)
     except TimeoutError:
         return _failed(question, f"time limit of {limits.time_limit_s:g} s reached without a final answer",
-                       trace, started)
+                       trace, started, meter, messages, asked_lang)
     except _LimitReached as limit:
-        return _failed(question, str(limit), trace, started)
+        return _failed(question, str(limit), trace, started, meter, messages, asked_lang)
+    except ChatModelConfigurationError:
+        raise
     except ChatModelError as exc:
-        return _failed(question, f"model error: {exc}", trace, started)
+        return _failed(question, f"model error: {exc}", trace, started, meter, messages, asked_lang)
     trace.append({"type": "done", "elapsed_s": round(time.monotonic() - started, 3)})
-    return Prediction(qid=question.qid, answer=answer, trace=trace)
+    return Prediction(qid=question.qid, answer=answer, lang=asked_lang, trace=trace,
+                      usage=meter.usage()).with_messages(messages)
 
 
-def _failed(question: ServedQuestion, error: str, trace: list[TraceEntry], started: float) -> Prediction:
+def _failed(question: ServedQuestion, error: str, trace: list[TraceEntry], started: float,
+            meter: UsageMeter | None = None, messages: list[Message] | None = None,
+            lang: AnswerLanguage = "en") -> Prediction:
     trace.append({"type": "stopped", "reason": error, "elapsed_s": round(time.monotonic() - started, 3)})
-    return Prediction(qid=question.qid, answer=None, error=error, trace=trace)
+    prediction = Prediction(qid=question.qid, answer=None, lang=lang, error=error, trace=trace,
+                            usage=meter.usage() if meter is not None else None)
+    return prediction.with_messages(messages) if messages is not None else prediction
 
 
 async def _converse(
@@ -129,6 +179,7 @@ async def _converse(
     model: ChatModel,
     tools: Sequence[AgentTool],
     limits: LoopLimits,
+    meter: UsageMeter,
 ) -> str:
     by_name = {tool.name: tool for tool in tools}
     schemas = [tool.schema() for tool in tools]
@@ -139,6 +190,7 @@ async def _converse(
                 f"token limit of {limits.max_tokens} reached ({tokens_used} used) without a final answer"
             )
         turn = await model.complete(messages, schemas)
+        meter.add_turn(turn)
         tokens_used += turn.total_tokens
         trace.append({"type": "model", "step": step, "tokens": turn.total_tokens,
                       "content": turn.content, "tool_calls": [c.name for c in turn.tool_calls]})
@@ -150,6 +202,7 @@ async def _converse(
             trace.append({"type": "final", "answer": answer, "explicit_final_line": explicit})
             return answer
         for call in turn.tool_calls:
+            meter.tool_calls += 1
             result = await _run_tool_call(call, by_name, step)
             trace.append(result.trace)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content})

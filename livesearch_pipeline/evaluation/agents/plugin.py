@@ -20,7 +20,7 @@ import mcp_types
 
 from livesearch_pipeline.core.catalog import Catalog, ToolRole
 from livesearch_pipeline.core.client import ToolCallError
-from livesearch_pipeline.core.models import Prediction, ServedQuestion
+from livesearch_pipeline.core.models import AnswerLanguage, Prediction, ServedQuestion
 from livesearch_pipeline.evaluation.agents.chat import ChatModel
 from livesearch_pipeline.evaluation.agents.loop import (
     FINAL_ANSWER_INSTRUCTION,
@@ -108,6 +108,7 @@ class PluginAgent:
     result_chars: int = 12_000
     system_prompt: str = PLUGIN_SYSTEM_PROMPT
     name: str = "plugin"
+    lang: AnswerLanguage = "en"  # "zh": the Chinese text where the question has one
     _tools: list[AgentTool] = field(default_factory=list, repr=False)
 
     @property
@@ -147,4 +148,5 @@ class PluginAgent:
             system_prompt=self.system_prompt.format(today=self.as_of.isoformat()),
             tools=self._tools,
             limits=self.limits,
+            lang=self.lang,
         )

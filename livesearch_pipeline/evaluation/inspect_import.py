@@ -1,0 +1,210 @@
+"""An Inspect AI log of the `livesearch` task as a LiveSearch run directory, evaluated.
+
+`livesearch agent import-inspect LOG --out data/runs/<D>/<agent>` writes, from the log's samples:
+- `predictions.jsonl`: one `Prediction` per question, the final-answer line of the sample's last
+  reply, the text answered (`lang`) and the sample's usage (model calls, tool calls, input and
+  output tokens, cost, time);
+- `predictions.meta.json`: agent, model (Inspect's model name), D, the served qid-set hash, the
+  run's start and end, the `lang` option and the harness (`inspect_ai <version>`);
+- `trajectories.jsonl`: one line per question, the sample's messages and tool calls;
+then scores it with the evaluator (`verdicts.jsonl`, `summary.json`), so the run ranks on D's
+leaderboard next to the baselines. A `-T lang=both` run holds two samples of a question with a
+Chinese text; its Chinese samples (`<qid>@zh`) go to a second run directory, `<out>-zh`.
+
+Cost: Inspect's own `total_cost` when the log records one, else litellm's price map for the
+model's name (`infra.llm.token_cost_usd`), else None (a local or unknown model such as
+`mockllm/model`). Every file is written atomically; a directory that already holds predictions
+is refused, and nothing is written when the log is not a run of this task.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, TrajectoryLine, Usage
+from livesearch_pipeline.core.qid import qid_set_hash
+from livesearch_pipeline.core.snapshot import write_atomic
+from livesearch_pipeline.evaluation.agents.base import META_FILE, PREDICTIONS_FILE, TRAJECTORIES_FILE
+from livesearch_pipeline.evaluation.agents.loop import extract_final_answer
+from livesearch_pipeline.evaluation.evaluator import (
+    EvaluationError,
+    EvaluationResult,
+    evaluate,
+    evaluation_inputs,
+    write_evaluation,
+)
+from livesearch_pipeline.infra.llm import token_cost_usd
+
+TASK_NAMES = ("livesearch", "livesearch_pipeline/livesearch")
+ZH_SUFFIX = "@zh"
+
+
+class InspectImportError(ValueError):
+    """The log cannot become a run directory; the message names the log and the problem."""
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    out_dir: Path
+    predictions: int
+    result: EvaluationResult
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in text.lower()).strip("-")
+
+
+def default_agent_name(model: str, tools: str) -> str:
+    return f"inspect-{tools}-{_slug(model.split('/', 1)[-1])}"
+
+
+def _usage(sample: Any, model: str) -> Usage:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
+
+    input_tokens = sum(u.input_tokens for u in sample.model_usage.values())
+    output_tokens = sum(u.output_tokens for u in sample.model_usage.values())
+    costs = [u.total_cost for u in sample.model_usage.values()]
+    if costs and all(c is not None for c in costs):
+        cost: float | None = float(sum(costs))
+    else:
+        cost = token_cost_usd(model, input_tokens, output_tokens) if sample.model_usage else None
+    return Usage(
+        model_calls=sum(1 for m in sample.messages if isinstance(m, ChatMessageAssistant)),
+        tool_calls=sum(1 for m in sample.messages if isinstance(m, ChatMessageTool)),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=cost,
+        wall_s=round(float(sample.total_time or 0.0), 3),
+    )
+
+
+def _tool_calls(sample: Any) -> list[dict[str, object]]:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
+
+    results = {m.tool_call_id: m for m in sample.messages if isinstance(m, ChatMessageTool)}
+    calls: list[dict[str, object]] = []
+    for message in sample.messages:
+        if not isinstance(message, ChatMessageAssistant):
+            continue
+        for call in message.tool_calls or []:
+            result = results.get(call.id)
+            entry: dict[str, object] = {"type": "tool", "tool": call.function, "arguments": call.arguments}
+            if result is not None:
+                entry["chars"] = len(result.text)
+                if result.error is not None:
+                    entry["error"] = result.error.message
+            calls.append(entry)
+    return calls
+
+
+def _answer(sample: Any) -> str | None:
+    for score in (sample.scores or {}).values():
+        if score.answer is not None:
+            return str(score.answer) or None
+    completion = sample.output.completion if sample.output is not None else ""
+    return extract_final_answer(completion)[0] or None if completion.strip() else None
+
+
+def _records(sample: Any, model: str) -> tuple[Prediction, TrajectoryLine]:
+    metadata = sample.metadata or {}
+    qid, lang = metadata.get("qid"), metadata.get("lang", "en")
+    if not qid:
+        raise InspectImportError(f"sample {sample.id!r} has no qid in its metadata: not a livesearch sample")
+    answer = _answer(sample)
+    error = sample.error.message.splitlines()[0] if sample.error is not None else None
+    if answer is None and error is None and sample.limit is not None:
+        error = f"{sample.limit.type} limit of {sample.limit.limit} reached without a final answer"
+    usage = _usage(sample, model)
+    prediction = Prediction(qid=qid, answer=answer, lang=lang, error=error if answer is None else None, usage=usage)
+    messages = [json.loads(m.model_dump_json(exclude_none=True)) for m in sample.messages]
+    trajectory = TrajectoryLine(qid=qid, lang=lang, messages=messages, tool_calls=_tool_calls(sample),
+                                usage=usage, error=prediction.error)
+    return prediction, trajectory
+
+
+def _jsonl(records: list[Any]) -> bytes:
+    return b"".join((r.model_dump_json(exclude_none=True) + "\n").encode("utf-8") for r in records)
+
+
+def _to_datetime(value: object) -> dt.datetime | None:
+    if not value:
+        return None
+    parsed = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+
+
+def import_inspect_log(log_path: Path, out_dir: Path, *, agent: str | None = None, judge: Any = None,
+                       judge_concurrency: int = 8) -> list[ImportedRun]:
+    """Write and evaluate the run directory (two for a `lang=both` run) of an Inspect log."""
+    from inspect_ai.log import read_eval_log
+
+    from livesearch_pipeline.evaluation.inspect_task import harness_version, load_day, parse_date
+
+    log_path, out_dir = Path(log_path), Path(out_dir)
+    try:
+        log = read_eval_log(str(log_path))
+    except (OSError, ValueError) as exc:
+        raise InspectImportError(f"{log_path}: not a readable Inspect log: {exc}") from exc
+    if log.eval.task not in TASK_NAMES:
+        raise InspectImportError(f"{log_path}: a log of task {log.eval.task!r}, not of {TASK_NAMES[-1]}")
+    metadata = log.eval.metadata or {}
+    if "livesearch_date" not in metadata or "data_dir" not in metadata:
+        raise InspectImportError(f"{log_path}: the log's task metadata has no livesearch_date/data_dir")
+    if not log.samples:
+        raise InspectImportError(f"{log_path}: the log holds no samples (status {log.status})")
+    date = parse_date(metadata["livesearch_date"])
+    day = load_day(Path(metadata["data_dir"]), date)
+    model = log.eval.model
+    name = agent or default_agent_name(model, str(metadata.get("tools", "plugin")))
+    groups: dict[Path, list[Any]] = {}
+    for sample in log.samples:
+        target = out_dir.with_name(out_dir.name + "-zh") if str(sample.id).endswith(ZH_SUFFIX) else out_dir
+        groups.setdefault(target, []).append(sample)
+    for target in groups:
+        if (target / PREDICTIONS_FILE).exists():
+            raise InspectImportError(f"{target / PREDICTIONS_FILE} exists: import into an empty --out directory")
+    served_hash = qid_set_hash(q.qid for q in day.served)
+    lang_option = str(metadata.get("lang", "en"))
+    runs = []
+    for target, samples in groups.items():
+        records = [_records(sample, model) for sample in samples]
+        qids = [p.qid for p, _ in records]
+        if len(set(qids)) != len(qids):
+            raise InspectImportError(f"{log_path}: several samples answer the same question (epochs > 1?); "
+                                     "import a log of one epoch")
+        meta = PredictionRunMeta(
+            agent=name if target == out_dir else f"{name}-zh", model=model, date=date,
+            served_qid_set_hash=served_hash,
+            started_at=_to_datetime(log.stats.started_at) or dt.datetime.fromtimestamp(0, dt.timezone.utc),
+            finished_at=_to_datetime(log.stats.completed_at),
+            lang="zh" if target != out_dir else lang_option if lang_option != "both" else "en",  # type: ignore[arg-type]
+            harness=harness_version(),
+        )
+        predictions_path = target / PREDICTIONS_FILE
+        # The evaluation is computed before anything is written: a log it refuses leaves no files.
+        staged = target / ".import-staging"
+        staged.mkdir(parents=True, exist_ok=True)
+        try:
+            write_atomic(staged / PREDICTIONS_FILE, _jsonl([p for p, _ in records]))
+            write_atomic(staged / META_FILE, meta.model_dump_json(indent=2).encode("utf-8") + b"\n")
+            try:
+                result = evaluate(day.served_path, day.gold_path, staged / PREDICTIONS_FILE, judge=judge,
+                                  judge_concurrency=judge_concurrency)
+            except EvaluationError as exc:
+                raise InspectImportError(f"{log_path}: the run cannot be evaluated: {exc}") from exc
+        finally:
+            for leftover in (staged / PREDICTIONS_FILE, staged / META_FILE):
+                leftover.unlink(missing_ok=True)
+            staged.rmdir()
+        summary = result.summary.model_copy(update={"predictions_file": str(predictions_path)})
+        result = EvaluationResult(verdicts=result.verdicts, summary=summary)
+        write_atomic(target / TRAJECTORIES_FILE, _jsonl([t for _, t in records]))
+        write_atomic(target / META_FILE, meta.model_dump_json(indent=2).encode("utf-8") + b"\n")
+        write_atomic(predictions_path, _jsonl([p for p, _ in records]))
+        write_evaluation(result, target, inputs=evaluation_inputs(day.served_path, day.gold_path, predictions_path))
+        runs.append(ImportedRun(out_dir=target, predictions=len(records), result=result))
+    return runs
