@@ -15,7 +15,12 @@ handler. The handler runs with a ToolContext, records dated after the clock are 
 `fields`/`offset`/`limit` apply. Bad arguments and handler failures come back as MCP tool errors
 (`isError`) with an actionable message; the server itself never goes down because of a call.
 
-Transports: in-process (`mcp.Client(build_server(...))`), stdio and streamable HTTP. Over HTTP
+Tool metadata beyond the catalog: a human `title` (dataservice/titles.py) and read-only,
+idempotent, closed-world annotations; optional arguments accept null, read as "not given", so
+strict function calling (every argument required) works.
+
+Transports: in-process (`mcp.Client(build_server(...))`), stdio and streamable HTTP, which also
+answers Tushare's own wire format at /dataapi (dataservice/dataapi.py). Over HTTP
 the service can require a bearer token (LIVESEARCH_DATA_SERVICE_TOKEN); it must whenever it is
 bound to an address other than loopback, since with `--provider tushare` it spends the
 operator's Tushare token for whoever reaches it.

@@ -18,7 +18,7 @@ import tushare as ts
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
 from livesearch_pipeline.dataservice.client import McpToolClient
-from livesearch_pipeline.dataservice.dataapi import BAD_REQUEST, RATE_LIMITED_CODE, UNAUTHORIZED, UNKNOWN_API
+from livesearch_pipeline.dataservice.dataapi import BAD_REQUEST, MAX_BODY_BYTES, RATE_LIMITED_CODE, UNAUTHORIZED, UNKNOWN_API
 from livesearch_pipeline.dataservice.quota import RateLimitedError
 from livesearch_pipeline.dataservice.server import DataService, ForwardingService, http_server_thread
 
@@ -108,6 +108,8 @@ def test_the_sdk_raises_the_servers_message(server):
         sdk(server).daily(ts_code=CODE, end_date="27/11/2026")
     bad = httpx.post(f"{server}/dataapi/daily", content=b"{not json", headers={"content-type": "application/json"})
     assert bad.json()["code"] == BAD_REQUEST
+    huge = httpx.post(f"{server}/dataapi/daily", content=b" " * (MAX_BODY_BYTES + 1))
+    assert huge.json() == {"code": BAD_REQUEST, "msg": f"request body over {MAX_BODY_BYTES} bytes", "data": None}
 
 
 def test_with_a_server_token_the_body_token_is_the_credential(service):

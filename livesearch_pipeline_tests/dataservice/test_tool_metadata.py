@@ -205,3 +205,14 @@ def test_serve_data_over_stdio_names_its_clock_on_its_first_line():
                           capture_output=True, timeout=120, env=os.environ.copy())
     first = done.stderr.decode().splitlines()[0]
     assert first.startswith("livesearch serve-data: clock = today (") and "--clock YYYY-MM-DD" in first
+
+
+def test_a_forwarder_serves_a_subset_of_the_providers_interfaces(monkeypatch):
+    from livesearch_pipeline.dataservice.commands import _service
+
+    monkeypatch.setenv("TUSHARE_TOKEN", "tok-not-sent-anywhere-in-this-test")
+    forwarder = _service(build_parser().parse_args(["serve-data", "--provider", "tushare", "--services", "macro,utility"]))
+    names = {t.name for t in forwarder.mcp_tools}
+    assert "cn_cpi" in names and "shibor" in names and "search" not in names and "daily" not in names
+    with pytest.raises(ValueError, match=r"tool\(s\) search belong to the embedded market only"):
+        _service(build_parser().parse_args(["serve-data", "--provider", "tushare", "--tools", "daily,search"]))
