@@ -59,7 +59,7 @@ def _slug(text: str) -> str:
 
 
 def default_agent_name(model: str, tools: str) -> str:
-    return f"inspect-{tools}-{_slug(model.split('/', 1)[-1])}"
+    return f"inspect-{tools}-{_slug(model)}"
 
 
 def _usage(sample: Any, model: str) -> Usage:

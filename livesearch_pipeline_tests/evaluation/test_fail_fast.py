@@ -107,3 +107,15 @@ def test_the_cli_prints_one_line_and_exits_2(tmp_path: Path, capsys: pytest.Capt
                  "--llm-cache", str(tmp_path / "cache")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "fix: start the server" in err
+
+
+@pytest.mark.slow
+def test_the_plugin_cli_reports_the_one_line_through_the_mcp_client(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The plugin's run happens inside the MCP client's task group, which wraps what it raises.
+    served = tmp_path / f"served_questions_{DAY}.jsonl"
+    write_served(served, QUESTIONS)
+    code = main(["agent", "run", "--agent", "plugin", "--served", str(served), "--out", str(tmp_path / "run"),
+                 "--model", "openai/local-model", "--api-base", f"http://127.0.0.1:{_closed_port()}/v1",
+                 "--llm-cache", str(tmp_path / "cache")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("error: AgentConfigurationError: ")

@@ -39,11 +39,14 @@ from livesearch_pipeline.evaluation.inspect_import import InspectImportError, im
 from livesearch_pipeline.evaluation.inspect_task import (  # noqa: E402
     InspectTaskError,
     build_samples,
+    fetch_page,
     livesearch,
     load_day,
     plugin_tool_names,
+    web_search,
 )
 from livesearch_pipeline.evaluation.leaderboard import build_leaderboard  # noqa: E402
+from livesearch_pipeline_tests.evaluation.agents_fakes import fake_web  # noqa: E402
 
 DAY = dt.date(2026, 11, 27)  # a Friday, an XSHG session
 
@@ -161,3 +164,30 @@ def test_a_scripted_tool_call_reaches_the_data_service_and_scores_correct(day_di
     assert {row.agent for row in board.rows} == {runs[0].result.summary.agent, runs[1].result.summary.agent}
     with pytest.raises(InspectImportError, match="exists: import into an empty --out directory"):
         import_inspect_log(Path(log.location), out)
+
+
+def test_the_web_tools_search_and_fetch_through_the_web_agents_code() -> None:
+    page = "<html><head><title>Quote</title></head><body><p>Close 18.42</p></body></html>"
+    with fake_web({"Harbor close": [("Harbor quote", "/page/q", "close 18.42")]}, {"q": ("text/html", page)}) as web:
+        async def use() -> tuple[str, str, str]:
+            found = await web_search(web.base_url)(query="Harbor close")
+            text = await fetch_page(web.base_url)(url=web.base_url + "/page/q")
+            try:
+                await fetch_page(web.base_url)(url=web.base_url + "/page/missing")
+            except Exception as exc:  # Inspect's ToolError: shown to the model, which may retry
+                return str(found), str(text), f"{type(exc).__name__}: {exc}"
+            return str(found), str(text), ""
+
+        found, text, missing = asyncio.run(use())
+    assert json.loads(found)["results"][0]["url"].endswith("/page/q")
+    assert "Title: Quote" in text and "Close 18.42" in text
+    assert missing.startswith("ToolError") and "HTTP 404" in missing
+
+
+def test_the_task_refuses_a_day_without_an_offline_web(day_dir: Path) -> None:
+    with pytest.raises(InspectTaskError, match="no offline web for 2026-11-27: .*build-web --date 2026-11-27"):
+        livesearch(date=DAY.isoformat(), tools="web", data_dir=str(day_dir))
+    with pytest.raises(InspectTaskError, match="offers none"):
+        livesearch(date=DAY.isoformat(), tools="none", services="cn_quotes", data_dir=str(day_dir))
+    closed = livesearch(date=DAY.isoformat(), tools="none", lang="zh", data_dir=str(day_dir))
+    assert len(closed.dataset) == 2 and all("收盘价" in s.input for s in closed.dataset)

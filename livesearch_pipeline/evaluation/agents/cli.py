@@ -171,6 +171,12 @@ async def _run(args: argparse.Namespace, as_of: dt.date) -> RunReport:
                                retry_errors=args.retry_errors)
 
 
+def _first_leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def agent_run_command(args: argparse.Namespace) -> int:
     # The runner pulls in the evaluator (to read served files its way); only commands that run pay.
     from livesearch_pipeline.evaluation.agents.base import AgentRunError, date_from_served_path
@@ -184,10 +190,17 @@ def agent_run_command(args: argparse.Namespace) -> int:
     if named is not None and named != as_of:
         print(f"error: --date {as_of} contradicts the served file {args.served.name}", file=sys.stderr)
         return 2
+    expected = (AgentRunError, ToolCallError, OSError, ValueError, RuntimeError)
     try:
         report = asyncio.run(_run(args, as_of))
-    except (AgentRunError, ToolCallError, OSError, ValueError, RuntimeError) as exc:
+    except expected as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except BaseExceptionGroup as group:  # the MCP client's task group wraps what the run raised inside it
+        leaf = _first_leaf(group)
+        if not isinstance(leaf, expected):
+            raise
+        print(f"error: {type(leaf).__name__}: {leaf}", file=sys.stderr)
         return 2
     print(f"{args.agent} on {as_of}: {report.served} served, {report.already_answered} already answered, "
           f"{report.asked} asked, {report.errors} errors, {report.wall_s:.1f} s -> {report.predictions_path}")
