@@ -194,6 +194,7 @@ def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
     write the snapshot, as the asset does; (programs, wall s). `clock` is the service's "now"."""
     from livesearch_pipeline.core.pool import CATALOG_FILE, load_checked_pool, read_catalog
     from livesearch_pipeline.core.executor import execute_programs
+    from livesearch_pipeline.core.publication import publication_lags
     from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotStore
     from livesearch_pipeline.core.benchmark_day import partition_cutoff
     from livesearch_pipeline.defs.refresh.assets import DEFAULT_MAX_WITHDRAWN_SHARE
@@ -202,7 +203,8 @@ def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
     from livesearch_pipeline.settings import DataPaths, code_version
 
     started = time.perf_counter()
-    manifest, pool = load_checked_pool(root / "pool", read_catalog(root / "construction" / CATALOG_FILE))
+    catalog = read_catalog(root / "construction" / CATALOG_FILE)
+    manifest, pool = load_checked_pool(root / "pool", catalog)
     served_records = served_from_pool(pool)
     write_served(DataPaths(root).served_file(day), served_records)
     served = {s.qid for s in served_records}
@@ -214,7 +216,7 @@ def core_refresh(root: Path, day: dt.date, clock: dt.date) -> tuple[int, float]:
             return answers, client.identity
 
     answers, identity = asyncio.run(run())
-    answers = withdraw_stale_latest(day, answers, {q.qid: q for q in questions})
+    answers = withdraw_stale_latest(day, answers, {q.qid: q for q in questions}, publication_lags(catalog))
     try:
         SnapshotStore(root / "gold").write(day, answers, pool_version=manifest.version, pool_sha256=manifest.sha256,
                                            data_service=identity, code_version=code_version(),

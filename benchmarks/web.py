@@ -13,7 +13,7 @@ to the search-and-read baseline.
    (a known-item check). With --compare-tokenizers, the same on a `trigram` index.
 3. Accuracy: the pool's questions answered by the search-and-read baseline against the web of
    D, scored with the pipeline's matching rules against gold computed at D by the oracle's
-   executor; accuracy with 95% Wilson intervals per visibility band (0-3, 4-6, 7-10) and for
+   executor; accuracy with 95% Wilson intervals per visibility band (0-3, 4-6, 7-10, market series) and for
    the oracle. Target: low band below high band with non-overlapping intervals; well below
    the oracle.
 """
@@ -166,6 +166,7 @@ def wilson(correct: int, n: int) -> tuple[float, float]:
 
 def accuracy(args: argparse.Namespace, directory: Path, pool) -> dict:
     from livesearch_pipeline.core.matching import match_answer
+    from livesearch_pipeline.core.pool import MARKET_BAND, is_instrument
 
     gold = asyncio.run(gold_at(pool, args.date))
     started = time.monotonic()
@@ -179,7 +180,9 @@ def accuracy(args: argparse.Namespace, directory: Path, pool) -> dict:
         answer = gold[prediction.qid]
         if answer.status != "ok":
             continue  # withdrawn on D: not in the scoring set
-        band = next(name for name, levels in BANDS if question.visibility in levels)
+        # Market-wide series are their own band, not level 10 (core.pool.visibility_band).
+        band = (MARKET_BAND if not is_instrument(question.asset_class)
+                else next(name for name, levels in BANDS if question.visibility in levels))
         outcome = match_answer(question.match, answer.value, prediction.answer, gold_unit=answer.unit)
         for key in (band, "all"):
             tally[key][0] += outcome.correct
@@ -189,7 +192,7 @@ def accuracy(args: argparse.Namespace, directory: Path, pool) -> dict:
             oracle[key][0] += oracle_outcome.correct
             oracle[key][1] += 1
     result = {}
-    for key in [name for name, _ in BANDS] + ["all"]:
+    for key in [name for name, _ in BANDS] + [MARKET_BAND, "all"]:
         correct, n, answered = tally[key]
         low, high = wilson(correct, n)
         ocorrect, on = oracle[key]

@@ -86,14 +86,16 @@ class LatestObservations:
         return len(self.stale) / self.checked if self.checked else 0.0
 
 
-def latest_observations(day: dt.date, answers: Sequence[GoldAnswer], pool: Mapping[str, Question]) -> LatestObservations:
+def latest_observations(day: dt.date, answers: Sequence[GoldAnswer], pool: Mapping[str, Question],
+                        lags: Mapping[str, int]) -> LatestObservations:
+    """`lags`: the tools' publication lags (core.publication.publication_lags of the pool's catalog)."""
     checked, stale = 0, []
     for a in answers:
         q = pool.get(a.qid)
         if q is None or a.status != "ok" or q.refresh_class != "daily":
             continue
         # The last session, or the last one published for a series with a publication lag.
-        expected = expected_latest_period(q.program, day)
+        expected = expected_latest_period(q.program, day, lags)
         if expected is None:
             continue
         checked += 1
@@ -103,12 +105,12 @@ def latest_observations(day: dt.date, answers: Sequence[GoldAnswer], pool: Mappi
 
 
 def withdraw_stale_latest(day: dt.date, answers: Sequence[GoldAnswer],
-                          pool: Mapping[str, Question]) -> list[GoldAnswer]:
+                          pool: Mapping[str, Question], lags: Mapping[str, int]) -> list[GoldAnswer]:
     """A daily `latest` answer that did not observe the last session on or before D (the last
     published one, for a series with a publication lag: core.publication) does not answer "the
     most recent trading day" (the instrument was suspended, or its bar is missing):
     it becomes `empty`, naming what it observed, and so is withdrawn from D like any other."""
-    stale = {row["qid"]: row for row in latest_observations(day, answers, pool).stale}
+    stale = {row["qid"]: row for row in latest_observations(day, answers, pool, lags).stale}
     if not stale:
         return list(answers)
     return [

@@ -66,7 +66,7 @@ from livesearch_pipeline.core.models import (
     Tier,
 )
 from livesearch_pipeline.core.program import ProgramError, call_levels, concrete_args
-from livesearch_pipeline.core.publication import expected_latest_period
+from livesearch_pipeline.core.publication import expected_latest_period, publication_lags
 
 # 21 days = 20 consecutive pairs, the "20 trading days" the issue measured over.
 DEFAULT_REPLAY_DAYS = 21
@@ -459,14 +459,15 @@ def decide(candidate: Candidate, days: Sequence[dt.date], answers: Sequence[DayA
 
 
 def withdrawn_days(program: Program, days: Sequence[dt.date], answers: Sequence[DayAnswer],
-                   ) -> list[tuple[str, str | None, str]]:
+                   lags: Mapping[str, int]) -> list[tuple[str, str | None, str]]:
     """(day, observed, expected) of each replayed day on which the daily refresh's close guard
-    would withdraw this answer: a `latest` record older than the last (published) session."""
+    would withdraw this answer: a `latest` record older than the last (published) session;
+    `lags` are the tools' publication lags (core.publication.publication_lags)."""
     out = []
     for day, answer in zip(days, answers):
         if answer.status != "ok":
             continue
-        expected = expected_latest_period(program, day)
+        expected = expected_latest_period(program, day, lags)
         if expected is not None and answer.observed_period != expected:
             out.append((day.isoformat(), answer.observed_period, expected))
     return out
@@ -511,6 +512,7 @@ async def profile_candidates(
                                   workers=policy.workers)
 
     counts: Counter[str] = Counter()
+    lags = publication_lags(catalog)
     kept: list[Candidate] = []
     rows: list[DynamicsRow] = []
     rules: dict[tuple[str, ...], MatchRule] = {}
@@ -528,7 +530,7 @@ async def profile_candidates(
                           point_in_time=open_at is not None, policy=policy, rule=rule)
         dropped, detail = decision.dropped, decision.detail
         # Only a point-in-time replay knows what was current on each day.
-        stale = (withdrawn_days(c.program, days, day_answers)
+        stale = (withdrawn_days(c.program, days, day_answers, lags)
                  if open_at is not None and decision.dynamics.observed_class == "daily" else [])
         if dropped is None and stale:
             # The refresh's close guard would withdraw it on these days (refresh.withdraw_stale_latest).

@@ -12,7 +12,7 @@ from livesearch_pipeline.construction.sampling import window_dates
 from livesearch_pipeline.core.calendars import sessions_back
 from livesearch_pipeline.core.executor import execute_programs
 from livesearch_pipeline.core.models import Call, Extractor, Format, MatchRule, Program, Selection
-from livesearch_pipeline.core.publication import expected_latest_period
+from livesearch_pipeline.core.publication import expected_latest_period, publication_lags
 from livesearch_pipeline.core.qid import compute_qid
 from livesearch_pipeline.dataservice.catalog import ServiceConfig, build_catalog, collect_tool_specs
 from livesearch_pipeline.dataservice.client import McpToolClient
@@ -45,18 +45,22 @@ def test_the_nav_tool_declares_its_lag_and_its_windows_end_on_the_last_published
     assert window_dates(CATALOG.get("daily"), "XSHG", sessions=10)["end_date"].sessions_back == 0
 
 
-def test_the_guard_expects_the_session_the_program_s_window_ends_on():
+def test_the_guard_expects_the_last_session_moved_back_by_the_tool_s_declared_lag():
     code = "000001.OF"
     monday = dt.date(2026, 11, 30)
-    assert expected_latest_period(_nav_program(code, lagged=True), monday) == "20261127"
-    assert expected_latest_period(_nav_program(code, lagged=False), monday) == "20261130"
+    lags = publication_lags(CATALOG)
+    assert lags == {"fund_nav": 1}
+    assert expected_latest_period(_nav_program(code, lagged=True), monday, lags) == "20261127"
+    # The lag is the tool's, never the program's: a window ending early is not a declaration.
+    assert expected_latest_period(_nav_program(code, lagged=False), monday, lags) == "20261127"
+    assert expected_latest_period(_nav_program(code, lagged=True), monday, {}) == "20261130"
     # A Saturday: the last session is Friday, its NAV is published on Monday.
-    assert expected_latest_period(_nav_program(code, lagged=True), dt.date(2026, 11, 28)) == "20261126"
+    assert expected_latest_period(_nav_program(code, lagged=True), dt.date(2026, 11, 28), lags) == "20261126"
     # Not a guarded shape: a window aggregate.
     window = _nav_program(code, lagged=True)
     window = window.model_copy(update={"extract": window.extract.model_copy(update={
         "select": Selection(mode="all", key="nav_date", key_fmt=YMD), "aggregate": "mean"})})
-    assert expected_latest_period(window, monday) is None
+    assert expected_latest_period(window, monday, lags) is None
 
 
 class _Job:
@@ -92,20 +96,23 @@ def _nav_candidates(code: str):
     return out
 
 
-def test_a_lagged_nav_question_lives_and_an_unlagged_one_is_dropped_as_withdrawn():
+def test_a_nav_question_lives_under_the_declared_lag_and_is_dropped_as_withdrawn_without_it():
     code = _fund()
-    candidates = _nav_candidates(code)
-    result = anyio.run(lambda: profile_candidates(list(candidates.values()), CATALOG, CLOCK,
-                                                  policy=DynamicsPolicy(workers=1),
-                                                  open_at=EmbeddedPointInTime(DEFAULT_SEED, SPECS)))
-    rows = {r.qid: r for r in result.rows}
-    kept, dead = rows[candidates[True].qid], rows[candidates[False].qid]
-    assert kept.dropped is None and kept.dynamics.observed_class == "daily"
-    assert dead.dropped == "dynamics_withdrawn_stale" and "close guard" in dead.detail
-    assert {f.filter: f.dropped for f in result.filters} == {"dynamics_withdrawn_stale": 1}
+    candidates = list(_nav_candidates(code).values())
+    open_at = EmbeddedPointInTime(DEFAULT_SEED, SPECS)
+    result = anyio.run(lambda: profile_candidates(candidates, CATALOG, CLOCK, policy=DynamicsPolicy(workers=1),
+                                                  open_at=open_at))
+    assert all(r.dropped is None and r.dynamics.observed_class == "daily" for r in result.rows), result.rows
+    # The same replay judged by a catalog that declares no lag: every NAV is a session late.
+    unlagged = CATALOG.model_copy(update={"tools": [
+        t.model_copy(update={"publication_lag_sessions": 0}) for t in CATALOG.tools]})
+    result = anyio.run(lambda: profile_candidates(candidates, unlagged, CLOCK, policy=DynamicsPolicy(workers=1),
+                                                  open_at=open_at))
+    assert all(r.dropped == "dynamics_withdrawn_stale" and "close guard" in r.detail for r in result.rows)
+    assert {f.filter: f.dropped for f in result.filters} == {"dynamics_withdrawn_stale": 2}
 
 
-def test_the_refresh_guard_keeps_a_lagged_answer_and_withdraws_an_unlagged_one():
+def test_the_refresh_guard_reads_the_lag_from_the_catalog():
     code = _fund()
     day = dt.date(2026, 11, 30)
     previous = sessions_back("XSHG", day, 1).strftime(YMD)
@@ -120,19 +127,21 @@ def test_the_refresh_guard_keeps_a_lagged_answer_and_withdraws_an_unlagged_one()
         def __init__(self, qid: str) -> None:
             self.qid, self.status, self.observed_period = qid, "ok", previous
 
-    found = latest_observations(day, [_Answer(qid) for qid in pool], pool)
-    assert found.checked == 2
-    assert [row["qid"] for row in found.stale] == [q.qid for q in pool.values()
-                                                   if q.program.calls[0].dates["end_date"].sessions_back == 0]
+    answers = [_Answer(qid) for qid in pool]
+    found = latest_observations(day, answers, pool, publication_lags(CATALOG))
+    assert found.checked == 2 and found.stale == []
+    # Without the tool's lag both are a session late.
+    assert len(latest_observations(day, answers, pool, {}).stale) == 2
 
 
 def test_withdrawn_days_ignores_days_without_an_answer():
     program = _nav_program("000001.OF", lagged=True)
     days = [dt.date(2026, 11, 26), dt.date(2026, 11, 27)]
     answers = [DayAnswer("empty"), DayAnswer("ok", "1.0000", 1.0, "CNY", observed_period="20261126")]
-    assert withdrawn_days(program, days, answers) == []
+    lags = {"fund_nav": 1}
+    assert withdrawn_days(program, days, answers, lags) == []
     answers[1] = DayAnswer("ok", "1.0000", 1.0, "CNY", observed_period="20261125")
-    assert withdrawn_days(program, days, answers) == [("2026-11-27", "20261125", "20261126")]
+    assert withdrawn_days(program, days, answers, lags) == [("2026-11-27", "20261125", "20261126")]
 
 
 def test_a_candidate_without_an_answer_on_any_one_replayed_day_is_dropped():

@@ -66,3 +66,14 @@ def test_market_series_do_not_count_against_any_level():
     levels = Counter(q.visibility for q in instruments)
     assert len(selection.questions) - len(instruments) == 10  # every series kept, none at a level
     assert all(0.05 <= levels[level] / len(instruments) <= 0.14 for level in LEVELS), levels
+
+
+def test_the_evaluator_reports_market_series_in_their_own_band_and_off_the_level_chart(tmp_path):
+    from livesearch_pipeline.evaluation.evaluator import evaluate
+    from livesearch_pipeline_tests.evaluation.eval_fixtures import CNY2, PCT2, case, qid, write_day
+
+    cases = [case(1, 1234.56, "1234.56", CNY2, unit="CNY", visibility=10),
+             case(2, 1.23, "1.23%", PCT2, unit="%", asset_class="macro", visibility=10)]
+    summary = evaluate(*write_day(tmp_path, cases, {qid(1): "1234.56 CNY", qid(2): "1.23%"})).summary
+    assert summary.by_visibility_band["high"].n == 1 and summary.by_visibility_band[MARKET_BAND].n == 1
+    assert summary.by_tier_and_visibility["T1"]["10"].n == 1  # the stock only

@@ -180,6 +180,7 @@ def _quarter_ends(first: dt.date, last: dt.date) -> list[dt.date]:
 # Active weight of a benchmark fund's holding (log-normal spread around its index weight), and
 # the regulatory ceiling of one stock in a fund's net assets (CSRC: 10 %).
 TILT_SIGMA = 0.3
+ETF_TRACKING_SIGMA = 0.002
 SINGLE_STOCK_CAP_PCT = 10.0
 
 
@@ -198,13 +199,15 @@ def fund_holdings(ctx: ToolContext, fund: Entity, end_date: dt.date) -> list[Rec
         if not weights:
             return []
         ranked = sorted(weights[-1].items(), key=lambda kv: (-kv[1], kv[0]))[:10]
-        # A fund holds its benchmark's largest constituents, each over- or underweighted by the
-        # manager (a tracker that held each at its exact index weight would own the same share of
-        # every constituent's float). Its own per-holding weight, then the 双十 rule: no single
-        # stock above 10 % of the fund's net assets.
+        # A fund holds its benchmark's largest constituents, each at its own weight: an active
+        # manager over- or underweights each (then the 双十 rule: no single stock above 10 % of
+        # the fund's net assets); an ETF replicates the index up to a small tracking deviation
+        # (index funds are exempt from the 10 % rule). A holding at exactly its index weight
+        # would own the same share of every constituent's float.
         rng = generator(ctx.seed, fund.code, "tilts", end_date.isoformat())
-        tilts = np.exp(rng.normal(0.0, TILT_SIGMA, len(ranked)))
-        caps = SINGLE_STOCK_CAP_PCT - rng.uniform(0.05, 0.6, len(ranked))
+        etf = is_etf(fund)
+        tilts = np.exp(rng.normal(0.0, ETF_TRACKING_SIGMA if etf else TILT_SIGMA, len(ranked)))
+        caps = np.full(len(ranked), np.inf) if etf else SINGLE_STOCK_CAP_PCT - rng.uniform(0.05, 0.6, len(ranked))
         picks = [(code, float(min(weight * 0.95 * tilt, cap)))
                  for (code, weight), tilt, cap in zip(ranked, tilts, caps)]
     else:

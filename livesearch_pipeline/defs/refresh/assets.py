@@ -25,6 +25,7 @@ from pydantic import Field
 from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
 from livesearch_pipeline.core.executor import ExecutionStats, ExecutorConfig, execute_programs
 from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
+from livesearch_pipeline.core.publication import publication_lags
 from livesearch_pipeline.core.pool import load_checked_pool
 from livesearch_pipeline.core.models import GoldAnswer, PoolManifest, Question, ServedQuestion
 from livesearch_pipeline.core.program import PoolLoadError
@@ -113,6 +114,14 @@ class ShardResult:
         answers = tuple(GoldAnswer.model_validate_json(line) for line in state["answers"])
         for name, value in {**state, "answers": answers}.items():
             object.__setattr__(self, name, value)
+
+
+def pool_publication_lags(paths: DataPaths) -> dict[str, int]:
+    """The publication lags of the tools of the catalog the pool was built from (core.publication)."""
+    try:
+        return publication_lags(read_catalog(paths.construction / TABLES["catalog"]))
+    except FileNotFoundError as exc:
+        raise dg.Failure(f"the pool's tool catalog cannot be read: {exc}") from exc
 
 
 def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
@@ -347,7 +356,7 @@ def freeze_gold_snapshot(context: dg.OpExecutionContext, storage: StorageResourc
     paths = storage.paths()
     pool = {q.qid: q for q in served_programs(paths, plan.pool_version)}
     timing = point_in_time_fields(plan.day, results)
-    answers = withdraw_stale_latest(plan.day, answers, pool)
+    answers = withdraw_stale_latest(plan.day, answers, pool, pool_publication_lags(paths))
     try:
         # The store judges the withdrawn share before it writes anything (core.snapshot.judge_answers).
         written = SnapshotStore(paths.gold).write(

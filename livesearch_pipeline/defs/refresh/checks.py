@@ -17,7 +17,7 @@ import dagster as dg
 from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion, SnapshotManifest
 from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
-from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers
+from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers, pool_publication_lags
 from livesearch_pipeline.defs.resources import StorageResource
 from livesearch_pipeline.evaluation.evaluator import load_served
 from livesearch_pipeline.refresh import latest_observations
@@ -66,8 +66,8 @@ def unanswered_share(manifest: SnapshotManifest, answers: Sequence[GoldAnswer]) 
 
 
 def latest_is_last_session(day: dt.date, answers: Sequence[GoldAnswer], pool: dict[str, Question],
-                           cap: float) -> dg.AssetCheckResult:
-    found = latest_observations(day, answers, pool)
+                           cap: float, lags: dict[str, int]) -> dg.AssetCheckResult:
+    found = latest_observations(day, answers, pool, lags)
     return dg.AssetCheckResult(check_name=LATEST_IS_LAST_SESSION, passed=found.share <= cap, metadata={
         "checked": found.checked, "not_last_session": len(found.stale), "share": round(found.share, 4),
         "threshold": cap, "first": dg.MetadataValue.json(found.stale[:5]),
@@ -96,4 +96,5 @@ def gold_checks(context: dg.AssetCheckExecutionContext, storage: StorageResource
         yield unanswered_share(manifest, answers)
     if LATEST_IS_LAST_SESSION in selected:
         _, questions = checked_pool(paths)
-        yield latest_is_last_session(day, answers, {q.qid: q for q in questions}, manifest.max_withdrawn_share)
+        yield latest_is_last_session(day, answers, {q.qid: q for q in questions}, manifest.max_withdrawn_share,
+                                     pool_publication_lags(paths))
