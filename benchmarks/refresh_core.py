@@ -2,7 +2,7 @@
 
     python benchmarks/refresh_core.py [--programs 10000] [--entities 500] [--call-cost-ms 1.5]
 
-Workload: N synthetic programs of seven shapes over a universe of A-share entities (default
+Workload: N synthetic programs of eleven shapes over a universe of A-share entities (default
 500), cycling shape fastest so that any N exercises every shape:
 
   latest    daily over 10 sessions, the latest record's field
@@ -13,6 +13,17 @@ Workload: N synthetic programs of seven shapes over a universe of A-share entiti
             (an index has at most 50 members: more entities make more indices, see INDEX_MEMBERS)
   dag       daily over 20 sessions -> trade date of the highest close -> moneyflow on that date
   combine   daily over 10 sessions for the entity and for a peer, difference/ratio of a field
+
+and four of the multi-step question families (construction/families.py):
+
+  growth    income over 800 days, the latest period's field against the same period a year
+            earlier (`years_back`, pct_difference)
+  resolve   index_weight of the entity's index -> its heaviest constituent (argmax across the
+            constituents of the latest rebalance) -> that stock's daily field
+  adjusted  daily and adj_factor over 60 sessions, a price times the factor (`times`),
+            pct_change: the split- and dividend-adjusted return
+  fx        daily over 10 sessions -> fx_daily on the latest session -> a field times USD/CNH
+            divided by USD/HKD (a combine chain)
 
 Many programs share calls (the same daily window serves several shapes), as a real pool does.
 The tools are served in memory by a deterministic market with Tushare-like records (newest
@@ -41,7 +52,7 @@ Reported numbers:
   instruments when its LRU had to rebuild some (each rebuild costs CPU inside the run).
 
 Targets (scaled to N, matching 10,000 programs in < 10 s): programs/s >= 1000, outside-tool
-share < 50 %, peak RSS < 500 MiB. The exit code is 1 when a target is missed.
+share < 50 %, peak RSS < 500 MiB, unique calls per program <= 0.35. The exit code is 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -76,6 +87,7 @@ from livesearch_pipeline.core.models import (
     Program,
     Provenance,
     Question,
+    RecordJoin,
     Selection,
     ValueRef,
 )
@@ -87,13 +99,15 @@ HISTORY_START = dt.date(2025, 1, 1)  # the synthetic market's first day: keeps i
 TARGET_PROGRAMS_PER_S = 1000.0
 TARGET_OUTSIDE_SHARE = 0.5
 TARGET_RSS_MIB = 500.0
+TARGET_UNIQUE_CALLS_PER_PROGRAM = 0.35  # issue 20: the families' calls are shared, as a real pool's are
 INDICES = tuple(f"{code:06d}.SH" for code in (300, 16, 905, 852, 688, 10, 903, 906, 907, 908))
 # Members per index at most: a larger universe has more indices, not larger ones (real indices
 # have a fixed size), so an index_weight response, and the `match` program scanning it, cost
 # the same at every size. Up to 500 entities (10,000 programs) the ten indices above suffice.
 INDEX_MEMBERS = 50
 BARS_CACHE = 512  # instruments whose bars the market keeps (see SyntheticMarket)
-SHAPES = ("latest", "snapshot", "mean20", "agg60", "match", "dag", "combine")
+SHAPES = ("latest", "snapshot", "mean20", "agg60", "match", "dag", "combine", "growth", "resolve", "adjusted", "fx")
+FAMILY_SHAPES = frozenset({"dag", "combine", "growth", "resolve", "adjusted", "fx"})
 VARIANTS = 6
 
 
@@ -262,12 +276,59 @@ class SyntheticMarket:
         return {"items": [record]}
 
 
+    def adj_factor(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The cumulative adjustment factor: 1.0, then one seeded step on a seeded ex-date."""
+        code = args.get("ts_code")
+        if code not in self.index_of:
+            raise ToolCallError("adj_factor", f"unknown ts_code {code!r}")
+        start = _parse_ymd(args.get("start_date"), "adj_factor", "start_date")
+        end = _parse_ymd(args.get("end_date"), "adj_factor", "end_date")
+        rng = np.random.default_rng(_seed("adj", code))
+        ex_index = int(rng.integers(_history_offset(), len(_sessions())))
+        step = float(round(1 + rng.uniform(0.01, 0.5), 4))
+        index = _session_index()
+        items = [{"ts_code": code, "trade_date": _ymd(day), "adj_factor": step if index[day] >= ex_index else 1.0}
+                 for day in sessions_between("XSHG", start, end)]
+        return {"items": items[::-1]}
+
+    def income(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Quarterly year-to-date statements announced within the window, newest period first."""
+        code = args.get("ts_code")
+        if code not in self.index_of:
+            raise ToolCallError("income", f"unknown ts_code {code!r}")
+        start = _parse_ymd(args.get("start_date"), "income", "start_date")
+        end = _parse_ymd(args.get("end_date"), "income", "end_date")
+        items = []
+        for year in range(HISTORY_START.year - 1, end.year + 1):
+            rng = np.random.default_rng(_seed("income", code, str(year)))
+            base = rng.uniform(1e8, 5e9)
+            for quarter, (month, day) in enumerate(((3, 31), (6, 30), (9, 30), (12, 31)), start=1):
+                period_end = dt.date(year, month, day)
+                announced = period_end + dt.timedelta(days=30 if quarter < 4 else 80)
+                if not start <= announced <= end:
+                    continue
+                fields = {name: round(base * scale * quarter / 4, 2) for name, scale in
+                          (("revenue", 1.0), ("oper_cost", 0.7), ("operate_profit", 0.15), ("total_profit", 0.14),
+                           ("n_income", 0.11), ("n_income_attr_p", 0.1))}
+                items.append({"ts_code": code, "ann_date": _ymd(announced), "end_date": _ymd(period_end), **fields})
+        return {"items": sorted(items, key=lambda r: r["end_date"], reverse=True)}
+
+    def fx_daily(self, args: dict[str, Any]) -> dict[str, Any]:
+        day = _parse_ymd(args.get("trade_date"), "fx_daily", "trade_date")
+        rng = np.random.default_rng(_seed("fx", _ymd(day)))
+        return {"items": [
+            {"ts_code": "USDCNH.FXCM", "trade_date": _ymd(day), "bid_close": float(round(7.1 + rng.normal(0, 0.02), 4))},
+            {"ts_code": "USDHKD.FXCM", "trade_date": _ymd(day), "bid_close": float(round(7.8 + rng.normal(0, 0.002), 4))},
+        ]}
+
+
 class TimedMarketClient(ToolClient):
     """Serves the synthetic market with a fixed per-call cost; measures when calls are in flight."""
 
     def __init__(self, market: SyntheticMarket, call_cost_s: float) -> None:
         self._market = market
-        self._tools = {"daily": market.daily, "index_weight": market.index_weight, "moneyflow": market.moneyflow}
+        self._tools = {"daily": market.daily, "index_weight": market.index_weight, "moneyflow": market.moneyflow,
+                       "adj_factor": market.adj_factor, "income": market.income, "fx_daily": market.fx_daily}
         self._call_cost_s = call_cost_s
         self._in_flight = 0
         self._busy_since = 0.0
@@ -358,6 +419,42 @@ def build_program(shape: str, variant: int, code: str, market: SyntheticMarket) 
         return Program(calls=[_daily("c1", code, 10), _daily("c2", peer, 10)],
                        extract=Extractor(**_latest("c1", field).model_dump(),
                                          combine=Combine(op=op, other=_latest("c2", field)), format=_number(4)))
+    if shape == "growth":
+        field = ("revenue", "oper_cost", "operate_profit", "total_profit", "n_income", "n_income_attr_p")[variant]
+        call = Call(id="c1", tool="income", args={"ts_code": code},
+                    dates={"start_date": DateSpec(days_back=800), "end_date": DateSpec(days_back=0)})
+        period = ValueRef(call="c1", select=Selection(mode="latest", key="end_date"), field=field)
+        year_ago = ValueRef(call="c1", select=Selection(mode="latest", key="end_date", years_back=1), field=field)
+        return Program(calls=[call], extract=Extractor(**period.model_dump(), format=_number(2, kind="percent"),
+                                                        combine=Combine(op="pct_difference", other=year_ago)))
+    if shape == "resolve":
+        weights = Call(id="c1", tool="index_weight", args={"index_code": market.index_of[code]},
+                       dates={"trade_date": _session(0)})
+        top = ValueRef(call="c1", select=Selection(mode="latest", key="trade_date"), field="weight",
+                       aggregate="argmax", arg_field="con_code")
+        bars = Call(id="c2", tool="daily", refs={"ts_code": top},
+                    dates={"start_date": _session(9), "end_date": _session(0)})
+        field = ("close", "open", "high", "low", "vol", "amount")[variant]
+        return Program(calls=[weights, bars], extract=Extractor(**_latest("c2", field).model_dump(), format=_number(2)))
+    if shape == "adjusted":
+        # The agg60 shape's window: its daily call is shared; the factor call is the family's own.
+        field, window = (("close", 60), ("open", 60), ("high", 60), ("low", 60), ("pre_close", 60), ("close", 20))[variant]
+        factor = Call(id="c2", tool="adj_factor", args={"ts_code": code},
+                      dates={"start_date": _session(window - 1), "end_date": _session(0)})
+        return Program(calls=[_daily("c1", code, window), factor],
+                       extract=Extractor(call="c1", select=day_key, field=field, aggregate="pct_change",
+                                         times=RecordJoin(call="c2", field="adj_factor"),
+                                         format=_number(2, kind="percent")))
+    if shape == "fx":
+        field = ("close", "open", "high", "low", "amount", "change")[variant]
+        rates = Call(id="c2", tool="fx_daily", refs={"trade_date": _latest("c1", "trade_date")})
+        cnh = ValueRef(call="c2", select=Selection(mode="latest", key="trade_date", where={"ts_code": "USDCNH.FXCM"}),
+                       field="bid_close")
+        hkd = ValueRef(call="c2", select=Selection(mode="latest", key="trade_date", where={"ts_code": "USDHKD.FXCM"}),
+                       field="bid_close")
+        return Program(calls=[_daily("c1", code, 10), rates],
+                       extract=Extractor(**_latest("c1", field).model_dump(), format=_number(4),
+                                         combine=Combine(op="product", other=cnh, then=Combine(op="ratio", other=hkd))))
     raise ValueError(f"unknown program shape {shape!r}; expected one of {SHAPES}")
 
 
@@ -376,7 +473,7 @@ def build_questions(n_programs: int, market: SyntheticMarket) -> list[Question]:
         program = build_program(shape, i // (len(SHAPES) * n_entities), code, market)
         questions.append(Question(
             qid=compute_qid(program, code), question=f"Benchmark question ({shape}) about {code}.",
-            program=program, match=rule, refresh_class="daily", tier="T3" if shape in ("dag", "combine") else "T1",
+            program=program, match=rule, refresh_class="daily", tier="T3" if shape in FAMILY_SHAPES else "T1",
             asset_class="cn_equity", entity=code, entity_name=f"Synthetic {code}", visibility=5,
             signature=f"sig-{shape}", provenance=Provenance(verbalizer="template", pool_version="benchmark"),
         ))
@@ -431,6 +528,8 @@ class BenchmarkResult:
             (f"programs/s >= {TARGET_PROGRAMS_PER_S:.0f} (10k programs < 10 s)", self.programs_per_s >= TARGET_PROGRAMS_PER_S),
             (f"outside-tool share < {TARGET_OUTSIDE_SHARE:.0%}", self.outside_tool_share < TARGET_OUTSIDE_SHARE),
             (f"peak RSS < {TARGET_RSS_MIB:.0f} MiB", self.peak_rss_mib < TARGET_RSS_MIB),
+            (f"unique calls per program <= {TARGET_UNIQUE_CALLS_PER_PROGRAM}",
+             self.unique_calls_per_program <= TARGET_UNIQUE_CALLS_PER_PROGRAM),
         ]
 
 

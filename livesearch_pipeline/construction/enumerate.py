@@ -441,8 +441,10 @@ async def enumerate_candidates(
                          key=lambda e: e.visibility)
         pairs = [(covered[i], covered[(i + len(covered) // 2) % len(covered)]) for i in range(len(covered))
                  if len(covered) > 1]
-        # Two instruments compared: their returns over the same sessions (construction/families.py).
-        drafts.extend(_family_draft(d) for d in compare_family_drafts(catalog, pairs))
+        # Two instruments compared: their returns over the same sessions (construction/families.py),
+        # each against one far and one near on the visibility scale.
+        near = [(covered[i], covered[(i + 1) % len(covered)]) for i in range(len(covered)) if len(covered) > 2]
+        drafts.extend(_family_draft(d) for d in compare_family_drafts(catalog, [*pairs, *near]))
         for target in catalog.data_tools():
             if target.name == bar_name or asset_class not in target.asset_classes:
                 continue

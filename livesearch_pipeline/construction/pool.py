@@ -36,8 +36,9 @@ from livesearch_pipeline.core.snapshot import write_atomic
 class PoolPolicy:
     max_per_signature: int = 3
     # A multi-step family's signature (construction/families.py) is the chain itself; its
-    # questions differ by the instrument investigated: one per visibility level.
-    max_per_chain_signature: int = 11
+    # questions differ by the instrument investigated, spread over the visibility levels (the
+    # families draft two instruments per level).
+    max_per_chain_signature: int = 16
     max_per_tool: int = 45
     # Of a tool's questions, at most this many may be of a class slower than `daily` (issue 12:
     # yesterday's gold must fail on a majority of the pool; a statement tool still gets its share).

@@ -41,6 +41,12 @@ Style (follow the examples):
 - Time in RELATIVE terms only ("the most recent trading day", "the last 20 trading days",
   "the most recently reported period"). NEVER an absolute date, month name with a day, quarter
   label, fiscal year or year number, in any language.
+- When `chain` is set, the program is a multi-step investigation (a growth between two reported
+  periods, a ratio of two fields, a value anchored on an event, a holding or constituent resolved
+  first, an adjusted return, a currency conversion, a comparison of two instruments): state the
+  chain plainly, entity first, each step in the order the program takes it ("For X, take its
+  largest holding in the latest portfolio report: what was that stock's closing price on the most
+  recent trading day"), and never name the resolved stock or the dates the chain finds.
 - Do not reveal or hint at the value; do not ask for a name the question already gives.
 - At most 25 English words where possible.
 - When `chinese_text` is true (the Chinese market: A-shares, Chinese indices and funds, China's

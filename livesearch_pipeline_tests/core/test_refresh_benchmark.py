@@ -54,7 +54,26 @@ def test_benchmark_answers_every_shape_correctly(bench, tmp_path: Path):
             peak_day = window[int(np.argmax(closes))]
             assert answer.args["c2"] == {"ts_code": code, "trade_date": peak_day.strftime("%Y%m%d")}
             checked.add(shape)
-    assert checked == {"latest", "dag"}
+        if shape == "resolve" and "resolve" not in checked:
+            weights = market.index_weight(answer.args["c1"])["items"]
+            assert answer.args["c2"]["ts_code"] == max(weights, key=lambda r: r["weight"])["con_code"]
+            checked.add(shape)
+        if shape == "growth" and "growth" not in checked:
+            field = questions[answer.qid].program.extract.field
+            records = market.income(answer.args["c1"])["items"]
+            latest, year_ago = records[0], next(r for r in records if r["end_date"] == str(
+                int(records[0]["end_date"][:4]) - 1) + records[0]["end_date"][4:])
+            assert answer.value == pytest.approx((latest[field] - year_ago[field]) / abs(year_ago[field]) * 100)
+            checked.add(shape)
+        if shape == "adjusted" and "adjusted" not in checked:
+            bars = {r["trade_date"]: r for r in market.daily(answer.args["c1"])["items"]}
+            factors = {r["trade_date"]: r["adj_factor"] for r in market.adj_factor(answer.args["c2"])["items"]}
+            first, last = min(bars), max(bars)
+            field = questions[answer.qid].program.extract.field
+            expected = (bars[last][field] * factors[last]) / (bars[first][field] * factors[first]) * 100 - 100
+            assert answer.value == pytest.approx(expected)
+            checked.add(shape)
+    assert checked == {"latest", "dag", "resolve", "growth", "adjusted"}
 
 
 def test_benchmark_command_line_reports_every_metric(bench, capsys: pytest.CaptureFixture[str]):
@@ -63,11 +82,11 @@ def test_benchmark_command_line_reports_every_metric(bench, capsys: pytest.Captu
     for label in ("programs/s", "unique calls per program", "outside-tool share", "peak RSS MiB", "wall s"):
         assert label in out
     assert "ok=300 empty=0 error=0" in out and "did not answer" not in out
-    assert out.count("PASS") + out.count("FAIL") == 3
+    assert out.count("PASS") + out.count("FAIL") == 4
     assert exit_code == (0 if "FAIL" not in out else 1)
 
 
 def test_benchmark_rejects_impossible_sizes(bench):
     market = bench.SyntheticMarket(bench.synthetic_entities(10))
-    with pytest.raises(ValueError, match="--programs must be in 1..420"):
-        bench.build_questions(421, market)
+    with pytest.raises(ValueError, match="--programs must be in 1..660"):
+        bench.build_questions(661, market)
