@@ -21,6 +21,7 @@ function of (seed, clock, history window).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import re
@@ -156,6 +157,16 @@ class Page:
     # The records whose figures the page prints, as `record_key`s: what the evidence map matches
     # a question's selected records against (web/evidence.py). Provenance, never shown.
     records: tuple[str, ...] = ()
+    # Whether the search engine has indexed the page. A page it has not crawled is still served at
+    # its URL and linked from the entity's company page: found by browsing, not by searching.
+    indexed: bool = True
+
+
+def crawl_probability(visibility: int) -> float:
+    """How likely the engine indexed one of an entity's exchange data-set pages: search engines
+    crawl the deep pages of a popular entity, fewer of an obscure one's (its company, quote,
+    filing and report pages are always indexed)."""
+    return min(1.0, 0.25 + 0.1 * visibility)
 
 
 def record_key(tool: str, subject: str | None, time_key: Any) -> str:
@@ -567,7 +578,11 @@ class CorpusGenerator:
         report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
         for tool in tools:
             if tool not in report_tools and fetched[tool].groups and _has_figures(fetched[tool].meta, fetched[tool].groups):
-                pages.append(self._official_page(entity, fetched[tool]))
+                page = self._official_page(entity, fetched[tool])
+                if page.kind != "quote" and _unit(self.seed, "crawled", entity.code, tool) >= crawl_probability(
+                        entity.visibility):
+                    page = dataclasses.replace(page, indexed=False)
+                pages.append(page)
         quote = fetched.get(_QUOTE_TOOL.get(entity.asset_class, ""))
         recent = [g[0] for g in quote.groups[: self.config.history_sessions]] if quote is not None else []
         moves.extend((entity.calendar, entity.code, record) for record in recent)

@@ -210,7 +210,8 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
             by_kind[page.kind] = by_kind.get(page.kind, 0) + 1
             rows.append((count, page.path, page.site, page.kind, page.lang, page.title, page.published.isoformat(),
                          page.entity, page.snippet, zlib.compress(page.html.encode("utf-8"), 6), content_key(page)))
-            texts.append((count, spacer(page.title), spacer(page.text)))
+            if page.indexed:
+                texts.append((count, spacer(page.title), spacer(page.text)))
             keys.extend((key, count) for key in page.records)
             if len(rows) >= BATCH:
                 flush()

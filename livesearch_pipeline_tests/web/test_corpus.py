@@ -76,6 +76,13 @@ def test_visibility_decides_how_hard_evidence_is_to_find_not_whether_it_exists(w
     record = latest_daily(chosen.obscure.code)
     assert f"| {record['close']} |" in quote.text and quote.records[0] == f"daily|{chosen.obscure.code}|{record['trade_date']}"
     assert len([line for line in quote.text.splitlines() if line.startswith("2026")]) >= 60, "a 60-session history"
+    # The engine crawled few of the obscure entity's deep pages (reachable from its company page),
+    # all of the famous one's; company, quote, filing and report pages are always indexed.
+    assert any(not p.indexed for p in obscure)
+    assert all(p.indexed for p in obscure if p.kind in ("hub", "quote", "filings", "report"))
+    assert all(p.indexed for p in _by_entity(web, chosen.famous.code))
+    hub = next(p for p in obscure if p.kind == "hub")
+    assert all(f'href="{p.path}"' in hub.html for p in obscure if p is not hub)
     middling, famous = _by_entity(web, chosen.middling.code), _by_entity(web, chosen.famous.code)
     assert len(famous) > 2 * len(middling) > 0
     portals = lambda pages: {p.site for p in pages if p.kind in ("quote", "data", "profile", "history")} - {"exchange"}
