@@ -373,12 +373,22 @@ def _label(meta: ToolMeta, f: FieldMeta, lang: str, site: str = "exchange") -> s
     return site_label(entry.zh if lang == "zh" else entry.en, lang, site)
 
 
+# The market names its industry indices after their construction ("Synthetic Bank Industry Index",
+# "合成银行行业指数"); a real site prints the industry's name.
+_CONSTRUCTION_WORDS = re.compile(r"^(?:Synthetic|Fictional)\s+|^(?:合成|虚构)")
+
+
+def _plain(name: str | None) -> str | None:
+    return _CONSTRUCTION_WORDS.sub("", name) if name else name
+
+
 def _display_name(entity: Entity | None, lang: str) -> str:
     if entity is None:
         return ""
+    name_en, name_zh = _plain(entity.name_en) or "", _plain(entity.name_zh)
     if lang == "zh":
-        return entity.name_zh or entity.name_en
-    return entity.name_en if not entity.name_zh else f"{entity.name_en} {entity.name_zh}"
+        return name_zh or name_en
+    return name_en if not name_zh else f"{name_en} {name_zh}"
 
 
 _NAME_SUFFIXES_ZH = ("金融控股", "实业集团", "控股集团", "股份有限公司", "有限公司", "集团", "股份", "控股", "科技", "医疗",
@@ -388,12 +398,13 @@ _NAME_SUFFIXES_ZH = ("金融控股", "实业集团", "控股集团", "股份有�
 def _short_name(entity: Entity) -> str:
     """The name people shorten it to: a Chinese name without its company-form suffix
     ("槿垚金融控股" → "槿垚"), else the first word of the English name."""
-    if entity.name_zh:
+    name_zh, name_en = _plain(entity.name_zh), _plain(entity.name_en) or entity.name_en
+    if name_zh:
         for suffix in _NAME_SUFFIXES_ZH:
-            if entity.name_zh.endswith(suffix) and len(entity.name_zh) > len(suffix) + 1:
-                return entity.name_zh[: -len(suffix)]
-        return entity.name_zh
-    return entity.name_en.split(" ")[0]
+            if name_zh.endswith(suffix) and len(name_zh) > len(suffix) + 1:
+                return name_zh[: -len(suffix)]
+        return name_zh
+    return name_en.split(" ")[0]
 
 
 def _tool_title(meta: ToolMeta, lang: str) -> str:
@@ -667,7 +678,8 @@ class CorpusGenerator:
         lang = _official_lang(entity)
         name = _display_name(entity, lang)
         ticker = entity.code.split(".")[0]
-        names = " / ".join(dict.fromkeys(filter(None, (entity.name_en, entity.name_zh, _short_name(entity)))))
+        names = " / ".join(dict.fromkeys(filter(None, (_plain(entity.name_en), _plain(entity.name_zh),
+                                                       _plain(_short_name(entity))))))
         if lang == "zh":
             title = f"{name}（{entity.code}）公司主页"
             lead = f"{entity.exchange} 代码 {entity.code}（{ticker}），名称：{names}。行情、公告、定期报告与新闻。"
