@@ -194,6 +194,7 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
             entry["value_printed"] = _printed(links[0].values[0], texts) if links[0].values else False
         entries[question.qid] = entry
     return {"version": EVIDENCE_VERSION, "clock": clock.isoformat(), "web": index.identity,
+            "index_fingerprint": index_fingerprint(web_dir),
             "gold_sha256": gold_sha256, "questions": entries, "summary": summarise(entries)}
 
 
@@ -288,7 +289,8 @@ def ensure_evidence_map(web_dir: Path, pool_file: Path, gold_file: Path, *, seed
 
     gold_sha = file_sha256(gold_file)
     existing = read_evidence_map(web_dir)
-    if existing is not None and existing.get("gold_sha256") == gold_sha:
+    if (existing is not None and existing.get("gold_sha256") == gold_sha
+            and existing.get("index_fingerprint") == index_fingerprint(web_dir)):
         return existing
     day = snapshot_date(gold_file)
     if day is None:
@@ -297,3 +299,11 @@ def ensure_evidence_map(web_dir: Path, pool_file: Path, gold_file: Path, *, seed
     evidence = build_evidence_map(web_dir, load_pool(pool_file), answers, seed=seed, gold_sha256=gold_sha)
     write_evidence_map(web_dir, evidence)
     return evidence
+
+
+def index_fingerprint(web_dir: Path) -> str:
+    """Which build of the index a map was derived from (a rebuilt web gets a new map)."""
+    from livesearch_pipeline.web.index import INDEX_FILE
+
+    stat = (web_dir / INDEX_FILE).stat()
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
