@@ -48,7 +48,7 @@ class Chains:
 
     def __init__(self) -> None:
         self.fund, self.index, self.hk = pick("fund", 0), pick("index", 0), pick("hk_equity", 0)
-        self.stock, self.other = pick("cn_equity", 0), pick("cn_equity", 3)
+        self.stock, self.other, self.famous = pick("cn_equity", 0), pick("cn_equity", 3), pick("cn_equity", 10)
         svc = service()
         holdings = svc.call("fund_portfolio", {"ts_code": self.fund.code, "start_date": "20260101",
                                                "end_date": CLOCK.strftime("%Y%m%d")})["items"]
@@ -64,7 +64,7 @@ class Chains:
 
     def entities(self) -> tuple[str, ...]:
         return tuple(sorted({self.fund.code, self.index.code, self.hk.code, self.stock.code, self.other.code,
-                             self.holding, self.constituent}))
+                             self.holding, self.constituent, self.famous.code}))
 
     def questions(self) -> list[Question]:
         fund_top = ValueRef(call="c1", select=_latest("ann_date"), field="mkv", aggregate="argmax", arg_field="symbol")
@@ -117,7 +117,11 @@ class Chains:
                 extract=Extractor(call="c1", select=Selection(mode="all", key="trade_date"), field="close",
                                   aggregate="mean", format=NUMBER)),
         }
-        return [_question(n, program, entity, 0) for (n, entity), program in programs.items()]
+        questions = [_question(n, program, entity, 0) for (n, entity), program in programs.items()]
+        # The same lookup about a famous entity (visibility 10, the high band).
+        famous = Program(calls=[Call(id="c1", tool="daily", args={"ts_code": self.famous.code}, dates=_window(10))],
+                         extract=Extractor(call="c1", select=_latest(), field="close", format=NUMBER))
+        return questions + [_question(9, famous, self.famous.code, 10)]
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +172,13 @@ def test_every_link_of_multi_step_programs_has_evidence_at_visibility_zero(chain
     assert entries[questions[7].qid]["links"][0]["records"] >= 60, "a 60-session window of an index"
     assert set(by_family) >= {"chain", "comparison", "window", "lookup"}
     assert mapped["summary"]["evidence"]["share"] == 1.0
-    assert mapped["summary"]["by_band"]["low"]["n"] == len(questions)
+    assert mapped["summary"]["by_band"]["low"]["n"] == len(questions) - 1
+    assert mapped["summary"]["by_band"]["high"] == {"n": 1, "present": 1, "share": 1.0}
+    assert mapped["summary"]["lookup_value_printed"]["share"] == 1.0
+    # A famous entity's evidence is on its exchange and on portals and news too.
+    famous = entries[questions[-1].qid]["pages"]
+    assert f"/exchange/daily/{chains.famous.code}.html" in famous
+    assert any(not p.startswith("/exchange/") for p in famous)
 
 
 def test_a_record_missing_from_the_web_is_missing_from_the_map(chains: Chains, tmp_path: Path) -> None:
