@@ -4,16 +4,21 @@ Every figure comes from a tool call to the embedded `DataService` at the corpus 
 the wall clock), so a page can only show what the service would return that day; a page's
 published date is the date of the data it shows and is never after the clock.
 
-Who writes about an entity follows its visibility level (0..10):
-- level 0: only the exchange's filing index (announcement titles and dates, no figures);
-- level >= 1: the exchange's periodic-report pages, plus data-portal pages from
-  `1 + level // 2` of six portals (a per-entity choice); each portal covers each of the
-  entity's tools with probability `0.3 + 0.07 * level`, and shows the latest data with
-  probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a stale page);
-- news items on the sessions of the history window, with probability `0.05 + 0.07 * level`
-  per session and news site; history tables from level 4; spam about entities from level 6.
+Visibility (0..10) governs how hard an entity's evidence is to find, never whether it exists:
+- every level: the exchange's own pages: the company page (names, codes, short name, links to
+  every page about the entity), the daily quote page with a history table, one page per data set
+  (daily series with their last EXCHANGE_ROWS records, others with their last EXCHANGE_GROUPS
+  periods), the filing index and the periodic reports. Deep data-set pages are indexed by the
+  search engine with probability `crawl_probability(level)` (served and linked either way);
+- level >= 1: data-portal pages from `1 + level // 2` of six portals (a per-entity choice); each
+  portal covers each of the entity's tools with probability `0.3 + 0.07 * level`, and shows the
+  latest data with probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a
+  stale page); news items on the sessions of the history window, with probability
+  `0.05 + 0.07 * level` per session and news site; history tables from level 4; spam from level 6.
 Portals differ the way real ones do: one restates big amounts in 亿元, one in million, one
-rounds to one decimal, two sometimes carry third-party figures that disagree by 0.5-3%.
+rounds to one decimal, two sometimes carry third-party figures that disagree by 0.5-3%; each
+words its labels its own way (web/wording.py). Each page records the records it prints
+(`Page.records`), from which the evidence map is derived (web/evidence.py).
 
 All randomness is a hash of (seed, purpose, entity, tool, site[, date]): the corpus is a pure
 function of (seed, clock, history window).
@@ -70,11 +75,6 @@ STATS = Site("stats", "Statistics Release Portal 统计数据发布", "zh", "sta
 SPAM_SITES = (Site("hotstocktips", "Hot Stock Tips", "en", "spam"), Site("niugu", "牛股天天荐", "zh", "spam"))
 SITES = {s.key: s for s in (*PORTALS, *NEWS_SITES, EXCHANGE, STATS, *SPAM_SITES)}
 
-SERVICE_ZH = {
-    "reference": "基本资料", "cn_quotes": "A股行情", "hk_us": "港美股行情", "indices": "指数行情",
-    "funds": "基金数据", "statements": "财务数据", "corporate": "公司公告与股东", "microstructure": "资金与交易",
-    "macro": "宏观与利率汇率",
-}
 # Tools with no entity whose data a portal publishes (macro releases, rates, FX, market flows).
 MARKET_TOOL_CLASSES = frozenset({"macro", "rates_fx", "market"})
 # Reference lists and calendars are not pages anyone reads for a figure.

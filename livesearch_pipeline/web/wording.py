@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 
-STYLES = 4  # distinct label styles; a site's style is fixed by its key
+STYLES = 4  # label styles (EN: 1 writes Title Case, 3 drops hyphens); a site's style is fixed by its key
 
 # Whole-label synonyms (the label is exactly the noun): noun -> variants by style (index 0 = the noun).
 _WHOLE_EN: dict[str, tuple[str, ...]] = {
@@ -93,7 +93,6 @@ _PHRASES_ZH: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("费用", ("费用", "费用", "支出", "开支")),
     ("合计", ("合计", "总计", "合计", "小计")),
 )
-# Why the flat tables get these style names: EN style 1 writes Title Case, style 3 drops hyphens.
 
 
 def _style_of(site_key: str) -> int:
