@@ -11,7 +11,12 @@ to the search-and-read baseline.
    HTTP API; report p50/p99 latency. Target: p50 < 20 ms, p99 < 100 ms.
    Relevance: the share of entity queries whose top 10 holds a page about that entity
    (a known-item check). With --compare-tokenizers, the same on a `trigram` index.
-3. Accuracy: the pool's questions answered by the search-and-read baseline against the web of
+3. Evidence (issue 22): the evidence map of the web for the gold of D (web/evidence.py): the share
+   of questions whose evidence is on the web, per visibility band and per family, the share of
+   lookups whose gold value is printed on an evidence page, and the pages whose visible text
+   names the generator or a tool (web/audit.py). Targets: >= 95% of lookups' gold values on the
+   web and >= 90% in every band; 0 give-away pages.
+4. Accuracy: the pool's questions answered by the search-and-read baseline against the web of
    D, scored with the pipeline's matching rules against gold computed at D by the oracle's
    executor; accuracy with 95% Wilson intervals per visibility band (0-3, 4-6, 7-10, market series) and for
    the oracle. Target: low band below high band with non-overlapping intervals; well below
@@ -218,6 +223,38 @@ def accuracy(args: argparse.Namespace, directory: Path, pool) -> dict:
     return result
 
 
+def evidence(args: argparse.Namespace, directory: Path, pool) -> dict:
+    from livesearch_pipeline.core.snapshot import SnapshotStore, snapshot_date
+    from livesearch_pipeline.web.audit import pages_giving_the_game_away
+    from livesearch_pipeline.web.evidence import build_evidence_map, file_sha256, write_evidence_map
+    from livesearch_pipeline.web.index import WebIndex
+
+    started = time.monotonic()
+    if args.gold is not None:
+        answers = SnapshotStore(args.gold.parent).read(snapshot_date(args.gold))
+        sha = file_sha256(args.gold)
+    else:
+        answers, sha = list(asyncio.run(gold_at(pool, args.date)).values()), "benchmark"
+    from livesearch_pipeline.dataservice.catalog import ServiceConfig
+
+    mapped = build_evidence_map(directory, pool, answers, seed=ServiceConfig().seed, gold_sha256=sha)
+    write_evidence_map(directory, mapped)
+    summary = mapped["summary"]
+    elapsed = time.monotonic() - started
+    print(f"[evidence] {summary['evidence']['present']}/{summary['evidence']['n']} web questions with evidence "
+          f"({summary['tools_only']} tools-only) in {elapsed:.1f} s; by band "
+          + ", ".join(f"{k} {v['share']}" for k, v in summary["by_band"].items()), flush=True)
+    print(f"[evidence] by family {json.dumps(summary['by_family'])}", flush=True)
+    printed, bands = summary["lookup_value_printed"], summary["lookup_value_printed_by_band"]
+    print(f"[evidence] lookups' gold value on the web {printed['present']}/{printed['n']} = {printed['share']}; by band "
+          + ", ".join(f"{k} {v['share']}" for k, v in bands.items()), flush=True)
+    giveaways = list(pages_giving_the_game_away(WebIndex(directory)))
+    print(f"[evidence] pages naming the generator or a tool: {len(giveaways)} {giveaways[:3]}", flush=True)
+    return {"summary": summary, "seconds": round(elapsed, 1), "giveaway_pages": len(giveaways),
+            "pass": (printed["share"] or 0) >= 0.95 and all((v["share"] or 0) >= 0.9 for v in bands.values())
+            and not giveaways}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pool", type=Path, required=True, help="a pool directory (questions.jsonl)")
@@ -229,6 +266,12 @@ def main() -> int:
     parser.add_argument("--compare-tokenizers", action="store_true")
     parser.add_argument("--skip-build", action="store_true", help="reuse the index already under --out")
     parser.add_argument("--skip-accuracy", action="store_true")
+    parser.add_argument("--skip-evidence", action="store_true")
+    parser.add_argument("--gold", type=Path, default=None,
+                        help="a gold snapshot of --date (gold_answers_<D>.jsonl) for the evidence map; "
+                             "default: computed at D by the executor")
+    parser.add_argument("--web", type=Path, default=None,
+                        help="an already built web directory of --date (e.g. data/web/<D>) instead of --out")
     args = parser.parse_args()
 
     from livesearch_pipeline.core.program import load_pool
@@ -238,8 +281,8 @@ def main() -> int:
     report: dict = {"date": args.date.isoformat(), "history_sessions": args.history_sessions, "cpus": os.cpu_count(),
                     "load_average_at_start": os.getloadavg()}
     root = args.out / "cjk"
-    directory = corpus_directory(root, args.date)
-    if not args.skip_build:
+    directory = args.web if args.web is not None else corpus_directory(root, args.date)
+    if not args.skip_build and args.web is None:
         built, cpu = build(args, root)
         report["build"] = {"pages": built.stats.pages, "seconds": round(built.generate_and_index_s, 1),
                            "cpu_seconds": round(cpu, 1),
@@ -252,6 +295,8 @@ def main() -> int:
         trigram_dir = corpus_directory(args.out / "trigram", args.date)
         report["build_trigram"] = reindex(directory, trigram_dir, "trigram")
         report["search_trigram"] = search_latency(trigram_dir, queries, "trigram")
+    if not args.skip_evidence:
+        report["evidence"] = evidence(args, directory, pool)
     if not args.skip_accuracy:
         report["accuracy"] = accuracy(args, directory, pool)
     report["load_average_at_end"] = os.getloadavg()

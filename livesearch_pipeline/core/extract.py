@@ -315,6 +315,15 @@ def read_value(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> E
     return ExtractedValue(_check_value(record[ref.field], ref.field), picked.keys[0] if picked.keys else None)
 
 
+def select_records(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> list[dict[str, Any]]:
+    """The records `ref` selects in the responses of a program run on `as_of` (before any
+    aggregate or combine): the record of a lookup, the window of an aggregate, every record an
+    argmax compares. What a reader needs in front of them to compute the value."""
+    if ref.call not in responses:
+        raise ExtractionError(f"no response for call {ref.call!r}")
+    return _select(ref, _records_at(responses[ref.call], ref.path), as_of).records
+
+
 def _describe(ref: ValueRef) -> str:
     return f"call {ref.call!r} path {ref.path!r} field {ref.field!r}"
 

@@ -2,7 +2,8 @@
 
 The directory holds `web.sqlite` (pages + full-text index, written atomically) and
 `manifest.json` (the corpus identity, the market identity it was read from, page counts and
-the build time). Rebuilding a date gives the same pages: the corpus is a pure function of the
+the build time), and, once D's gold exists, `evidence.json`: the evidence map (web/evidence.py),
+which `attach_evidence` writes and summarises in the manifest. Rebuilding a date gives the same pages: the corpus is a pure function of the
 market seed, the clock and the history window.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
-from livesearch_pipeline.web.corpus import CorpusConfig, generate_pages
+from livesearch_pipeline.web.corpus import CorpusConfig, WebCorpusError, generate_pages
 from livesearch_pipeline.web.index import INDEX_FILE, BuildStats, Tokenizer, build_index
 
 MANIFEST_FILE = "manifest.json"
@@ -58,3 +59,22 @@ def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WO
     temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(temporary, directory / MANIFEST_FILE)
     return WebBuild(directory, config.identity, market_identity, stats, elapsed)
+
+
+def attach_evidence(directory: Path, pool_file: Path, gold_file: Path) -> dict:
+    """Write (or reuse) the evidence map of the web in `directory` for the gold in `gold_file` and
+    record its file and summary in the manifest; returns the map."""
+    from livesearch_pipeline.web.evidence import EVIDENCE_FILE, ensure_evidence_map
+
+    manifest_path = directory / MANIFEST_FILE
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise WebCorpusError(f"{manifest_path}: cannot read the web's manifest ({exc}); rebuild the web") from exc
+    evidence = ensure_evidence_map(directory, pool_file, gold_file, seed=int(manifest["seed"]))
+    manifest.update(evidence_file=EVIDENCE_FILE, evidence_gold_sha256=evidence["gold_sha256"],
+                    evidence_summary=evidence["summary"])
+    temporary = directory / f".{MANIFEST_FILE}.tmp"
+    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, manifest_path)
+    return evidence

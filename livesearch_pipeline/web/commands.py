@@ -54,10 +54,28 @@ def build_web_command(args: argparse.Namespace) -> int:
     from livesearch_pipeline.settings import DataPaths
     from livesearch_pipeline.web.build import build_web
 
-    built = build_web(_config(args), DataPaths.from_env().web, workers=args.workers)
+    paths = DataPaths.from_env()
+    built = build_web(_config(args), paths.web, workers=args.workers)
     print(f"{built.identity}: {built.stats.pages} pages {built.stats.by_kind} in {built.generate_and_index_s:.1f} s, "
           f"{built.stats.bytes / 1e6:.1f} MB at {built.directory}")
+    _evidence(paths, args.date, built.directory)
     return 0
+
+
+def _evidence(paths, day, directory) -> None:
+    """The evidence map of the web when D's gold and the pool are there (else a note)."""
+    from livesearch_pipeline.core.pool import POOL_FILE
+    from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.web.build import attach_evidence
+
+    gold = SnapshotStore(paths.gold)
+    if not gold.exists(day) or not (paths.pool / POOL_FILE).is_file():
+        print(f"note: no gold of {day} (or no pool) yet: the evidence map is written once it exists", file=sys.stderr)
+        return
+    summary = attach_evidence(directory, paths.pool / POOL_FILE, gold.path_for(day))["summary"]
+    print(f"evidence map: {summary['evidence']['present']}/{summary['evidence']['n']} questions with evidence "
+          f"({summary['tools_only']} tools-only); by band "
+          + ", ".join(f"{b} {v['share']}" for b, v in summary["by_band"].items()))
 
 
 def serve_web_command(args: argparse.Namespace) -> int:

@@ -4,16 +4,21 @@ Every figure comes from a tool call to the embedded `DataService` at the corpus 
 the wall clock), so a page can only show what the service would return that day; a page's
 published date is the date of the data it shows and is never after the clock.
 
-Who writes about an entity follows its visibility level (0..10):
-- level 0: only the exchange's filing index (announcement titles and dates, no figures);
-- level >= 1: the exchange's periodic-report pages, plus data-portal pages from
-  `1 + level // 2` of six portals (a per-entity choice); each portal covers each of the
-  entity's tools with probability `0.3 + 0.07 * level`, and shows the latest data with
-  probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a stale page);
-- news items on the sessions of the history window, with probability `0.05 + 0.07 * level`
-  per session and news site; history tables from level 4; spam about entities from level 6.
+Visibility (0..10) governs how hard an entity's evidence is to find, never whether it exists:
+- every level: the exchange's own pages: the company page (names, codes, short name, links to
+  every page about the entity), the daily quote page with a history table, one page per data set
+  (daily series with their last EXCHANGE_ROWS records, others with their last EXCHANGE_GROUPS
+  periods), the filing index and the periodic reports. Deep data-set pages are indexed by the
+  search engine with probability `crawl_probability(level)` (served and linked either way);
+- level >= 1: data-portal pages from `1 + level // 2` of six portals (a per-entity choice); each
+  portal covers each of the entity's tools with probability `0.3 + 0.07 * level`, and shows the
+  latest data with probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a
+  stale page); news items on the sessions of the history window, with probability
+  `0.05 + 0.07 * level` per session and news site; history tables from level 4; spam from level 6.
 Portals differ the way real ones do: one restates big amounts in 亿元, one in million, one
-rounds to one decimal, two sometimes carry third-party figures that disagree by 0.5-3%.
+rounds to one decimal, two sometimes carry third-party figures that disagree by 0.5-3%; each
+words its labels its own way (web/wording.py). Each page records the records it prints
+(`Page.records`), from which the evidence map is derived (web/evidence.py).
 
 All randomness is a hash of (seed, purpose, entity, tool, site[, date]): the corpus is a pure
 function of (seed, clock, history window).
@@ -21,6 +26,7 @@ function of (seed, clock, history window).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import re
@@ -38,8 +44,9 @@ from livesearch_pipeline.dataservice.server import DataService
 from livesearch_pipeline.web.render import (
     Block, Heading, Links, Paragraph, Table, format_number, render_page, restate_amount,
 )
+from livesearch_pipeline.web.wording import data_title, site_label
 
-CORPUS_VERSION = "1"
+CORPUS_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -63,15 +70,11 @@ PORTALS = (
 )
 NEWS_SITES = (Site("investwire", "InvestWire", "en", "news"), Site("caixun", "财讯网", "zh", "news"))
 EXCHANGE = Site("exchange", "Exchange Disclosure Portal 交易所信息披露平台", "zh", "exchange")
+_EXCHANGE_EN = Site("exchange", EXCHANGE.name, "en", "exchange")
 STATS = Site("stats", "Statistics Release Portal 统计数据发布", "zh", "stats")
 SPAM_SITES = (Site("hotstocktips", "Hot Stock Tips", "en", "spam"), Site("niugu", "牛股天天荐", "zh", "spam"))
 SITES = {s.key: s for s in (*PORTALS, *NEWS_SITES, EXCHANGE, STATS, *SPAM_SITES)}
 
-SERVICE_ZH = {
-    "reference": "基本资料", "cn_quotes": "A股行情", "hk_us": "港美股行情", "indices": "指数行情",
-    "funds": "基金数据", "statements": "财务数据", "corporate": "公司公告与股东", "microstructure": "资金与交易",
-    "macro": "宏观与利率汇率",
-}
 # Tools with no entity whose data a portal publishes (macro releases, rates, FX, market flows).
 MARKET_TOOL_CLASSES = frozenset({"macro", "rates_fx", "market"})
 # Reference lists and calendars are not pages anyone reads for a figure.
@@ -96,7 +99,7 @@ _REPORT_TOOLS = {
 }
 _QUOTE_TOOL = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
                "fund": "fund_nav"}
-REPORTS_BACK = 4
+REPORTS_BACK = 8
 # Calendar days fetched for daily tools other than the quote tool: a history table and a lag of
 # three updates fit; only the quote tool reaches back over the whole history window.
 RECENT_DAYS = 100
@@ -125,6 +128,11 @@ class CorpusConfig:
             raise WebCorpusError(f"history_sessions must be between 1 and 400, got {self.history_sessions}")
 
     @property
+    def identity_digest(self) -> str:
+        """A short, opaque digest of the identity: the machine-readable marker in each page's head."""
+        return hashlib.sha256(self.identity.encode()).hexdigest()[:16]
+
+    @property
     def identity(self) -> str:
         part = ""
         if self.entities is not None or self.market_tools is not None or self.tools is not None:
@@ -146,6 +154,25 @@ class Page:
     snippet: str
     text: str
     html: str
+    # The records whose figures the page prints, as `record_key`s: what the evidence map matches
+    # a question's selected records against (web/evidence.py). Provenance, never shown.
+    records: tuple[str, ...] = ()
+    # Whether the search engine has indexed the page. A page it has not crawled is still served at
+    # its URL and linked from the entity's company page: found by browsing, not by searching.
+    indexed: bool = True
+
+
+def crawl_probability(visibility: int) -> float:
+    """How likely the engine indexed one of an entity's exchange data-set pages: search engines
+    crawl the deep pages of a popular entity, fewer of an obscure one's (its company, quote,
+    filing and report pages are always indexed)."""
+    return min(1.0, 0.25 + 0.1 * visibility)
+
+
+def record_key(tool: str, subject: str | None, time_key: Any) -> str:
+    """The identity of one record (or one time key's records) of a tool for an entity or a
+    market series: `tool|subject|time key`."""
+    return f"{tool}|{subject or ''}|{'' if time_key is None else time_key}"
 
 
 def _unit(seed: int, *parts: object) -> float:
@@ -279,7 +306,22 @@ def _decimals_of(value: float) -> int:
 
 
 def _shown_fields(meta: ToolMeta) -> list[FieldMeta]:
-    return [f for f in meta.fields if f.role in ("measure", "label", "date") and f.name != meta.entity_param]
+    """Fields a page prints: figures, labels, dates, adjustment factors, and the fields that tell
+    several series of one time key apart (the exchange of a market-wide margin row, a pair)."""
+    return [f for f in meta.fields
+            if (f.role in ("measure", "label", "date", "factor") or f.name in meta.series_keys)
+            and f.name != meta.entity_param]
+
+
+# Hong Kong prices are quoted at their tick sizes: three decimals below HKD 0.50, two above.
+_HK_PRICE_TOOLS = frozenset({"hk_daily", "hk_daily_adj"})
+
+
+def _hk_price_decimals(meta: ToolMeta, f: FieldMeta, number: float) -> int | None:
+    if meta.name in _HK_PRICE_TOOLS and f.unit == "HKD" and f.name in ("open", "high", "low", "close", "pre_close",
+                                                                        "change", "vwap", "avg_price"):
+        return 3 if abs(number) < 0.5 and f.name != "change" else 2
+    return None
 
 
 @dataclass
@@ -290,7 +332,8 @@ class _Look:
     disagree_seed: float | None  # not None: figures come from a third-party feed that differs
 
 
-def _figure(look: _Look, f: FieldMeta, value: Any, seed: int, salt: str) -> tuple[str, str]:
+def _figure(look: _Look, f: FieldMeta, value: Any, seed: int, salt: str,
+            meta: ToolMeta | None = None) -> tuple[str, str]:
     """(value text, unit text) of one field as `look` prints it."""
     if value is None:
         return ("—" if look.site.lang == "en" else "--"), ""
@@ -298,6 +341,9 @@ def _figure(look: _Look, f: FieldMeta, value: Any, seed: int, salt: str) -> tupl
         return str(value), ""
     number = float(value)
     decimals: int | None = _decimals_of(number) if isinstance(value, float) else 0
+    tick = _hk_price_decimals(meta, f, number) if meta is not None and isinstance(value, float) else None
+    if tick is not None:
+        decimals = tick
     if look.disagree_seed is not None and f.role == "measure" and number != 0:
         shift = 0.005 + 0.025 * _unit(seed, "disagree", salt, f.name)
         number *= 1 + (shift if look.disagree_seed < 0.5 else -shift)
@@ -309,33 +355,61 @@ def _figure(look: _Look, f: FieldMeta, value: Any, seed: int, salt: str) -> tupl
             decimals = 2
     if look.site.rounding is not None and isinstance(decimals, int) and decimals > look.site.rounding:
         decimals = look.site.rounding
+    if unit == "points" and look.site.lang == "zh":
+        unit = "点"
     if isinstance(value, int) and decimals == 0 and look.disagree_seed is None and not look.site.restates:
         return str(value), unit
     return format_number(number, decimals), unit
 
 
-def _label(meta: ToolMeta, f: FieldMeta, lang: str) -> str:
-    """A field's label as a financial site prints it: the reviewed lexicon's noun ("Closing price",
-    "收盘价"), the catalog's description where the lexicon has no entry (non-answer fields)."""
+def _label(meta: ToolMeta, f: FieldMeta, lang: str, site: str = "exchange") -> str:
+    """A field's label as `site` prints it: the reviewed lexicon's noun in the site's own words
+    ("Close", "收盘"; web/wording.py), the catalog's description where the lexicon has no entry
+    (non-answer fields)."""
     entry = load_lexicon().entry(meta.name, f.name)
     if entry is None:
-        return (f.description_zh or f.description) if lang == "zh" else f.description
-    return entry.zh if lang == "zh" else entry.en[:1].upper() + entry.en[1:]
+        text = (f.description_zh or f.description) if lang == "zh" else f.description
+        return re.split(r"[;(（]", text, maxsplit=1)[0].strip() or f.name
+    return site_label(entry.zh if lang == "zh" else entry.en, lang, site)
+
+
+# The market names its industry indices after their construction ("Synthetic Bank Industry Index",
+# "合成银行行业指数"); a real site prints the industry's name.
+_CONSTRUCTION_WORDS = re.compile(r"^(?:Synthetic|Fictional)\s+|^(?:合成|虚构)")
+
+
+def _plain(name: str | None) -> str | None:
+    return _CONSTRUCTION_WORDS.sub("", name) if name else name
 
 
 def _display_name(entity: Entity | None, lang: str) -> str:
     if entity is None:
         return ""
+    name_en, name_zh = _plain(entity.name_en) or "", _plain(entity.name_zh)
     if lang == "zh":
-        return entity.name_zh or entity.name_en
-    return entity.name_en if not entity.name_zh else f"{entity.name_en} {entity.name_zh}"
+        return name_zh or name_en
+    return name_en if not name_zh else f"{name_en} {name_zh}"
+
+
+_NAME_SUFFIXES_ZH = ("金融控股", "实业集团", "控股集团", "股份有限公司", "有限公司", "集团", "股份", "控股", "科技", "医疗",
+                     "实业", "银行", "证券", "保险", "能源", "电子", "指数", "基金")
+
+
+def _short_name(entity: Entity) -> str:
+    """The name people shorten it to: a Chinese name without its company-form suffix
+    ("槿垚金融控股" → "槿垚"), else the first word of the English name."""
+    name_zh, name_en = _plain(entity.name_zh), _plain(entity.name_en) or entity.name_en
+    if name_zh:
+        for suffix in _NAME_SUFFIXES_ZH:
+            if name_zh.endswith(suffix) and len(name_zh) > len(suffix) + 1:
+                return name_zh[: -len(suffix)]
+        return name_zh
+    return name_en.split(" ")[0]
 
 
 def _tool_title(meta: ToolMeta, lang: str) -> str:
-    if lang == "zh":
-        return f"{SERVICE_ZH.get(meta.service, meta.service)} · {meta.name}"
-    head = re.split(r"[;(]", meta.description, maxsplit=1)[0].strip()
-    return f"{head} · {meta.name}"
+    """The data set's name as a site prints it ("Daily quotes", "日行情"): never a tool's name."""
+    return data_title(meta.name, meta.service, lang)
 
 
 def _as_of_text(meta: ToolMeta, group: list[dict[str, Any]], lang: str) -> str:
@@ -346,27 +420,99 @@ def _as_of_text(meta: ToolMeta, group: list[dict[str, Any]], lang: str) -> str:
     return f"Data as of {key}." if lang == "en" else f"数据截至{key}。"
 
 
+def _unit_text(unit: str | None, lang: str) -> str:
+    if unit == "points" and lang == "zh":
+        return "点"
+    return unit or ""
+
+
 def _group_table(meta: ToolMeta, group: list[dict[str, Any]], look: _Look, seed: int, salt: str) -> Table:
     """One record: Item | Value | Unit rows. Several records of one time key (holders, segments,
     series): one row per record, one column per field."""
-    lang = look.site.lang
+    lang, site = look.site.lang, look.site.key
     fields = _shown_fields(meta)
     if len(group) == 1:
         rows = []
         for f in fields:
-            text, unit = _figure(look, f, group[0].get(f.name), seed, salt)
-            rows.append((_label(meta, f, lang), text, unit))
+            text, unit = _figure(look, f, group[0].get(f.name), seed, salt, meta)
+            rows.append((_label(meta, f, lang, site), text, unit))
         header = ("Item", "Value", "Unit") if lang == "en" else ("项目", "数值", "单位")
         return Table(header=header, rows=tuple(rows))
-    header = tuple(_label(meta, f, lang) + (f" ({f.unit})" if f.unit and look.site.restates is False else "") for f in fields)
+    header = tuple(_label(meta, f, lang, site) + (f" ({_unit_text(f.unit, lang)})" if f.unit and not look.site.restates
+                                                  else "") for f in fields)
     rows = []
     for index, record in enumerate(group):
         cells = []
         for f in fields:
-            text, unit = _figure(look, f, record.get(f.name), seed, f"{salt}:{index}")
+            text, unit = _figure(look, f, record.get(f.name), seed, f"{salt}:{index}", meta)
             cells.append(f"{text} {unit}".strip() if look.site.restates and unit and unit != (f.unit or "") else text)
         rows.append(tuple(cells))
     return Table(header=header, rows=tuple(rows))
+
+
+def _history_table(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]], look: _Look, seed: int,
+                   salt: str) -> Table:
+    """Records of a daily series, newest first: Date | <series fields> | <figures>, one row per
+    record (several per date when the series carries several, e.g. one per exchange)."""
+    lang = look.site.lang
+    series = [f for f in meta.fields if f.name in meta.series_keys and f.name != meta.entity_param]
+    fields = [f for f in _shown_fields(meta) if f.type in ("number", "integer") and f.name not in meta.series_keys]
+    units: dict[str, str | None] = {f.name: f.unit for f in fields}
+    if look.site.restates and groups:
+        sample = groups[0][0]
+        units = {f.name: (restate_amount(float(sample[f.name]), f.unit, lang) or (0, f.unit))[1]
+                 if isinstance(sample.get(f.name), (int, float)) else f.unit for f in fields}
+    rows = []
+    for index, group in enumerate(groups):
+        for position, record in enumerate(group):
+            cells = [str(record.get(meta.time_key))]
+            cells += [str(record.get(f.name) if record.get(f.name) is not None else "") for f in series]
+            for f in fields:
+                text, _ = _figure(look, f, record.get(f.name), seed, f"{salt}:h{index}:{position}", meta)
+                cells.append(text)
+            rows.append(tuple(cells))
+    header = ("Date" if lang == "en" else "日期", *(_label(meta, f, lang, look.site.key) for f in series),
+              *(_label(meta, f, lang, look.site.key) + (f" ({_unit_text(units[f.name], lang)})" if units[f.name] else "")
+                for f in fields))
+    return Table(header, tuple(rows))
+
+
+def _has_figures(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]]) -> bool:
+    """Whether the records hold anything but their dates and codes (no page shows only a date row)."""
+    names = [f.name for f in _shown_fields(meta) if f.role in ("measure", "label", "factor")]
+    return any(record.get(name) is not None for group in groups for record in group for name in names)
+
+
+def _keys(meta: ToolMeta, subject: str | None, groups: Sequence[list[dict[str, Any]]]) -> tuple[str, ...]:
+    return tuple(record_key(meta.name, subject, group[0].get(meta.time_key) if meta.time_key else None)
+                 for group in groups)
+
+
+# Official statistics are released some days after the period they cover (the day after the
+# period end for PMI, about two weeks for prices and money, nearly three weeks for GDP).
+RELEASE_LAG_DAYS = {"cn_cpi": 12, "cn_ppi": 12, "cn_m": 13, "sf_month": 14, "cn_gdp": 19, "cn_pmi": 0}
+# The exchange's own pages for every listed entity, whatever its visibility: daily series over
+# this many calendar days (a 60-session window, holidays and a few sessions' lag fit), at most
+# EXCHANGE_ROWS records; other series their last EXCHANGE_GROUPS periods.
+EXCHANGE_DAYS = 115
+EXCHANGE_ROWS = 70
+EXCHANGE_GROUPS = 8
+NEWS_LINKS = 12
+
+
+def _release_date(meta: ToolMeta, group: list[dict[str, Any]], clock: dt.date) -> dt.date:
+    """When an official statistic was released: its period's end plus the publication lag; never
+    after the clock (the service only shows what was out by then)."""
+    published = _published(meta, group, clock)
+    lag = RELEASE_LAG_DAYS.get(meta.name)
+    if lag is None:
+        return published
+    return min(published + dt.timedelta(days=lag), clock)
+
+
+def _official_lang(entity: Entity) -> str:
+    """The language the entity's exchange publishes in: Chinese in Shanghai/Shenzhen, English elsewhere."""
+    return "zh" if entity.calendar == "XSHG" and entity.name_zh else "en"
 
 
 # --------------------------------------------------------------------------- the generator
@@ -429,42 +575,51 @@ class CorpusGenerator:
         ranked = sorted(PORTALS, key=lambda s: _unit(self.seed, "portal-rank", entity.code, s.key))
         return ranked[: sources_for(entity.visibility)]
 
-    def _entity_pages(self, entity: Entity, moves: list[tuple[str, str, dict[str, Any]]]) -> Iterator[Page]:
+    def _entity_pages(self, entity: Entity, moves: list[tuple[str, str, dict[str, Any]]]) -> list[Page]:
+        """Every page about one entity. Whatever its visibility, its exchange publishes its quote
+        and data pages, its filings and periodic reports; visibility decides how many portals,
+        news and forum posts also write about it (and how often they lag)."""
         tools = self.entity_tools.get(entity.asset_class, [])
         fetched: dict[str, _Fetched] = {}
-        needed = set(_FILINGS) & set(tools)
-        if entity.visibility > 0:
-            needed = set(tools)
-        for tool in sorted(needed):
-            days = self.history_days if tool == _QUOTE_TOOL.get(entity.asset_class) else RECENT_DAYS
-            fetched[tool] = self.reader.fetch(tool, entity.code, days)
-        yield self._filing_index(entity, fetched)
-        if entity.visibility <= 0:
-            return
-        yield from self._reports(entity, fetched)
-        portals = self._portals(entity)
+        for tool in sorted(tools):
+            daily = self.reader.specs[tool].meta.refresh_class == "daily"
+            fetched[tool] = self.reader.fetch(tool, entity.code, EXCHANGE_DAYS if daily else RECENT_DAYS)
+        pages: list[Page] = [self._filing_index(entity, fetched)]
+        pages.extend(self._reports(entity, fetched))
+        report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
         for tool in tools:
-            data = fetched[tool]
-            if not data.groups:
-                continue
-            for rank, site in enumerate(portals):
-                if _unit(self.seed, "covers", entity.code, tool, site.key) >= coverage_probability(entity.visibility):
-                    continue
-                lag = self._lag(entity.visibility, entity.code, tool, site.key)
-                if lag >= len(data.groups):
-                    continue
-                yield self._data_page(entity, site, data, lag)
-                if (rank < 2 and entity.visibility >= 4 and data.meta.refresh_class == "daily"
-                        and all(len(g) == 1 for g in data.groups[lag: lag + HISTORY_ROWS])
-                        and len(data.groups) - lag >= 5):
-                    yield self._history_page(entity, site, data, lag)
+            if tool not in report_tools and fetched[tool].groups and _has_figures(fetched[tool].meta, fetched[tool].groups):
+                page = self._official_page(entity, fetched[tool])
+                if page.kind != "quote" and _unit(self.seed, "crawled", entity.code, tool) >= crawl_probability(
+                        entity.visibility):
+                    page = dataclasses.replace(page, indexed=False)
+                pages.append(page)
         quote = fetched.get(_QUOTE_TOOL.get(entity.asset_class, ""))
-        if quote is not None:
-            recent = [g[0] for g in quote.groups[: self.config.history_sessions]]
-            moves.extend((entity.calendar, entity.code, record) for record in recent)
-            yield from self._news(entity, quote, recent)
+        recent = [g[0] for g in quote.groups[: self.config.history_sessions]] if quote is not None else []
+        moves.extend((entity.calendar, entity.code, record) for record in recent)
+        if entity.visibility > 0:
+            portals = self._portals(entity)
+            for tool in tools:
+                data = fetched[tool]
+                if not data.groups or not _has_figures(data.meta, data.groups):
+                    continue
+                for rank, site in enumerate(portals):
+                    if _unit(self.seed, "covers", entity.code, tool, site.key) >= coverage_probability(entity.visibility):
+                        continue
+                    lag = self._lag(entity.visibility, entity.code, tool, site.key)
+                    if lag >= len(data.groups):
+                        continue
+                    pages.append(self._data_page(entity, site, data, lag))
+                    if (rank < 2 and entity.visibility >= 4 and data.meta.refresh_class == "daily"
+                            and all(len(g) == 1 for g in data.groups[lag: lag + HISTORY_ROWS])
+                            and len(data.groups) - lag >= 5):
+                        pages.append(self._history_page(entity, site, data, lag))
+            if quote is not None:
+                pages.extend(self._news(entity, quote, recent))
         if entity.visibility >= 6:
-            yield from self._spam(entity)
+            pages.extend(self._spam(entity))
+        pages.append(self._hub(entity, pages))
+        return pages
 
     def _lag(self, visibility: int, code: str, tool: str, site: str) -> int:
         u = _unit(self.seed, "fresh", code, tool, site, self.clock.isoformat())
@@ -478,13 +633,67 @@ class CorpusGenerator:
         return _Look(site, None)
 
     def _page(self, *, site: Site, kind: str, path: str, lang: str, title: str, published: dt.date,
-              entity: str | None, snippet: str, blocks: Sequence[Block]) -> Page:
+              entity: str | None, snippet: str, blocks: Sequence[Block], records: tuple[str, ...] = ()) -> Page:
         if published > self.clock:
             raise WebCorpusError(f"{path}: published {published} after the clock {self.clock}")
         body, text = render_page(lang=lang, site_name=site.name, title=title, published=published,
-                                 description=snippet, blocks=blocks, url_path=path)
+                                 description=snippet, blocks=blocks, url_path=path,
+                                 marker=self.config.identity_digest)
         return Page(path=path, site=site.key, kind=kind, lang=lang, title=title, published=published,
-                    entity=entity, snippet=snippet, text=text, html=body)
+                    entity=entity, snippet=snippet, text=text, html=body, records=records)
+
+    def _official_page(self, entity: Entity, data: _Fetched) -> Page:
+        """The exchange's page of one data set of an entity: the latest record, then the history
+        (daily series) or the last periods (holders, plans, schedules)."""
+        meta = data.meta
+        lang = _official_lang(entity)
+        name = _display_name(entity, lang)
+        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
+        salt = f"official:{entity.code}:{meta.name}"
+        heading = _tool_title(meta, lang)
+        title = f"{name}（{entity.code}）{heading}" if lang == "zh" else f"{name} ({entity.code}) {heading}"
+        blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}. {_as_of_text(meta, data.groups[0], lang)}")]
+        if meta.refresh_class == "daily" and all(len(g) == 1 for g in data.groups[:EXCHANGE_ROWS]):
+            shown = data.groups[:EXCHANGE_ROWS]
+            blocks.append(_group_table(meta, shown[0], look, self.seed, salt))
+            if len(shown) > 1:
+                blocks.append(Heading("历史数据" if lang == "zh" else "History"))
+                blocks.append(_history_table(meta, shown, look, self.seed, salt))
+        else:
+            shown = data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily" else EXCHANGE_GROUPS]
+            for index, group in enumerate(shown):
+                if meta.time_key is not None:
+                    blocks.append(Heading(str(group[0].get(meta.time_key)), level=3))
+                blocks.append(_group_table(meta, group, look, self.seed, f"{salt}:{index}"))
+        kind = ("quote" if meta.name == _QUOTE_TOOL.get(entity.asset_class)
+                else "profile" if meta.refresh_class == "static" else "data")
+        blocks.append(Links(((f"/exchange/company/{entity.code}.html", name),)))
+        return self._page(site=EXCHANGE, kind=kind, path=f"/exchange/{meta.name}/{entity.code}.html", lang=lang,
+                          title=title, published=_published(meta, shown[0], self.clock), entity=entity.code,
+                          snippet=f"{title}. {_as_of_text(meta, shown[0], lang)}", blocks=blocks,
+                          records=_keys(meta, entity.code, shown))
+
+    def _hub(self, entity: Entity, pages: Sequence[Page]) -> Page:
+        """The entity's page on its exchange: names, codes and links to every page about it."""
+        lang = _official_lang(entity)
+        name = _display_name(entity, lang)
+        ticker = entity.code.split(".")[0]
+        names = " / ".join(dict.fromkeys(filter(None, (_plain(entity.name_en), _plain(entity.name_zh),
+                                                       _plain(_short_name(entity))))))
+        if lang == "zh":
+            title = f"{name}（{entity.code}）公司主页"
+            lead = f"{entity.exchange} 代码 {entity.code}（{ticker}），名称：{names}。行情、公告、定期报告与新闻。"
+        else:
+            title = f"{name} ({entity.code}) company page"
+            lead = f"{entity.exchange} code {entity.code} ({ticker}), names: {names}. Quotes, filings, reports and news."
+        own = [p for p in pages if p.site == "exchange"]
+        others = [p for p in pages if p.site != "exchange" and p.kind not in ("news", "spam")]
+        news = sorted((p for p in pages if p.kind == "news"), key=lambda p: p.published, reverse=True)[:NEWS_LINKS]
+        links = tuple((p.path, p.title) for p in (*own, *others, *news))
+        published = max((p.published for p in own), default=min(entity.list_date, self.clock))
+        return self._page(site=EXCHANGE, kind="hub", path=f"/exchange/company/{entity.code}.html", lang=lang,
+                          title=title, published=min(published, self.clock), entity=entity.code, snippet=lead,
+                          blocks=[Paragraph(lead), Links(links)])
 
     def _data_page(self, entity: Entity, site: Site, data: _Fetched, lag: int) -> Page:
         meta, group = data.meta, data.groups[lag]
@@ -497,16 +706,16 @@ class CorpusGenerator:
                 else "profile" if meta.refresh_class == "static" else "data")
         if lang == "en":
             title = f"{name} ({entity.code}) {_tool_title(meta, lang)}"
-            lead = f"{meta.description}. {_as_of_text(meta, group, lang)}"
         else:
             title = f"{name}（{entity.code}）{_tool_title(meta, lang)}"
-            lead = f"{name}（{entity.code}）{_tool_title(meta, lang)}。{_as_of_text(meta, group, lang)}"
+        lead = f"{title}. {_as_of_text(meta, group, lang)}"
         if look.disagree_seed is not None:
             lead += " Source: third-party data feed." if lang == "en" else " 数据来源：第三方数据商。"
         snippet = f"{lead} " + "; ".join(f"{r[0]} {r[1]}" for r in table.rows[:4] if len(r) == 3)[:220]
+        records = _keys(meta, entity.code, [group]) if look.disagree_seed is None else ()
         return self._page(site=site, kind=kind, path=f"/{site.key}/{meta.name}/{entity.code}.html", lang=lang,
                           title=title, published=_published(meta, group, self.clock), entity=entity.code,
-                          snippet=snippet, blocks=[Paragraph(lead), table])
+                          snippet=snippet, blocks=[Paragraph(lead), table], records=records)
 
     def _history_page(self, entity: Entity | None, site: Site, data: _Fetched, lag: int,
                       subject: str | None = None) -> Page:
@@ -514,63 +723,50 @@ class CorpusGenerator:
         meta = data.meta
         lang = site.lang
         code = entity.code if entity is not None else subject or meta.name
-        fields = [f for f in _shown_fields(meta) if f.type in ("number", "integer")]
-        rows = []
         look = self._look(site, f"history:{code}:{meta.name}")
-        for index, group in enumerate(data.groups[lag: lag + HISTORY_ROWS]):
-            record = group[0]
-            cells = [str(record.get(meta.time_key))]
-            for f in fields:
-                text, unit = _figure(look, f, record.get(f.name), self.seed, f"{code}:{meta.name}:h{index}")
-                cells.append(text)
-            rows.append(tuple(cells))
-        units = {f.name: f.unit for f in fields}
-        if site.restates:
-            # Restated columns print their own unit in each header.
-            sample = data.groups[lag][0]
-            units = {f.name: (restate_amount(float(sample[f.name]), f.unit, lang) or (0, f.unit))[1]
-                     if isinstance(sample.get(f.name), (int, float)) else f.unit for f in fields}
-        header = ("Date" if lang == "en" else "日期",
-                  *(_label(meta, f, lang) + (f" ({units[f.name]})" if units[f.name] else "") for f in fields))
+        groups = data.groups[lag: lag + HISTORY_ROWS]
+        table = _history_table(meta, groups, look, self.seed, f"{code}:{meta.name}")
         if entity is not None:
             name = _display_name(entity, lang)
-            title = (f"{name} ({code}) historical data · {meta.name}" if lang == "en"
-                     else f"{name}（{code}）历史数据 · {meta.name}")
+            title = (f"{name} ({code}) {_tool_title(meta, lang)}: historical data" if lang == "en"
+                     else f"{name}（{code}）{_tool_title(meta, lang)}历史数据")
         else:
             name = _tool_title(meta, lang)
-            title = f"{name} — historical data" if lang == "en" else f"{name}（{meta.description}）历史数据"
-        lead = (f"{meta.description}: the last {len(rows)} records, newest first." if lang == "en"
-                else f"{name}最近{len(rows)}条记录（由近及远）。")
+            title = f"{name} — historical data" if lang == "en" else f"{name}历史数据"
+        lead = (f"{name}: the last {len(table.rows)} records, newest first." if lang == "en"
+                else f"{name}最近{len(table.rows)}条记录（由近及远）。")
+        records = _keys(meta, entity.code if entity is not None else None, groups) if look.disagree_seed is None else ()
         return self._page(site=site, kind="history", path=f"/{site.key}/{meta.name}/{code}/history.html",
                           lang=lang, title=title, published=_published(meta, data.groups[lag], self.clock),
                           entity=entity.code if entity is not None else None, snippet=lead,
-                          blocks=[Paragraph(lead), Table(header, tuple(rows))])
+                          blocks=[Paragraph(lead), table], records=records)
 
     def _filing_index(self, entity: Entity, fetched: dict[str, _Fetched]) -> Page:
-        lang = "zh" if entity.name_zh else "en"
-        entries: list[tuple[dt.date, str, str | None]] = []
+        lang = _official_lang(entity)
+        entries: list[tuple[dt.date, str, str, str | None]] = []
         for tool, (title_en, title_zh) in _FILINGS.items():
             data = fetched.get(tool)
             if data is None:
                 continue
             for group in data.groups:
                 day = _published(data.meta, group, self.clock)
-                period = group[0].get("end_date") or ""
+                period = str(group[0].get("end_date") or "")
                 label = f"{title_zh if lang == 'zh' else title_en} {period}".strip()
                 link = None
-                if tool in ("income", "hk_income", "us_income") and entity.visibility > 0:
+                if tool in ("income", "hk_income", "us_income"):
                     link = f"/exchange/reports/{entity.code}/{period}.html"
-                entries.append((day, label, link))
-        entries.sort(key=lambda e: (e[0], e[1]), reverse=True)
+                entries.append((day, period, label, link))
+        # Newest first; on one day, the later period first (an annual report and the next
+        # first-quarter report published together list the quarter above the year).
+        entries.sort(key=lambda e: (e[0], e[1], e[2]), reverse=True)
         entries = entries[:FILING_ROWS]
         name = _display_name(entity, lang)
         title = f"{name}（{entity.code}）公告列表" if lang == "zh" else f"{name} ({entity.code}) filings"
-        rows = tuple((d.isoformat(), label) for d, label, _ in entries)
-        links = tuple((link, label) for _, label, link in entries if link)
+        rows = tuple((d.isoformat(), label) for d, _, label, _ in entries)
+        links = tuple((link, label) for _, _, label, link in entries if link)
         blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}"),
                                Table(("Date", "Title") if lang == "en" else ("公告日期", "公告标题"), rows)]
-        if links:
-            blocks.append(Links(links))
+        blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *links)))
         published = entries[0][0] if entries else min(entity.list_date, self.clock)
         return self._page(site=EXCHANGE, kind="filings", path=f"/exchange/filings/{entity.code}.html", lang=lang,
                           title=title, published=published, entity=entity.code,
@@ -580,7 +776,7 @@ class CorpusGenerator:
         tools = _REPORT_TOOLS.get(entity.asset_class)
         if not tools or tools[0] not in fetched:
             return
-        lang = "zh" if entity.name_zh else "en"
+        lang = _official_lang(entity)
         name = _display_name(entity, lang)
         by_period: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
         for tool in tools:
@@ -591,10 +787,11 @@ class CorpusGenerator:
                 period = group[0].get("end_date")
                 if isinstance(period, str):
                     by_period[period][tool] = group
-        look = _Look(EXCHANGE if lang == "zh" else Site("exchange", EXCHANGE.name, "en", "exchange"), None)
+        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
         for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
             statements = by_period[period]
             blocks: list[Block] = []
+            records: list[str] = []
             published = self.clock
             for tool in tools:
                 group = statements.get(tool)
@@ -604,11 +801,14 @@ class CorpusGenerator:
                 published = min(published, _published(meta, group, self.clock))
                 blocks.append(Heading(_tool_title(meta, lang)))
                 blocks.append(_group_table(meta, group, look, self.seed, f"report:{entity.code}:{tool}:{period}"))
+                records.append(record_key(tool, entity.code, period))
+            blocks.append(Links(((f"/exchange/company/{entity.code}.html", name),
+                                 (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))))
             title = (f"{name}（{entity.code}）{period}定期报告" if lang == "zh"
                      else f"{name} ({entity.code}) periodic report for the period ended {period}")
             yield self._page(site=EXCHANGE, kind="report", path=f"/exchange/reports/{entity.code}/{period}.html",
                              lang=lang, title=title, published=published, entity=entity.code,
-                             snippet=title, blocks=blocks)
+                             snippet=title, blocks=blocks, records=tuple(records))
 
     def _news(self, entity: Entity, quote: _Fetched, recent: list[dict[str, Any]]) -> Iterator[Page]:
         meta = quote.meta
@@ -628,20 +828,26 @@ class CorpusGenerator:
         look = _Look(site, None)
         price_field = "unit_nav" if "unit_nav" in record else "close"
         price = record.get(price_field)
+        field_meta = meta.field(price_field)
+        unit = _unit_text(field_meta.unit if field_meta is not None else entity.currency, lang)
         pct = record.get("pct_chg")
         if lang == "en":
             move = "" if pct is None else (f" up {abs(pct):.2f}%" if pct >= 0 else f" down {abs(pct):.2f}%")
             title = f"{name} ({entity.code}) closes{move} at {price} on {day.isoformat()}"
-            lead = (f"{name} ({entity.code}) ended the session of {day.isoformat()} at {price} {entity.currency}"
+            lead = (f"{name} ({entity.code}) ended the session of {day.isoformat()} at {price} {unit}"
                     f"{move}. Figures below are for that session only.")
         else:
             move = "" if pct is None else (f"涨{abs(pct):.2f}%" if pct >= 0 else f"跌{abs(pct):.2f}%")
             title = f"{name}（{entity.code}）{day.isoformat()}收盘{move}，报{price}"
-            lead = f"{day.isoformat()}，{name}（{entity.code}）收于{price}{move}。以下为当日数据。"
+            lead = f"{day.isoformat()}，{name}（{entity.code}）收于{price}{unit}{move}。以下为当日数据。"
         table = _group_table(meta, [record], look, self.seed, f"news:{entity.code}:{day}")
+        quote_label = "行情" if lang == "zh" else "Quote"
+        links = Links(((f"/exchange/{meta.name}/{entity.code}.html", f"{name} {quote_label}"),
+                       (f"/exchange/company/{entity.code}.html", name)))
         return self._page(site=site, kind="news", path=f"/{site.key}/{day.isoformat()}/{entity.code}.html",
                           lang=lang, title=title, published=day, entity=entity.code, snippet=lead,
-                          blocks=[Paragraph(lead), table])
+                          blocks=[Paragraph(lead), table, links],
+                          records=(record_key(meta.name, entity.code, record.get(meta.time_key)),))
 
     def _spam(self, entity: Entity) -> Iterator[Page]:
         for site in SPAM_SITES:
@@ -698,14 +904,14 @@ class CorpusGenerator:
                     else:
                         title = f"{day.isoformat()}{market}收评：涨跌幅榜"
                         header = ("名称", "代码", "收盘价", "涨跌幅（%）")
+                    records = tuple(record_key(_QUOTE_TOOL.get(e.asset_class, ""), e.code, r.get("trade_date"))
+                                    for e, r in picks)
                     yield self._page(site=site, kind="wrap", path=f"/{site.key}/{day.isoformat()}/wrap-{calendar}.html",
                                      lang=lang, title=title, published=day, entity=None, snippet=title,
-                                     blocks=[Paragraph(title), Table(header, rows)])
+                                     blocks=[Paragraph(title), Table(header, rows)], records=records)
 
     def _market_tool_pages(self, tool: str) -> Iterator[Page]:
-        # Daily market series are published (and fetched) over the recent window only: FX alone
-        # has a dozen pairs a day, and its release pages would otherwise dwarf everything else.
-        data = self.reader.fetch(tool, None, RECENT_DAYS)
+        data = self.reader.fetch(tool, None, EXCHANGE_DAYS)
         if not data.groups:
             return
         meta = data.meta
@@ -718,12 +924,37 @@ class CorpusGenerator:
                 if (meta.refresh_class == "daily" and len(data.groups) - lag >= 5
                         and all(len(g) == 1 for g in data.groups[lag: lag + HISTORY_ROWS])):
                     yield self._history_page(None, site, data, lag, subject=tool)
-        # The official release pages: every period in the window, each at its own URL.
+        # The official release pages: every period in the window, each at its own URL; daily
+        # series the last sessions of the history window, and the whole window as one table per
+        # series (per exchange, per currency pair).
         periodic = meta.refresh_class in ("monthly", "quarterly")
         count = len(data.groups) if periodic else min(len(data.groups), self.config.history_sessions)
         for position in range(count):
             key = data.groups[position][0].get(meta.time_key)
             yield self._market_page(STATS, data, position, f"/stats/{tool}/{key}.html", release=True)
+        if meta.refresh_class == "daily":
+            yield from self._series_histories(data)
+
+    def _series_histories(self, data: _Fetched) -> Iterator[Page]:
+        meta = data.meta
+        by_series: dict[tuple[str, ...], list[list[dict[str, Any]]]] = defaultdict(list)
+        for group in data.groups[:EXCHANGE_ROWS]:
+            for record in group:
+                series = tuple(str(record.get(k) or "") for k in meta.series_keys)
+                by_series[series].append([record])
+        look = _Look(STATS, None)
+        for series in sorted(by_series):
+            groups = by_series[series]
+            label = " ".join(series)
+            slug = "-".join(re.sub(r"[^A-Za-z0-9]+", "", s) or "x" for s in series) if series else ""
+            title_base = _tool_title(meta, "zh")
+            title = f"{title_base}{(' ' + label) if label else ''}历史数据（{len(groups)}期）"
+            table = _history_table(meta, groups, look, self.seed, f"stats-history:{meta.name}:{slug}")
+            lead = f"{title_base}{(' ' + label) if label else ''}：最近{len(groups)}期数据，由近及远。"
+            path = f"/stats/{meta.name}/{slug + '/' if slug else ''}history.html"
+            yield self._page(site=STATS, kind="history", path=path, lang="zh", title=title,
+                             published=_published(meta, groups[0], self.clock), entity=None, snippet=lead,
+                             blocks=[Paragraph(lead), table], records=_keys(meta, None, groups))
 
     def _market_page(self, site: Site, data: _Fetched, lag: int, path: str, release: bool = False) -> Page:
         meta, group = data.meta, data.groups[lag]
@@ -732,15 +963,16 @@ class CorpusGenerator:
         look = _Look(site, None) if release else self._look(site, salt)
         table = _group_table(meta, group, look, self.seed, salt)
         key = group[0].get(meta.time_key)
+        title = f"{_tool_title(meta, lang)} — {key}" if lang == "en" else f"{_tool_title(meta, lang)} {key}"
+        published = _release_date(meta, group, self.clock)
         if lang == "en":
-            title = f"{_tool_title(meta, lang)} — {key}"
-            lead = f"{meta.description}. {_as_of_text(meta, group, lang)}"
+            lead = f"{_tool_title(meta, lang)}. {_as_of_text(meta, group, lang)} Released {published.isoformat()}."
         else:
-            title = f"{_tool_title(meta, lang)}（{meta.description}）{key}"
-            lead = f"{meta.description}。{_as_of_text(meta, group, lang)}"
-        published = _published(meta, group, self.clock)
+            lead = f"{_tool_title(meta, lang)}。{_as_of_text(meta, group, lang)}发布日期：{published.isoformat()}。"
+        records = _keys(meta, None, [group]) if look.disagree_seed is None else ()
         return self._page(site=site, kind="release" if release else "data", path=path, lang=lang, title=title,
-                          published=published, entity=None, snippet=lead[:220], blocks=[Paragraph(lead), table])
+                          published=published, entity=None, snippet=lead[:220], blocks=[Paragraph(lead), table],
+                          records=records)
 
 
 ENTITY_BATCH = 16

@@ -24,6 +24,7 @@ sees half an index.
 from __future__ import annotations
 
 import datetime as dt
+import html as html_module
 import json
 import os
 import re
@@ -47,6 +48,7 @@ TITLE_WEIGHT, BODY_WEIGHT = 4.0, 1.0
 SELECTIVE_SHARE = 0.01
 STOP_SHARE = 0.1
 MAX_QUERY_TERMS = 32
+COUNT_CAP = 100_000
 BATCH = 2000
 
 
@@ -63,6 +65,24 @@ class Hit:
     site: str
     kind: str
     score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[Hit]
+    total: int  # distinct contents matching the query (not just this page of results)
+
+
+_FIGURE = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def content_key(page: Page) -> str:
+    """What a page says, site and wording aside: its entity, its kind and the figures of its body.
+    Mirror copies of one table on several sites share it; a restated or rounded copy does not."""
+    body = page.text.split("\n", 2)[-1]
+    figures = _FIGURE.findall(body)
+    basis = " ".join(figures) if len(figures) >= 3 else body
+    return f"{page.entity or ''}:{page.kind}:{zlib.crc32(basis.encode()):08x}"
 
 
 @dataclass(frozen=True)
@@ -163,18 +183,23 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
             CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE pages(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, site TEXT NOT NULL,
                                kind TEXT NOT NULL, lang TEXT NOT NULL, title TEXT NOT NULL,
-                               published TEXT NOT NULL, entity TEXT, snippet TEXT NOT NULL, html BLOB NOT NULL);
+                               published TEXT NOT NULL, entity TEXT, snippet TEXT NOT NULL, html BLOB NOT NULL,
+                               content TEXT NOT NULL);
+            CREATE TABLE records(key TEXT NOT NULL, page INTEGER NOT NULL);
             CREATE VIRTUAL TABLE fts USING fts5(title, body, content='', tokenize='{TOKENIZERS[tokenizer]}');
         """)
         spacer = _spaced if tokenizer == "cjk" else (lambda s: s)
         rows: list[tuple] = []
         texts: list[tuple] = []
+        keys: list[tuple[str, int]] = []
 
         def flush() -> None:
-            connection.executemany("INSERT INTO pages VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+            connection.executemany("INSERT INTO pages VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
             connection.executemany("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", texts)
+            connection.executemany("INSERT INTO records VALUES (?,?)", keys)
             rows.clear()
             texts.clear()
+            keys.clear()
 
         seen: set[str] = set()
         for page in pages:
@@ -184,11 +209,14 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
             count += 1
             by_kind[page.kind] = by_kind.get(page.kind, 0) + 1
             rows.append((count, page.path, page.site, page.kind, page.lang, page.title, page.published.isoformat(),
-                         page.entity, page.snippet, zlib.compress(page.html.encode("utf-8"), 6)))
-            texts.append((count, spacer(page.title), spacer(page.text)))
+                         page.entity, page.snippet, zlib.compress(page.html.encode("utf-8"), 6), content_key(page)))
+            if page.indexed:
+                texts.append((count, spacer(page.title), spacer(page.text)))
+            keys.extend((key, count) for key in page.records)
             if len(rows) >= BATCH:
                 flush()
         flush()
+        connection.execute("CREATE INDEX records_by_key ON records(key)")
         connection.execute("INSERT INTO fts(fts) VALUES('optimize')")
         write_term_table(connection)
         meta = {"identity": identity, "tokenizer": tokenizer, "pages": count, "by_kind": by_kind,
@@ -247,6 +275,13 @@ class WebIndex:
         return int(self.meta["pages"])
 
     def search(self, query: str, *, pageno: int = 1, per_page: int = 10) -> list[Hit]:
+        return self.search_results(query, pageno=pageno, per_page=per_page).hits
+
+    def search_results(self, query: str, *, pageno: int = 1, per_page: int = 10,
+                       since: dt.date | None = None) -> SearchResult:
+        """One page of results, one per content (mirror copies of a table collapse to the best
+        ranked), with the number of distinct contents the query matches; `since`: only pages
+        published on or after that day."""
         if pageno < 1 or per_page < 1:
             raise WebIndexError(f"pageno and per_page must be positive, got {pageno} and {per_page}")
         # A phrase is at most as common as its rarest token: that bounds the pages holding it.
@@ -254,29 +289,77 @@ class WebIndex:
                    for phrase, tokens in fts_phrases(query, self.tokenizer)]
         wanted = pageno * per_page
         hits: list[Hit] = []
+        contents: set[str] = set()
+        last: str | None = None
         for expression in search_plans(phrases, self.pages):
+            last = expression
             seen = {h.path for h in hits}
-            hits += [h for h in self._run(expression, wanted) if h.path not in seen]
+            for hit, content in self._run(expression, 3 * wanted + 10, since):
+                if hit.path not in seen and content not in contents:
+                    contents.add(content)
+                    hits.append(hit)
             if len(hits) >= wanted:
                 break
-        return hits[(pageno - 1) * per_page: wanted]
+        total = self._count(last, since) if last is not None else 0
+        return SearchResult(hits[(pageno - 1) * per_page: wanted], max(total, len(hits)))
 
-    def _run(self, expression: str, limit: int) -> list[Hit]:
-        sql = (f"SELECT p.path, p.title, p.snippet, p.published, p.site, p.kind, f.score FROM "
-               f"(SELECT rowid, bm25(fts, {TITLE_WEIGHT}, {BODY_WEIGHT}) AS score FROM fts WHERE fts MATCH ? "
-               f"ORDER BY score LIMIT ?) AS f JOIN pages AS p ON p.id = f.rowid ORDER BY f.score, p.id")
+    def _run(self, expression: str, limit: int, since: dt.date | None = None) -> list[tuple[Hit, str]]:
+        if since is None:
+            sql = (f"SELECT p.path, p.title, p.snippet, p.published, p.site, p.kind, f.score, p.content FROM "
+                   f"(SELECT rowid, bm25(fts, {TITLE_WEIGHT}, {BODY_WEIGHT}) AS score FROM fts WHERE fts MATCH ? "
+                   f"ORDER BY score LIMIT ?) AS f JOIN pages AS p ON p.id = f.rowid ORDER BY f.score, p.id")
+            args: tuple = (expression, limit)
+        else:
+            sql = (f"SELECT p.path, p.title, p.snippet, p.published, p.site, p.kind, "
+                   f"bm25(fts, {TITLE_WEIGHT}, {BODY_WEIGHT}) AS score, p.content FROM fts JOIN pages AS p "
+                   f"ON p.id = fts.rowid WHERE fts MATCH ? AND p.published >= ? ORDER BY score, p.id LIMIT ?")
+            args = (expression, since.isoformat(), limit)
         try:
-            rows = self._connection().execute(sql, (expression, limit)).fetchall()
+            rows = self._connection().execute(sql, args).fetchall()
         except sqlite3.OperationalError as exc:
             raise WebIndexError(f"search expression {expression!r} failed: {exc}") from exc
-        return [Hit(path, title, snippet, dt.date.fromisoformat(published), site, kind, -score)
-                for path, title, snippet, published, site, kind, score in rows]
+        return [(Hit(path, title, snippet, dt.date.fromisoformat(published), site, kind, -score), content)
+                for path, title, snippet, published, site, kind, score, content in rows]
+
+    def _count(self, expression: str, since: dt.date | None) -> int:
+        """Distinct contents matching `expression` (counted up to COUNT_CAP)."""
+        where = "fts MATCH ?" + (" AND p.published >= ?" if since is not None else "")
+        args: tuple = (expression,) + ((since.isoformat(),) if since is not None else ())
+        sql = (f"SELECT count(*) FROM (SELECT DISTINCT p.content FROM fts JOIN pages AS p ON p.id = fts.rowid "
+               f"WHERE {where} LIMIT {COUNT_CAP})")
+        try:
+            return int(self._connection().execute(sql, args).fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            raise WebIndexError(f"search expression {expression!r} failed: {exc}") from exc
+
+    @property
+    def clock(self) -> dt.date | None:
+        value = self.meta.get("clock")
+        return dt.date.fromisoformat(value) if isinstance(value, str) else None
+
+    def pages_with_records(self, keys: Iterable[str]) -> dict[str, list[str]]:
+        """For each record key, the paths of the pages printing that record."""
+        found: dict[str, list[str]] = {}
+        connection = self._connection()
+        for key in dict.fromkeys(keys):
+            rows = connection.execute("SELECT p.path FROM records AS r JOIN pages AS p ON p.id = r.page "
+                                      "WHERE r.key = ? ORDER BY p.id", (key,)).fetchall()
+            found[key] = [row[0] for row in rows]
+        return found
 
     def page(self, path: str) -> StoredPage | None:
         row = self._connection().execute("SELECT html, published FROM pages WHERE path = ?", (path,)).fetchone()
         if row is None:
             return None
         return StoredPage(path, zlib.decompress(row[0]).decode("utf-8"), dt.date.fromisoformat(row[1]))
+
+    def page_text(self, path: str) -> str:
+        """The visible text of a stored page (tags dropped, cells separated by spaces); '' when absent."""
+        stored = self.page(path)
+        if stored is None:
+            return ""
+        body = stored.html.split("</head>", 1)[-1]
+        return html_module.unescape(re.sub(r"<[^>]+>", " ", body))
 
     def sites(self) -> list[tuple[str, int]]:
         return self._connection().execute("SELECT site, count(*) FROM pages GROUP BY site ORDER BY site").fetchall()

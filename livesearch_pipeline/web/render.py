@@ -83,12 +83,14 @@ def _escape(text: str) -> str:
 
 
 def render_page(*, lang: str, site_name: str, title: str, published: dt.date, description: str,
-                blocks: Sequence[Block], url_path: str) -> tuple[str, str]:
-    """(HTML document, indexed text) of a page."""
+                blocks: Sequence[Block], url_path: str, marker: str | None = None) -> tuple[str, str]:
+    """(HTML document, indexed text) of a page. `marker` (an opaque corpus digest) goes into the
+    head as machine-readable provenance; no visible text says where the page came from."""
     out: list[str] = [
         f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>{_escape(title)}</title>'
         f'<meta name="description" content="{_escape(description)}">'
         f'<meta name="date" content="{published.isoformat()}">'
+        + (f'<meta name="corpus" content="{_escape(marker)}">' if marker else "") +
         f'<link rel="canonical" href="{_escape(url_path)}"></head><body>'
         f'<header><nav><a href="/">{_escape(site_name)}</a></nav></header><main><article>'
         f"<h1>{_escape(title)}</h1>"
@@ -118,6 +120,5 @@ def render_page(*, lang: str, site_name: str, title: str, published: dt.date, de
             out.append("<ul>" + "".join(f'<li><a href="{_escape(h)}">{_escape(t)}</a></li>' for h, t in block.items)
                        + "</ul>")
             text.extend(t for _, t in block.items)
-    out.append(f"</article></main><footer><p>{_escape(site_name)} — synthetic offline web of the LiveSearch "
-               "reference market; every entity and figure is fictional.</p></footer></body></html>")
+    out.append(f"</article></main><footer><p>© {published.year} {_escape(site_name)}</p></footer></body></html>")
     return "".join(out), "\n".join(text)

@@ -1,10 +1,15 @@
 """The offline web over HTTP: a SearXNG-compatible search API and the pages at their URLs.
 
-`GET /search?q=…&format=json[&pageno=N]` answers like SearXNG's JSON API (`query`,
-`number_of_results`, `results` with `title`, `url`, `content`, `publishedDate`, `engine`,
-`score`, `category`, plus the empty `answers`/`suggestions`/... lists SearXNG sends), so any
-SearXNG client works against it unchanged; without `format` (or `format=html`) it answers a
-plain HTML result list for people. Every other path is a page of the corpus, or 404.
+`GET /search?q=…&format=json[&pageno=N][&time_range=day|week|month|year]` answers like SearXNG's
+JSON API (`query`, `number_of_results` (every distinct result the query matches, not just this
+page), `results` with `title`, `url`, `content`, `publishedDate`, `engine`, `score`, `category`,
+plus the empty `answers`/`suggestions`/... lists SearXNG sends), so any SearXNG client works
+against it unchanged; without `format` (or `format=html`) it answers a plain HTML result list for
+people. As SearXNG does, `POST /search` takes the same parameters as form data, `GET /?q=…`
+redirects to `/search` with the same query string, `time_range` keeps pages published within a
+day, week, month or year of the web's clock, and parameters it has no use for (`categories`,
+`engines`, `language`, `safesearch`, ...) are ignored. Every other path is a page of the
+corpus, or 404.
 
 The server binds 127.0.0.1 by default: it is a benchmark sandbox, not a public site.
 """
@@ -19,6 +24,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
+import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 from livesearch_pipeline.web.index import WebIndex, WebIndexError
@@ -27,7 +33,10 @@ log = logging.getLogger(__name__)
 
 RESULTS_PER_PAGE = 10
 MAX_PAGENO = 50
-ENGINE = "livesearch-offline"
+ENGINE = "web"
+# SearXNG's time ranges, in days before the web's clock.
+TIME_RANGES = {"day": 1, "week": 7, "month": 31, "year": 366}
+MAX_FORM_BYTES = 64 * 1024
 
 
 class _Server(ThreadingHTTPServer):
@@ -60,14 +69,65 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         if parts.path == "/search":
             self._search(parse_qs(parts.query))
+        elif parts.path in ("/", "/index.html") and "q" in parse_qs(parts.query):
+            self._redirect_to_search(parts.query)
         elif parts.path in ("/", "/index.html"):
             self._home()
         else:
             page = self.server.index.page(parts.path)
             if page is None:
-                self._error(404, f"no page at {parts.path} in this web (clock {self.server.index.identity})")
+                self._error(404, f"no page at {parts.path}")
             else:
                 self._send(200, page.html.encode("utf-8"), "text/html; charset=utf-8")
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server API
+        parts = urlsplit(self.path)
+        if parts.path not in ("/search", "/"):
+            self._error(405, f"POST is only served at /search, not {parts.path}")
+            return
+        form = self._form()
+        if form is not None:
+            self._search(form)
+
+    def _form(self) -> dict[str, list[str]] | None:
+        """The form fields of a POST body (urlencoded), merged over the URL's query string."""
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            self._error(400, "content-length is not a number")
+            return None
+        if not 0 <= length <= MAX_FORM_BYTES:
+            self._error(413, f"form data over {MAX_FORM_BYTES} bytes")
+            return None
+        kind = (self.headers.get("content-type") or "application/x-www-form-urlencoded").split(";")[0].strip()
+        if kind != "application/x-www-form-urlencoded":
+            self._error(415, f"POST /search takes form data (application/x-www-form-urlencoded), not {kind}")
+            return None
+        body = self.rfile.read(length).decode("utf-8", errors="replace")
+        params = parse_qs(urlsplit(self.path).query)
+        params.update(parse_qs(body))
+        return params
+
+    def _redirect_to_search(self, query: str) -> None:
+        """SearXNG sends `/?q=…` to `/search?q=…` (clients configured with the bare host rely on it)."""
+        self.send_response(302)
+        self.send_header("location", f"/search?{query}")
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def _since(self, params: dict[str, list[str]]) -> tuple[bool, dt.date | None]:
+        """(ok, first day) of the `time_range` parameter; an empty one means no range."""
+        value = (params.get("time_range") or [""])[0].strip()
+        if not value:
+            return True, None
+        if value not in TIME_RANGES:
+            self._error(400, f"time_range must be one of {', '.join(TIME_RANGES)}, got {value!r}")
+            return False, None
+        clock = self.server.index.clock
+        if clock is None:
+            self._error(400, "time_range needs the web's clock, which this index does not record")
+            return False, None
+        return True, clock - dt.timedelta(days=TIME_RANGES[value])
 
     def _search(self, params: dict[str, list[str]]) -> None:
         query = (params.get("q") or [""])[0].strip()
@@ -86,11 +146,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not 1 <= pageno <= MAX_PAGENO:
             self._error(400, f"pageno must be between 1 and {MAX_PAGENO}, got {pageno}")
             return
+        ok, since = self._since(params)
+        if not ok:
+            return
         try:
-            hits = self.server.index.search(query, pageno=pageno, per_page=RESULTS_PER_PAGE)
+            found = self.server.index.search_results(query, pageno=pageno, per_page=RESULTS_PER_PAGE, since=since)
         except WebIndexError as exc:
             self._error(400, str(exc))
             return
+        hits = found.hits
         base = self._base_url()
         results = [{
             "title": h.title, "url": base + h.path, "content": h.snippet,
@@ -99,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
             "category": "general", "parsed_url": ["http", base[7:], h.path, "", "", ""],
         } for i, h in enumerate(hits)]
         if fmt == "json":
-            payload = {"query": query, "number_of_results": len(results), "results": results, "answers": [],
+            payload = {"query": query, "number_of_results": found.total, "results": results, "answers": [],
                        "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []}
             self._send(200, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json")
             return
@@ -113,8 +177,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _home(self) -> None:
         sites = "".join(f"<li>{html.escape(site)}: {count} pages</li>" for site, count in self.server.index.sites())
-        body = (f"<!doctype html><html><head><meta charset='utf-8'><title>LiveSearch offline web</title></head>"
-                f"<body><h1>LiveSearch offline web</h1><p>{html.escape(self.server.index.identity)}</p>"
+        body = (f"<!doctype html><html><head><meta charset='utf-8'><title>Search</title></head>"
+                f"<body><h1>Search</h1>"
                 f"<form action='/search'><input name='q'><button>Search</button></form><ul>{sites}</ul></body></html>")
         self._send(200, body.encode("utf-8"), "text/html; charset=utf-8")
 

@@ -63,15 +63,29 @@ def test_a_fresh_quote_page_shows_the_service_figures_of_the_clock(web: list[Pag
     assert any(f"| {record['close']} |" in p.text for p in fresh)
 
 
-def test_visibility_decides_how_many_sources_write_about_an_entity(web: list[Page]) -> None:
+def test_visibility_decides_how_hard_evidence_is_to_find_not_whether_it_exists(web: list[Page]) -> None:
     chosen = small_web()
     obscure = _by_entity(web, chosen.obscure.code)
-    assert [p.kind for p in obscure] == ["filings"]
-    rows = [line.split(" | ") for line in obscure[0].text.splitlines() if " | " in line]
-    assert rows and all(len(row) == 2 for row in rows), "only announcement dates and titles, no figures"
+    # A level-0 entity: its exchange's own pages only (quote with history, data, reports, filings,
+    # the company page), no portal, news or forum; in Chinese, as Shanghai/Shenzhen publish.
+    assert {p.site for p in obscure} == {"exchange"}
+    kinds = Counter(p.kind for p in obscure)
+    assert kinds["quote"] == 1 and kinds["filings"] == 1 and kinds["hub"] == 1 and kinds["report"] >= 1
+    assert {p.lang for p in obscure} == {"zh"}
+    quote = next(p for p in obscure if p.kind == "quote")
+    record = latest_daily(chosen.obscure.code)
+    assert f"| {record['close']} |" in quote.text and quote.records[0] == f"daily|{chosen.obscure.code}|{record['trade_date']}"
+    assert len([line for line in quote.text.splitlines() if line.startswith("2026")]) >= 60, "a 60-session history"
+    # The engine crawled few of the obscure entity's deep pages (reachable from its company page),
+    # all of the famous one's; company, quote, filing and report pages are always indexed.
+    assert any(not p.indexed for p in obscure)
+    assert all(p.indexed for p in obscure if p.kind in ("hub", "quote", "filings", "report"))
+    assert all(p.indexed for p in _by_entity(web, chosen.famous.code))
+    hub = next(p for p in obscure if p.kind == "hub")
+    assert all(f'href="{p.path}"' in hub.html for p in obscure if p is not hub)
     middling, famous = _by_entity(web, chosen.middling.code), _by_entity(web, chosen.famous.code)
     assert len(famous) > 2 * len(middling) > 0
-    portals = lambda pages: {p.site for p in pages if p.kind in ("quote", "data", "profile", "history")}
+    portals = lambda pages: {p.site for p in pages if p.kind in ("quote", "data", "profile", "history")} - {"exchange"}
     assert len(portals(famous)) > len(portals(middling)) >= 1
     assert len(portals(famous)) <= sources_for(10) and len(portals(middling)) <= sources_for(3)
     assert Counter(p.kind for p in famous)["news"] > Counter(p.kind for p in middling)["news"]

@@ -94,7 +94,7 @@ def test_query_expressions_and_a_missing_index() -> None:
 def test_the_web_agent_runs_against_the_offline_web_unchanged(web_url: str) -> None:
     famous = small_web().famous
     record = latest_daily(famous.code)
-    query = f"{famous.name_en} {famous.code} closing price"
+    query = f"{famous.name_en} {famous.code} daily quotes"
     # The scripted model reads the first quote page among the results (spam may rank above it).
     urls = [r["url"] for r in httpx.get(f"{web_url}/search", params={"q": query, "format": "json"}).json()["results"]]
     first = next(url for url in urls if f"/daily/{famous.code}" in url)

@@ -80,6 +80,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> 
         raise LeaderboardError(f"no evaluated agent run under {day_dir}: materialise agent_runs for {day} first")
     board = build_leaderboard(run_dirs, date=day.isoformat())
     written = write_leaderboard(board, day_dir / "leaderboard")
+    written += _retrieval(storage.paths(), day, run_dirs, day_dir / "leaderboard")
     chart = base64.b64encode((day_dir / "leaderboard" / CHART_PNG).read_bytes()).decode("ascii")
     return dg.MaterializeResult(metadata={
         "gold_date": board.gold_date, "qid_set_hash": board.qid_set_hash, "ranked": len(board.rows),
@@ -87,6 +88,22 @@ def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> 
         "chart": dg.MetadataValue.md(f"![accuracy by visibility level and tier](data:image/png;base64,{chart})"),
         "files": dg.MetadataValue.json([str(p) for p in written]),
     })
+
+
+def _retrieval(paths, day: dt.date, run_dirs, out_dir):
+    """Evidence recall per agent and the evidence-present ceiling (evaluation/retrieval.py), when D's
+    web, gold and pool are all there; additive to the leaderboard."""
+    from livesearch_pipeline.core.pool import POOL_FILE
+    from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.evaluation.retrieval import build_retrieval, write_retrieval
+    from livesearch_pipeline.web.build import MANIFEST_FILE, attach_evidence, corpus_directory
+
+    web_dir = corpus_directory(paths.web, day)
+    gold = SnapshotStore(paths.gold)
+    if not (web_dir / MANIFEST_FILE).is_file() or not gold.exists(day) or not (paths.pool / POOL_FILE).is_file():
+        return []
+    evidence = attach_evidence(web_dir, paths.pool / POOL_FILE, gold.path_for(day))
+    return write_retrieval(build_retrieval(run_dirs, evidence), out_dir)
 
 
 @dg.asset(group_name=GROUP, partitions_def=daily_partitions, kinds={"json"}, automation_condition=after_gold_snapshots,

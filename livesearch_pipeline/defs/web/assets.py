@@ -68,6 +68,7 @@ def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_
             if value is not None}
     built = build_web(CorpusConfig(clock=day, seed=seed, history_sessions=config.history_sessions, **part),
                       storage.paths().web, workers=config.workers)
+    evidence = _evidence_summary(storage.paths(), day, built.directory) if not part else None
     return dg.MaterializeResult(
         data_version=dg.DataVersion(built.identity),
         metadata={
@@ -75,8 +76,22 @@ def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_
             "by_kind": dg.MetadataValue.json(built.stats.by_kind), "index_mb": round(built.stats.bytes / 1e6, 1),
             "build_seconds": round(built.generate_and_index_s, 1),
             "path": dg.MetadataValue.path(str(built.directory)),
+            **({"evidence": dg.MetadataValue.json(evidence)} if evidence is not None else {}),
         },
     )
+
+
+def _evidence_summary(paths, day, directory) -> Optional[dict]:
+    """The evidence map's summary when D's gold is already frozen (else the leaderboard of D writes
+    the map once the gold exists)."""
+    from livesearch_pipeline.core.pool import POOL_FILE
+    from livesearch_pipeline.core.snapshot import SnapshotStore
+    from livesearch_pipeline.web.build import attach_evidence
+
+    gold = SnapshotStore(paths.gold)
+    if not gold.exists(day) or not (paths.pool / POOL_FILE).is_file():
+        return None
+    return attach_evidence(directory, paths.pool / POOL_FILE, gold.path_for(day))["summary"]
 
 
 web_corpus_job = dg.define_asset_job(

@@ -39,6 +39,7 @@ from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.core.normalize import unit_scale
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
+from livesearch_pipeline.web.wording import canonical_label
 
 PAGES_PER_QUERY = 6
 HTTP_TIMEOUT_S = 20.0
@@ -243,15 +244,20 @@ def _norm(text: str) -> str:
 
 
 def _label_matches(label: str, reading: Reading, question: ServedQuestion) -> bool:
-    """The row or column label names the quantity the question asks for (in the question's words)."""
+    """The row or column label names the quantity the question asks for, in the question's words or
+    in a site's synonyms for them ("Close" for closing price, "归母净利润" for 归属于母公司股东的净利润):
+    both are compared in the lexicon's canonical wording (web/wording.py)."""
     bare = _UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
     for candidate in {label, bare}:
         if len(candidate) < 2:
             continue
-        if len(candidate) >= 4 and _norm(candidate) in _norm(question.question):
+        english = canonical_label(candidate, "en")
+        if len(english) >= 4 and english in canonical_label(question.question, "en"):
             return True
-        if question.question_zh and reading.quantity_zh and candidate in question.question_zh:
-            return True
+        if question.question_zh and reading.quantity_zh:
+            chinese = canonical_label(candidate, "zh")
+            if len(chinese) >= 2 and chinese in canonical_label(question.question_zh, "zh"):
+                return True
     return False
 
 

@@ -1,0 +1,309 @@
+"""The evidence map of D's web: for every question of D's scoring set, the pages that hold what a
+careful analyst needs to answer it.
+
+Derived from each question's program and D's gold, never from its family: every call of the
+program is replayed at D's clock with the concrete arguments the gold recorded (`GoldAnswer.args`,
+per call id), and every value reference of the program (the extractor, its `combine.other`, each
+call's `refs`) selects its records exactly as the executor did (`core.extract.select_records`):
+the record of a lookup, the window of an aggregate, every holding an argmax compares, each link
+of a chain (a fund's top holding, then that stock's close). A *link* is one reference: the
+records it selects, as record keys (`tool|entity|time key`); a page holds a record when the
+corpus printed it there (the `records` table of the index, written from `Page.records`). A link
+is present when each of its records is on some page; a question's evidence is present when all
+its links are. Third-party figures that disagree are not evidence, so they are not recorded.
+
+Questions whose calls read one-minute bars are *tools-only*: no public page carries historical
+intraday bars, so they are excluded from web-only ceilings and counted apart.
+
+`evidence.json` beside the index holds the map, keyed by the gold snapshot's sha256 so that a
+new gold of D rebuilds it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from livesearch_pipeline.core.executor import call_key
+from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, select_records
+from livesearch_pipeline.core.models import GoldAnswer, Question, ValueRef
+from livesearch_pipeline.dataservice.catalog import ServiceConfig
+from livesearch_pipeline.dataservice.market import shared_market
+from livesearch_pipeline.dataservice.server import DataService
+from livesearch_pipeline.web.corpus import record_key
+from livesearch_pipeline.web.index import WebIndex
+
+EVIDENCE_FILE = "evidence.json"
+EVIDENCE_VERSION = 1
+MAX_PAGES_PER_LINK = 25
+# Visibility bands of the leaderboard's ceilings (the pool's scale is 0..10).
+BANDS = (("low", 0, 3), ("mid", 4, 6), ("high", 7, 10))
+_FIGURE = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+class EvidenceError(RuntimeError):
+    """The evidence map cannot be derived (a gold answer without its arguments, a call that fails)."""
+
+
+def band_of(visibility: int) -> str:
+    for name, low, high in BANDS:
+        if low <= visibility <= high:
+            return name
+    raise EvidenceError(f"visibility {visibility} is outside 0..10")
+
+
+@dataclass(frozen=True)
+class Link:
+    ref: str  # where in the program: "extract", "extract.combine", "<call id>.<arg>"
+    call: str
+    tool: str
+    subject: str | None
+    field: str
+    keys: tuple[str, ...]
+    values: tuple[Any, ...]  # the selected records' values of `field` (for value checks)
+    pages: tuple[str, ...]  # pages holding all keys first, then pages holding some
+    missing: tuple[str, ...]  # keys on no page
+
+    @property
+    def present(self) -> bool:
+        return bool(self.keys) and not self.missing
+
+
+def _references(question: Question) -> list[tuple[str, ValueRef]]:
+    program = question.program
+    refs: list[tuple[str, ValueRef]] = [("extract", program.extract)]
+    if program.extract.combine is not None:
+        refs.append(("extract.combine", program.extract.combine.other))
+    for call in program.calls:
+        refs += [(f"{call.id}.{arg}", ref) for arg, ref in sorted(call.refs.items())]
+    return refs
+
+
+class _Replayer:
+    """The data service at D's clock; each distinct call answered once for the whole map."""
+
+    def __init__(self, seed: int, clock: dt.date) -> None:
+        self.service = DataService(config=ServiceConfig(seed=seed, clock=clock), market=shared_market(seed))
+        self.metas = {spec.name: spec.meta for spec in self.service.specs}
+        self._cache: dict[Any, dict[str, Any]] = {}
+
+    def call(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        key = call_key(tool, dict(args))
+        cached = self._cache.get(key)
+        if cached is None:
+            try:
+                cached = self._cache[key] = self.service.call(tool, dict(args))
+            except Exception as exc:  # the service raises its own errors; name the call
+                raise EvidenceError(f"replaying {tool} {dict(args)}: {type(exc).__name__}: {exc}") from exc
+        return cached
+
+
+def question_links(question: Question, gold: GoldAnswer, replayer: _Replayer,
+                   pages_of: Mapping[str, Sequence[str]] | None = None) -> list[Link]:
+    """The links of one question's evidence (pages left empty when `pages_of` is None)."""
+    calls = {call.id: call for call in question.program.calls}
+    responses: dict[str, dict[str, Any]] = {}
+    for call_id, call in calls.items():
+        args = gold.args.get(call_id)
+        if args is None:
+            raise EvidenceError(f"{question.qid}: the gold of {gold.date} has no arguments for call {call_id}")
+        responses[call_id] = replayer.call(call.tool, args)
+    links: list[Link] = []
+    for where, ref in _references(question):
+        call = calls[ref.call]
+        meta = replayer.metas.get(call.tool)
+        if meta is None:
+            raise EvidenceError(f"{question.qid}: tool {call.tool} is not a tool of the data service")
+        try:
+            records = select_records(ref, responses, gold.date)
+        except (ExtractionEmpty, ExtractionError) as exc:
+            raise EvidenceError(f"{question.qid} {where}: {exc}") from exc
+        args = gold.args[ref.call]
+        subject = str(args[meta.entity_param]) if meta.entity_param and meta.entity_param in args else None
+        keys = tuple(dict.fromkeys(record_key(call.tool, subject, r.get(meta.time_key) if meta.time_key else None)
+                                   for r in records))
+        values = tuple(r.get(ref.field) for r in records)
+        pages, missing = _placed(keys, pages_of) if pages_of is not None else ((), keys)
+        links.append(Link(where, ref.call, call.tool, subject, ref.field, keys, values, pages, missing))
+    return links
+
+
+def tools_only(question: Question, replayer: _Replayer) -> bool:
+    """Whether the question reads one-minute bars (which no public page keeps)."""
+    return any(getattr(replayer.metas.get(call.tool), "time_key", None) == "trade_time"
+               for call in question.program.calls)
+
+
+def _printed(value: Any, texts: Iterable[str]) -> bool:
+    """Whether a number is printed on one of the pages (as it is, or rounded to the page's decimals)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return isinstance(value, str) and any(value in text for text in texts)
+    for text in texts:
+        for token in _FIGURE.findall(text.replace(",", "")):
+            decimals = len(token.split(".")[1]) if "." in token else 0
+            if abs(float(token) - value) <= 0.5 * 10 ** -decimals + 1e-9 * max(1.0, abs(value)):
+                return True
+    return False
+
+
+def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Sequence[GoldAnswer], *,
+                       seed: int, gold_sha256: str) -> dict[str, Any]:
+    """The evidence map of the web in `web_dir` for the ok gold answers of its clock."""
+    index = WebIndex(web_dir)
+    clock = index.clock
+    if clock is None:
+        raise EvidenceError(f"{web_dir}: the web's index records no clock")
+    by_qid = {q.qid: q for q in questions}
+    replayer = _Replayer(seed, clock)
+    scored = [a for a in answers if a.status == "ok"]
+    wrong_day = [a.qid for a in scored if a.date != clock]
+    if wrong_day:
+        raise EvidenceError(f"gold answers of another day than the web's clock {clock}: {wrong_day[:5]}")
+    unknown = [a.qid for a in scored if a.qid not in by_qid]
+    if unknown:
+        raise EvidenceError(f"{len(unknown)} gold qids are not in the pool (first: {unknown[:5]})")
+    derived: list[tuple[Question, GoldAnswer, list[Link]]] = []
+    for answer in scored:
+        question = by_qid[answer.qid]
+        derived.append((question, answer, question_links(question, answer, replayer)))
+    pages_of = index.pages_with_records(k for _, _, links in derived for link in links for k in link.keys)
+    entries: dict[str, Any] = {}
+    for question, answer, bare in derived:
+        links = [Link(b.ref, b.call, b.tool, b.subject, b.field, b.keys, b.values,
+                      *_placed(b.keys, pages_of)) for b in bare]
+        only_tools = tools_only(question, replayer)
+        entry: dict[str, Any] = {
+            "visibility": question.visibility, "band": band_of(question.visibility), "tier": question.tier,
+            "family": family_of(question), "tools_only": only_tools,
+            "present": all(link.present for link in links),
+            "pages": sorted({p for link in links for p in link.pages}),
+            "links": [{"ref": link.ref, "tool": link.tool, "subject": link.subject, "field": link.field,
+                       "records": len(link.keys), "present": link.present, "pages": list(link.pages),
+                       "missing": list(link.missing[:5])} for link in links],
+        }
+        if is_lookup(question):
+            texts = [index.page_text(path) for path in links[0].pages[:MAX_PAGES_PER_LINK]]
+            entry["value_printed"] = _printed(links[0].values[0], texts) if links[0].values else False
+        entries[question.qid] = entry
+    return {"version": EVIDENCE_VERSION, "clock": clock.isoformat(), "web": index.identity,
+            "index_fingerprint": index_fingerprint(web_dir),
+            "gold_sha256": gold_sha256, "questions": entries, "summary": summarise(entries)}
+
+
+def _placed(keys: tuple[str, ...], pages_of: Mapping[str, Sequence[str]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    holding = [set(pages_of.get(k, ())) for k in keys]
+    missing = tuple(k for k, found in zip(keys, holding) if not found)
+    everything = set.intersection(*holding) if holding else set()
+    some = (set().union(*holding) - everything) if holding else set()
+    return tuple(sorted(everything) + sorted(some))[:MAX_PAGES_PER_LINK], missing
+
+
+def is_lookup(question: Question) -> bool:
+    """One call, one record, a number: the questions whose gold value must be printed on the web."""
+    program = question.program
+    return (len(program.calls) == 1 and program.extract.aggregate is None and program.extract.combine is None
+            and program.extract.format.kind in ("number", "integer", "percent"))
+
+
+def family_of(question: Question) -> str:
+    """The shape of a question's program, for the per-family figures: lookup, window aggregate,
+    entity resolution (argmax/argmin), comparison (combine), chain (refs) or minute bar."""
+    program = question.program
+    extract = program.extract
+    if any(call.refs for call in program.calls):
+        return "chain"
+    if extract.combine is not None:
+        return "comparison"
+    if extract.select.mode == "minute":
+        return "minute"
+    if extract.aggregate in ("argmax", "argmin"):
+        return "resolution"
+    if extract.aggregate is not None:
+        return "window"
+    return "lookup"
+
+
+def summarise(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Evidence presence overall, per visibility band and per family; lookups' printed gold values."""
+    def share(selected: list[Mapping[str, Any]], key: str) -> dict[str, Any]:
+        n = len(selected)
+        hits = sum(1 for e in selected if e.get(key))
+        return {"n": n, "present": hits, "share": round(hits / n, 4) if n else None}
+
+    web = [e for e in entries.values() if not e["tools_only"]]
+    lookups = [e for e in web if "value_printed" in e]
+    by_band: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_family: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for entry in web:
+        by_band[entry["band"]].append(entry)
+        by_family[entry["family"]].append(entry)
+    return {
+        "questions": len(entries), "tools_only": len(entries) - len(web),
+        "evidence": share(web, "present"),
+        "by_band": {name: share(by_band[name], "present") for name, _, _ in BANDS},
+        "by_family": {name: share(items, "present") for name, items in sorted(by_family.items())},
+        "lookup_value_printed": share(lookups, "value_printed"),
+        "lookup_value_printed_by_band": {name: share([e for e in lookups if e["band"] == name], "value_printed")
+                                         for name, _, _ in BANDS},
+    }
+
+
+def write_evidence_map(web_dir: Path, evidence: Mapping[str, Any]) -> Path:
+    path = web_dir / EVIDENCE_FILE
+    temporary = web_dir / f".{EVIDENCE_FILE}.{os.getpid()}.tmp"
+    temporary.write_text(json.dumps(evidence, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def read_evidence_map(web_dir: Path) -> dict[str, Any] | None:
+    path = web_dir / EVIDENCE_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise EvidenceError(f"{path}: unreadable evidence map ({exc})") from exc
+    if not isinstance(data, dict) or data.get("version") != EVIDENCE_VERSION or "questions" not in data:
+        raise EvidenceError(f"{path}: not an evidence map of version {EVIDENCE_VERSION}")
+    return data
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def ensure_evidence_map(web_dir: Path, pool_file: Path, gold_file: Path, *, seed: int) -> dict[str, Any]:
+    """The evidence map of the web in `web_dir` for the gold in `gold_file` (built, or read when it
+    is already there for this gold)."""
+    from livesearch_pipeline.core.program import load_pool
+    from livesearch_pipeline.core.snapshot import SnapshotStore, snapshot_date
+
+    gold_sha = file_sha256(gold_file)
+    existing = read_evidence_map(web_dir)
+    if (existing is not None and existing.get("gold_sha256") == gold_sha
+            and existing.get("index_fingerprint") == index_fingerprint(web_dir)):
+        return existing
+    day = snapshot_date(gold_file)
+    if day is None:
+        raise EvidenceError(f"{gold_file} is not a gold snapshot file (gold_answers_<D>.jsonl)")
+    answers = SnapshotStore(gold_file.parent).read(day)
+    evidence = build_evidence_map(web_dir, load_pool(pool_file), answers, seed=seed, gold_sha256=gold_sha)
+    write_evidence_map(web_dir, evidence)
+    return evidence
+
+
+def index_fingerprint(web_dir: Path) -> str:
+    """Which build of the index a map was derived from (a rebuilt web gets a new map)."""
+    from livesearch_pipeline.web.index import INDEX_FILE
+
+    stat = (web_dir / INDEX_FILE).stat()
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
