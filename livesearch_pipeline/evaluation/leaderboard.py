@@ -238,7 +238,7 @@ def recompute_run(run: RunSummary, sources: _Sources) -> RunSummary:
     s = run.summary
 
     def unranked(reason: str) -> RunSummary:
-        return RunSummary(run.run_dir, s, incomplete=reason)
+        return RunSummary(run.run_dir, s, incomplete=f"{UNVERIFIED}{reason}")
 
     manifest = sources.gold(s)
     if isinstance(manifest, str):
@@ -321,7 +321,12 @@ def _negated_date(iso: str) -> tuple[int, ...]:
     return tuple(-int(part) for part in iso.split("-"))
 
 
+UNVERIFIED = "not verified against its verdicts and the current gold: "
+
+
 def _unranked_reason(run: RunSummary, group: tuple[str, str]) -> str:
+    if run.incomplete is not None and run.incomplete.startswith(UNVERIFIED):
+        return run.incomplete
     if run.incomplete is not None:
         return f"incomplete evaluation: {run.incomplete}"
     date, qid_hash = group
