@@ -109,7 +109,8 @@ def _chat_model(args: argparse.Namespace) -> object:
 
     from livesearch_pipeline.settings import DataPaths
 
-    key = os.environ.get(args.api_key_env, "").strip() or None if args.api_key_env else None
+    key_env = getattr(args, "api_key_env", None)
+    key = (os.environ.get(key_env, "").strip() or None) if key_env else None
     return LitellmChatModel.from_settings(LLMSettings.from_env(), model=args.model, api_base=args.api_base, api_key=key,
                                           cache_dir=args.llm_cache or DataPaths.from_env().llm_cache)
 
