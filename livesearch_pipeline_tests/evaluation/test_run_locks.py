@@ -20,6 +20,7 @@ import pytest
 
 from livesearch_pipeline.core.errors import describe_exception
 from livesearch_pipeline.core.locks import WriterLockedError, writer_lock
+from livesearch_pipeline.defs.resources import DataServiceResource
 from livesearch_pipeline.evaluation.agents.base import PREDICTIONS_FILE
 from livesearch_pipeline.evaluation.baselines import AgentSpec, run_registered_agent
 from livesearch_pipeline.settings import DataPaths
@@ -154,3 +155,26 @@ def test_the_agent_runs_asset_names_the_lock_holder_not_the_task_group(tmp_path:
     [cause] = step_failures(result)
     assert "TaskGroup" not in cause and f"is already being written by pid {first.pid}" in cause, cause
     assert dt.date.fromisoformat(key.keys_by_dimension["date"]) == DAY
+
+
+
+def test_any_step_on_the_data_service_names_the_cause_not_the_task_group() -> None:
+    """What the CLI's last line reads (`step_failures`) names a failure raised inside the data
+    service's client, whose task group would otherwise report "unhandled errors in a TaskGroup"."""
+    import dagster as dg
+
+    from livesearch_pipeline.defs.construction.materialize import step_failures
+
+    @dg.asset
+    def grouped(data_service: DataServiceResource) -> None:
+        async def main() -> None:
+            async with data_service.open() as client:
+                await client.call_tool("daily", {"ts_code": "600580.SH", "limit": 1})
+                raise ValueError("predictions.jsonl:3: duplicate qid ls-1")
+
+        asyncio.run(main())
+
+    result = dg.materialize([grouped], raise_on_error=False,
+                            resources={"data_service": DataServiceResource(clock=DAY.isoformat())})
+    [cause] = step_failures(result)
+    assert cause == "grouped: ValueError: predictions.jsonl:3: duplicate qid ls-1", cause
