@@ -303,9 +303,11 @@ async def run_registered_agent(spec: AgentSpec, paths: DataPaths, day: dt.date, 
 
 
 def searched_web(spec: AgentSpec, paths: DataPaths, day: dt.date) -> dict[str, str] | None:
-    """The identity of the offline web of `day` a search-read run searched (None for other kinds,
-    or a search-read agent pointed at its own SearXNG, whose web is not ours to name)."""
-    if spec.kind != "search-read" or spec.searxng_url:
+    """The identity of the offline web of `day` a search-read run searched; for an agent pointed at
+    its own SearXNG (web kinds), the URL, marked unchecked; None for agents that search no web."""
+    if spec.searxng_url:
+        return {"searxng_url": spec.searxng_url, "scope": "external search backend (identity not checked)"}
+    if spec.kind != "search-read":
         return None
     from livesearch_pipeline.web.index import WebIndex
     from livesearch_pipeline.web.server import web_identity
