@@ -130,3 +130,13 @@ def test_build_removes_a_killed_builds_temporary_file(tmp_path: Path) -> None:
     build_index(generate_pages(small_web().config(history_sessions=1), workers=1), directory, identity="t",
                 extra_meta={"clock": CLOCK.isoformat()})
     assert not stale.exists() and live.exists() and (directory / INDEX_FILE).is_file()
+
+
+def test_a_run_on_an_external_searxng_records_it_unchecked(tmp_path: Path) -> None:
+    from livesearch_pipeline.evaluation.baselines import AgentSpec, searched_web
+    from livesearch_pipeline.settings import DataPaths
+
+    spec = AgentSpec(name="my-web", kind="web", searxng_url="http://127.0.0.1:8890")
+    web = searched_web(spec, DataPaths(tmp_path), CLOCK)
+    assert web == {"searxng_url": "http://127.0.0.1:8890", "scope": "external search backend (identity not checked)"}
+    assert searched_web(AgentSpec(name="stale", kind="stale"), DataPaths(tmp_path), CLOCK) is None
