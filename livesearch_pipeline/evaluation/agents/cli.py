@@ -128,13 +128,14 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
 
         yield StaleAgent.from_store(SnapshotStore(args.gold_dir or _data_dir() / "gold"), as_of)
     elif args.agent == "oracle":
-        from livesearch_pipeline.core.pool import CATALOG_FILE, load_checked_pool, read_catalog
+        from livesearch_pipeline.core.pool import load_checked_pool, read_pool_catalog
         from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
 
         # The pool is checked before it runs: its manifest's sha256, and every program against the
-        # catalog it was built from (the construction directory beside the pool) with the bounds.
+        # catalog it was built from (the one the pool carries; for an older pool, the construction
+        # directory beside it) with the bounds.
         pool_dir = args.pool.parent if args.pool else _data_dir() / "pool"
-        _, pool = load_checked_pool(pool_dir, read_catalog(pool_dir.parent / "construction" / CATALOG_FILE))
+        _, pool = load_checked_pool(pool_dir, read_pool_catalog(pool_dir, pool_dir.parent / "construction"))
         async with _data_client(args, as_of) as client:
             yield OracleAgent(pool=pool, client=client, as_of=as_of)
     elif args.agent == "closed-book":
