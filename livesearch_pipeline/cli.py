@@ -41,7 +41,14 @@ def main(argv: list[str] | None = None) -> int:
     _offline_llm_defaults()
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BaseExceptionGroup as group:
+        # The group's own message hides the cause; the last line names the innermost one.
+        from livesearch_pipeline.core.errors import describe_exception
+
+        print(f"livesearch {args.command}: error: {describe_exception(group)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -148,7 +148,29 @@ def _refresh(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from livesearch_pipeline.core.benchmark_day import most_recent_completed_day, previous_completed_day
+    from livesearch_pipeline.core.benchmark_day import most_recent_completed_day
+    from livesearch_pipeline.core.locks import WriterLockedError
+    from livesearch_pipeline.settings import DataPaths
+
+    paths = DataPaths.from_env()
+    day = args.date or most_recent_completed_day()
+    try:
+        with day_run_lock(paths, day):
+            return _run_day(args, paths, day)
+    except WriterLockedError as exc:
+        raise SystemExit(f"livesearch run: error: {exc}") from None
+
+
+def day_run_lock(paths, day: dt.date):
+    """One `livesearch run` per day and data folder: a second is refused at once, naming the first
+    (two runs of one day would append to the same run folders and race on the same partitions)."""
+    from livesearch_pipeline.core.locks import writer_lock
+
+    return writer_lock(paths.runs / day.isoformat() / ".livesearch-run.lock", f"livesearch run of {day} in {paths.root}")
+
+
+def _run_day(args: argparse.Namespace, paths, day: dt.date) -> int:
+    from livesearch_pipeline.core.benchmark_day import previous_completed_day
     from livesearch_pipeline.core.pool import POOL_FILE, read_manifest
     from livesearch_pipeline.core.snapshot import SnapshotStore
     from livesearch_pipeline.definitions import defs
@@ -158,10 +180,7 @@ def _run(args: argparse.Namespace) -> int:
     from livesearch_pipeline.evaluation.leaderboard import CHART_PNG, LEADERBOARD_JSON, Leaderboard, render_markdown
     from livesearch_pipeline.evaluation.store import TABLES as STORE_TABLES
     from livesearch_pipeline.evaluation.store import partition_path, store_root
-    from livesearch_pipeline.settings import DataPaths
 
-    paths = DataPaths.from_env()
-    day = args.date or most_recent_completed_day()
     previous = previous_completed_day(day)
     print(f"LiveSearch daily job for {day} on the embedded synthetic market (data in {paths.root})")
     # Construction when there is no pool yet (the construction assets, as of D); an existing pool

@@ -22,6 +22,7 @@ from livesearch_pipeline.construction.families import is_multi_step
 from livesearch_pipeline.core.models import PoolManifest, Question
 # Reading and checking the pool lives in core.pool, below every package that reads it.
 from livesearch_pipeline.core.pool import (
+    CATALOG_FILE,
     MANIFEST_FILE,
     POOL_FILE,
     SignatureHistory,
@@ -256,7 +257,7 @@ def pool_counts(questions: Iterable[Question]) -> dict[str, dict[str, int]]:
 
 
 def write_pool(root: Path, questions: Sequence[Question], *, data_service: str,
-               created_at: dt.datetime | None = None) -> PoolManifest:
+               created_at: dt.datetime | None = None, catalog_bytes: bytes | None = None) -> PoolManifest:
     """Write questions.jsonl and pool_manifest.json atomically; returns the manifest.
 
     The manifest's `created_at` is kept from an existing manifest of the same version, so a
@@ -273,9 +274,16 @@ def write_pool(root: Path, questions: Sequence[Question], *, data_service: str,
         version=version, questions=len(stamped), sha256=hashlib.sha256(data).hexdigest(),
         data_service=data_service, created_at=created_at or dt.datetime.now(dt.timezone.utc),
         counts=pool_counts(stamped),
+        catalog_sha256=hashlib.sha256(catalog_bytes).hexdigest() if catalog_bytes is not None else None,
     )
     root.mkdir(parents=True, exist_ok=True)
+    if catalog_bytes is not None:
+        # The catalog the programs were checked against travels with the pool (bound by the manifest).
+        write_atomic(root / CATALOG_FILE, catalog_bytes)
+    else:
+        (root / CATALOG_FILE).unlink(missing_ok=True)  # never an unbound catalog beside a new pool
     write_atomic(root / POOL_FILE, data)
-    write_atomic(manifest_path, (json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
+    write_atomic(manifest_path, (json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2,
+                                            sort_keys=True) + "\n").encode())
     return manifest
 

@@ -374,6 +374,9 @@ class PoolManifest(StrictModel):
     data_service: str
     created_at: dt.datetime
     counts: dict[str, dict[str, int]]  # dimension (tier, asset_class, tool, ...) -> value -> n
+    # sha256 of `tool_catalog.json` beside the pool: the catalog it was built from travels with it
+    # (None: a pool written before it did, which reads the construction folder's catalog).
+    catalog_sha256: str | None = None
 
 
 # --------------------------------------------------------------------------- gold snapshot

@@ -9,6 +9,7 @@ of a visibility level's band.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +71,71 @@ def read_manifest(root: Path) -> PoolManifest:
     if not path.exists():
         raise FileNotFoundError(f"no pool manifest at {path}; build the pool first (livesearch build-pool)")
     return PoolManifest.model_validate_json(path.read_bytes())
+
+
+def pool_catalog_path(root: Path, construction_dir: Path) -> Path:
+    """Where the catalog the pool under `root` was built from lies: beside the pool when the pool
+    carries it (`tool_catalog.json`, bound by the manifest's `catalog_sha256`), else (a pool
+    written before pools carried it) in the construction folder."""
+    beside = Path(root) / CATALOG_FILE
+    return beside if beside.is_file() else Path(construction_dir) / CATALOG_FILE
+
+
+def read_pool_catalog(root: Path, construction_dir: Path) -> Catalog:
+    """The catalog the pool was built from, checked against the pool manifest; PoolLoadError naming
+    the file when it is missing, unbound or modified."""
+    root = Path(root)
+    manifest_path = root / MANIFEST_FILE
+    if not manifest_path.is_file():
+        raise PoolLoadError(f"no pool manifest {manifest_path}; build the pool first (livesearch build-pool)")
+    try:
+        manifest = PoolManifest.model_validate_json(manifest_path.read_bytes())
+    except ValidationError as exc:
+        raise PoolLoadError(f"{manifest_path} is not a valid pool manifest: {exc}") from None
+    beside = root / CATALOG_FILE
+    if manifest.catalog_sha256 is not None:
+        if not beside.is_file():
+            raise PoolLoadError(f"{beside} is missing although {manifest_path.name} binds catalog sha256 "
+                                f"{manifest.catalog_sha256[:16]}…: copy the pool folder whole, or rebuild it")
+        data = beside.read_bytes()
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != manifest.catalog_sha256:
+            raise PoolLoadError(f"{beside} has sha256 {actual} but {manifest_path.name} records "
+                                f"{manifest.catalog_sha256}: the catalog was modified after the pool was built")
+    elif beside.is_file():
+        raise PoolLoadError(f"{beside} is not bound by {manifest_path.name} (no catalog_sha256): rebuild the pool")
+    else:
+        beside = Path(construction_dir) / CATALOG_FILE
+        if not beside.is_file():
+            raise PoolLoadError(f"the pool in {root} carries no catalog and there is none at {beside}: rebuild the "
+                                "pool (livesearch build-pool); pools built now carry their catalog")
+        data = beside.read_bytes()
+    try:
+        return Catalog.model_validate_json(data)
+    except ValidationError as exc:
+        raise PoolLoadError(f"{beside} is not a valid tool catalog: {exc}") from None
+
+
+def catalog_disagreement(pool_catalog: Catalog, service_catalog: Catalog, tools: Iterable[str]) -> str | None:
+    """Why the data service a pool runs on is not the one its catalog describes (None: it is): a
+    tool the pool uses that the service lacks, or whose metadata differs. Names both services."""
+    missing, differing = [], []
+    for name in sorted(set(tools)):
+        mine, theirs = pool_catalog.get(name), service_catalog.get(name)
+        if mine is None:
+            continue
+        if theirs is None:
+            missing.append(name)
+        elif theirs.model_dump(mode="json", exclude={"description"}) != mine.model_dump(mode="json",
+                                                                                   exclude={"description"}):
+            differing.append(name)
+    if not missing and not differing:
+        return None
+    parts = ([f"lacks {', '.join(missing[:5])}"] if missing else []) + (
+        [f"describes {', '.join(differing[:5])} otherwise"] if differing else [])
+    return (f"the pool's catalog (built on {pool_catalog.service}) disagrees with the data service it runs on "
+            f"({service_catalog.service}): the service {' and '.join(parts)}; run the pool on the service it was "
+            "built on, or rebuild the pool (livesearch build-pool) on this one")
 
 
 def load_checked_pool(root: Path, catalog: Catalog) -> tuple[PoolManifest, list[Question]]:

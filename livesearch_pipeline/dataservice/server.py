@@ -28,6 +28,7 @@ operator's Tushare token for whoever reaches it.
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import datetime as dt
 import difflib
@@ -41,6 +42,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -72,6 +74,25 @@ logger = logging.getLogger(__name__)
 # Tushare Pro returns at most a few thousand rows per call; callers page with limit/offset.
 DEFAULT_LIMIT = 5000
 MAX_LIMIT = 10000
+# Bounds on the work one request may ask for (README "Data service"): `fields` names distinct
+# declared fields, at most MAX_FIELDS of them, in at most MAX_FIELDS_CHARS characters; a string
+# argument has at most MAX_ARGUMENT_CHARS characters; an error quotes an argument in at most
+# MAX_QUOTED_CHARS. Handlers run off the event loop, at most HANDLER_THREADS calls at a time per
+# service, so one heavy call never stalls the other clients of an HTTP service.
+MAX_FIELDS = 64
+MAX_FIELDS_CHARS = 2048
+MAX_ARGUMENT_CHARS = 4096
+MAX_QUOTED_CHARS = 80
+HANDLER_THREADS = 4
+
+
+def quote_argument(value: Any) -> str:
+    """`repr(value)` cut to MAX_QUOTED_CHARS characters (with the full length), for error messages."""
+    text = repr(value)
+    if len(text) <= MAX_QUOTED_CHARS:
+        return text
+    size = len(value) if isinstance(value, (str, bytes)) else len(text)
+    return f"{text[:MAX_QUOTED_CHARS]}… ({size:,} characters)"
 
 _JSON_TYPES: dict[str, str] = {
     "number": "number",
@@ -259,16 +280,19 @@ def _parse_value(spec: ToolSpec, param: ParamSpec, value: Any) -> Any:
     where = f"argument {param.name!r}"
     if param.type == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ToolInputError(f"{where} must be an integer, got {value!r}")
+            raise ToolInputError(f"{where} must be an integer, got {quote_argument(value)}")
         return value
     if param.type == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ToolInputError(f"{where} must be a number, got {value!r}")
+            raise ToolInputError(f"{where} must be a number, got {quote_argument(value)}")
         return float(value)
     if not isinstance(value, str):
-        raise ToolInputError(f"{where} must be a string, got {value!r}")
+        raise ToolInputError(f"{where} must be a string, got {quote_argument(value)}")
+    if len(value) > MAX_ARGUMENT_CHARS:
+        raise ToolInputError(f"{where} has {len(value):,} characters; at most {MAX_ARGUMENT_CHARS:,} are accepted "
+                             f"(got {quote_argument(value)})")
     if param.enum and value not in param.enum:
-        raise ToolInputError(f"{where} must be one of {', '.join(param.enum)}; got {value!r}")
+        raise ToolInputError(f"{where} must be one of {', '.join(param.enum)}; got {quote_argument(value)}")
     try:
         if param.type == "date":
             fmt = param.fmt or "%Y%m%d"
@@ -281,7 +305,8 @@ def _parse_value(spec: ToolSpec, param: ParamSpec, value: Any) -> Any:
         example = {"date": dt.date(2026, 3, 31).strftime(param.fmt or "%Y%m%d"), "month": "202603", "quarter": "2026Q1"}
         label = _format_label(param.fmt or "%Y%m%d") if param.type == "date" else {"month": "YYYYMM", "quarter": "YYYYQn"}[param.type]
         raise ToolInputError(
-            f"{where} = {value!r} is not a valid {param.type} in the format {label} (e.g. {example[param.type]})"
+            f"{where} = {quote_argument(value)} is not a valid {param.type} in the format {label} "
+            f"(e.g. {example[param.type]})"
         ) from None
     return value
 
@@ -303,20 +328,36 @@ def _parse_paging(spec: ToolSpec, arguments: Mapping[str, Any]) -> Paging:
     limit = default_limit if arguments.get("limit") is None else arguments["limit"]
     offset = 0 if arguments.get("offset") is None else arguments["offset"]
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
-        raise ToolInputError(f"argument 'limit' must be an integer from 1 to {max_limit}; got {limit!r}")
+        raise ToolInputError(f"argument 'limit' must be an integer from 1 to {max_limit}; got {quote_argument(limit)}")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise ToolInputError(f"argument 'offset' must be a non-negative integer; got {offset!r}")
+        raise ToolInputError(f"argument 'offset' must be a non-negative integer; got {quote_argument(offset)}")
     declared = [f.name for f in spec.meta.fields]
     fields_arg = arguments.get("fields")
     if fields_arg is None or fields_arg == "":
         return Paging(limit, offset, tuple(declared))
     if not isinstance(fields_arg, str):
-        raise ToolInputError(f"argument 'fields' must be a comma-separated string; got {fields_arg!r}")
+        raise ToolInputError(f"argument 'fields' must be a comma-separated string; got {quote_argument(fields_arg)}")
+    return Paging(limit, offset, parse_fields(spec, fields_arg, declared))
+
+
+def parse_fields(spec: ToolSpec, fields_arg: str, declared: Sequence[str]) -> tuple[str, ...]:
+    """The distinct declared fields `fields_arg` names, within the bounds (MAX_FIELDS, MAX_FIELDS_CHARS)."""
+    if len(fields_arg) > MAX_FIELDS_CHARS:
+        raise ToolInputError(f"argument 'fields' has {len(fields_arg):,} characters; at most {MAX_FIELDS_CHARS:,} "
+                             f"are accepted ({spec.name} records have {len(declared)} fields)")
     fields = tuple(f.strip() for f in fields_arg.split(",") if f.strip())
-    unknown = [f for f in fields if f not in declared]
+    if len(fields) > MAX_FIELDS:
+        raise ToolInputError(f"argument 'fields' names {len(fields):,} fields; at most {MAX_FIELDS} are accepted")
+    known = set(declared)
+    unknown = [f for f in dict.fromkeys(fields) if f not in known]
     if unknown:
-        raise ToolInputError(f"unknown field(s) {', '.join(unknown)}; {spec.name} records have: {', '.join(declared)}")
-    return Paging(limit, offset, fields)
+        shown = ", ".join(quote_argument(f) if len(f) > 40 else f for f in unknown[:10])
+        raise ToolInputError(f"unknown field(s) {shown}{' and more' if len(unknown) > 10 else ''}; "
+                             f"{spec.name} records have: {', '.join(declared)}")
+    repeated = sorted({f for f in fields if fields.count(f) > 1})
+    if repeated:
+        raise ToolInputError(f"argument 'fields' repeats {', '.join(repeated)}: name each field once")
+    return fields
 
 
 def dates_after_clock(spec: ToolSpec, parsed: Mapping[str, Any], clock: dt.date) -> list[str]:
@@ -335,7 +376,9 @@ def parse_arguments(spec: ToolSpec, arguments: Mapping[str, Any], clock: dt.date
     accepted = [*params, "limit", "offset", "fields"]
     unknown = sorted(set(arguments) - set(accepted))
     if unknown:
-        raise ToolInputError(f"unknown argument(s) {', '.join(unknown)}; {spec.name} accepts: {', '.join(accepted)}")
+        shown = ", ".join(quote_argument(u) if len(u) > 40 else u for u in unknown[:10])
+        raise ToolInputError(f"unknown argument(s) {shown}{' and more' if len(unknown) > 10 else ''}; "
+                             f"{spec.name} accepts: {', '.join(accepted)}")
     missing = [p.name for p in spec.params if p.required and arguments.get(p.name) in (None, "")]
     if missing:
         raise ToolInputError(f"missing required argument(s) {', '.join(missing)} for {spec.name}")
@@ -469,7 +512,14 @@ class DataService:
         return shape_records(spec, records, paging, clock)
 
     async def handle(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
-        return call_result(self, name, arguments)
+        # Off the event loop, in this service's bounded pool: a heavy call must not stall the
+        # other requests the loop is serving (the HTTP transport serves many clients).
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._handler_pool, call_result, self, name, arguments)
+
+    @cached_property
+    def _handler_pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=HANDLER_THREADS, thread_name_prefix="data-tool")
 
 
 def forwarding_tool(spec: ToolSpec) -> types.Tool:
@@ -539,7 +589,7 @@ def call_result(service: DataService, name: str, arguments: Mapping[str, Any]) -
     except ToolInputError as exc:
         return _error_result(f"invalid arguments for {name}: {exc}", kind="invalid_arguments")
     except Exception as exc:  # the boundary: a failing handler must not take the server down
-        logger.exception("tool %s failed with arguments %r", name, dict(arguments))
+        logger.exception("tool %s failed with arguments %s", name, quote_argument(dict(arguments)))
         return _error_result(f"internal error in {name}: {type(exc).__name__}: {exc}")
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=content)
 

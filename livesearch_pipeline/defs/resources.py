@@ -155,8 +155,15 @@ class DataServiceResource(dg.ConfigurableResource):
             if not token:
                 raise ValueError(f"data service kind 'tushare' needs a token: set ${TOKEN_ENV}")
             client = TushareClient(url=url or TUSHARE_URL, token=token)
-        async with client as entered:
-            yield entered
+        try:
+            async with client as entered:
+                yield entered
+        except BaseExceptionGroup as group:
+            # The client's task group wraps a failure of the caller's block in "unhandled errors
+            # in a TaskGroup": re-raise the innermost cause, so the step error and the CLI name it.
+            from livesearch_pipeline.core.errors import innermost_exception
+
+            raise innermost_exception(group)
 
 
 class StorageResource(dg.ConfigurableResource):

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, AsyncIterator, Iterable, Literal, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.models import PoolManifest, Question
-from livesearch_pipeline.core.program import PoolLoadError
 from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
 from livesearch_pipeline.evaluation.evaluator import (
     EvaluationSummary,
@@ -65,6 +65,44 @@ class AgentSpec(BaseModel):
     max_steps: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
     time_limit_s: float | None = Field(default=None, gt=0)
+    # The environment variable holding the key of `api_base` (required with it): a registry entry
+    # never receives the operator's LIVESEARCH_LLM_API_KEY, which belongs to the operator's endpoint.
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")
+
+    @model_validator(mode="after")
+    def _key_bound_to_endpoint(self) -> AgentSpec:
+        check_key_binding(self.name, self.api_base, self.api_key_env)
+        return self
+
+
+OPERATOR_KEY_ENV = "LIVESEARCH_LLM_API_KEY"
+
+
+def check_key_binding(name: str, api_base: str | None, api_key_env: str | None) -> None:
+    """ValueError unless an agent with its own `api_base` names its own key variable."""
+    if api_key_env == OPERATOR_KEY_ENV:
+        raise ValueError(f"agent {name!r}: api_key_env may not be {OPERATOR_KEY_ENV}, the operator's key of "
+                         "LIVESEARCH_LLM_API_BASE; name the variable holding this endpoint's own key")
+    if api_base and not api_key_env:
+        raise ValueError(f"agent {name!r} names its own api_base {api_base!r} but no api_key_env: name the "
+                         "environment variable holding that endpoint's key (set it empty for an endpoint "
+                         f"without a key); the operator's {OPERATOR_KEY_ENV} is never sent to a registry endpoint")
+    if api_key_env and not api_base:
+        raise ValueError(f"agent {name!r}: api_key_env {api_key_env} is the key of an api_base; set api_base too")
+
+
+def agent_api_key(spec: AgentSpec, environ=None) -> str | None:
+    """The key of the agent's own endpoint, read now from `spec.api_key_env` (None: the operator's
+    endpoint and key, or an endpoint without a key). AgentRegistryError naming an unset variable."""
+    import os
+
+    if spec.api_key_env is None:
+        return None
+    env = os.environ if environ is None else environ
+    if spec.api_key_env not in env:
+        raise AgentRegistryError(f"agent {spec.name!r} takes its key for {spec.api_base} from ${spec.api_key_env}, "
+                                 "which is not set (set it empty for an endpoint without a key)")
+    return env[spec.api_key_env].strip() or None
 
 
 class _RegistryFile(BaseModel):
@@ -158,7 +196,11 @@ def _limits(spec: AgentSpec):
 def _chat_model(spec: AgentSpec, llm: LLMSettings, llm_cache: Path):
     from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
 
-    return LitellmChatModel.from_settings(llm, model=spec.model, api_base=spec.api_base, cache_dir=llm_cache)
+    if spec.api_base is not None:
+        # Its own endpoint, its own key (never the operator's): `AgentSpec.api_key_env`.
+        return LitellmChatModel(model=spec.model or LitellmChatModel.from_settings(llm).model, api_base=spec.api_base,
+                                api_key=agent_api_key(spec), cache_dir=llm_cache)
+    return LitellmChatModel.from_settings(llm, model=spec.model, cache_dir=llm_cache)
 
 
 def _judge(llm: LLMSettings, llm_cache: Path):
@@ -170,13 +212,10 @@ def _judge(llm: LLMSettings, llm_cache: Path):
 
 def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
     """The pool under `paths.pool`, checked by `load_checked_pool` against the catalog it was built from."""
-    from livesearch_pipeline.core.pool import CATALOG_FILE, load_checked_pool, read_catalog
+    from livesearch_pipeline.core.pool import load_checked_pool, read_pool_catalog
 
-    catalog_path = paths.construction / CATALOG_FILE
-    if not catalog_path.is_file():
-        raise PoolLoadError(f"no tool catalog {catalog_path}: the pool cannot be checked before it runs; "
-                            "build the pool first (livesearch build-pool)")
-    return load_checked_pool(paths.pool, read_catalog(catalog_path))
+    # The catalog the pool carries (or, for an older pool, the construction folder's).
+    return load_checked_pool(paths.pool, read_pool_catalog(paths.pool, paths.construction))
 
 
 @contextlib.asynccontextmanager
@@ -247,11 +286,37 @@ async def run_registered_agent(spec: AgentSpec, paths: DataPaths, day: dt.date, 
     out_dir = paths.run_dir(day, spec.name)
     llm = llm if llm is not None else LLMSettings.from_env()
     llm_cache = llm_cache if llm_cache is not None else paths.llm_cache
-    async with open_agent(spec, paths=paths, day=day, pool=pool, client=client, llm=llm, llm_cache=llm_cache) as agent:
-        await run_agent(agent, served, out_dir, date=day, concurrency=spec.concurrency)
-    gold_path = SnapshotStore(paths.gold).path_for(day)
-    judge = _judge(llm, llm_cache) if spec.kind in LLM_KINDS else None
-    predictions_path = out_dir / "predictions.jsonl"
-    result = await asyncio.to_thread(evaluate, served_path, gold_path, predictions_path, judge=judge)
-    write_evaluation(result, out_dir, inputs=evaluation_inputs(served_path, gold_path, predictions_path))
+    # One writer per run folder: a second run of this agent and day is refused, naming the first.
+    with run_folder_lock(out_dir):
+        async with open_agent(spec, paths=paths, day=day, pool=pool, client=client, llm=llm,
+                              llm_cache=llm_cache) as agent:
+            await run_agent(agent, served, out_dir, date=day, concurrency=spec.concurrency)
+        gold_path = SnapshotStore(paths.gold).path_for(day)
+        judge = _judge(llm, llm_cache) if spec.kind in LLM_KINDS else None
+        predictions_path = out_dir / "predictions.jsonl"
+        result = await asyncio.to_thread(evaluate, served_path, gold_path, predictions_path, judge=judge)
+        web = searched_web(spec, paths, day)
+        if web is not None:
+            result = dataclasses.replace(result, summary=result.summary.model_copy(update={"web": web}))
+        write_evaluation(result, out_dir, inputs=evaluation_inputs(served_path, gold_path, predictions_path))
     return AgentRunResult(spec.name, out_dir, result.summary)
+
+
+def searched_web(spec: AgentSpec, paths: DataPaths, day: dt.date) -> dict[str, str] | None:
+    """The identity of the offline web of `day` a search-read run searched; for an agent pointed at
+    its own SearXNG (web kinds), the URL, marked unchecked; None for agents that search no web."""
+    if spec.searxng_url:
+        return {"searxng_url": spec.searxng_url, "scope": "external search backend (identity not checked)"}
+    if spec.kind != "search-read":
+        return None
+    from livesearch_pipeline.web.index import WebIndex
+    from livesearch_pipeline.web.server import web_identity
+
+    return web_identity(WebIndex(paths.web / day.isoformat()))
+
+
+def run_folder_lock(out_dir: Path):
+    """The writer lock of a run folder (core.locks): held while predictions and verdicts are written."""
+    from livesearch_pipeline.core.locks import LOCK_FILE, writer_lock
+
+    return writer_lock(Path(out_dir) / LOCK_FILE, f"run folder {out_dir}")

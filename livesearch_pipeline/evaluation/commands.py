@@ -133,6 +133,11 @@ def _register_leaderboard(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--runs", type=Path, nargs="+", required=True, help="evaluation output directories")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--date", type=_date, default=None, help="rank only runs scored against this gold date")
+    parser.add_argument("--gold-dir", type=Path, default=None,
+                        help="the gold snapshots whose manifests every figure is recomputed against "
+                        "(default: the folder of the gold each summary names)")
+    parser.add_argument("--served-dir", type=Path, default=None,
+                        help="served_questions_<D>.jsonl files (default: the served file each summary names)")
     parser.set_defaults(func=_leaderboard)
 
 
@@ -146,7 +151,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
     )
 
     try:
-        board = build_leaderboard(args.runs, date=args.date.isoformat() if args.date else None)
+        board = build_leaderboard(args.runs, date=args.date.isoformat() if args.date else None,
+                                  gold_dir=args.gold_dir, served_dir=args.served_dir)
     except (LeaderboardError, EvaluationError) as exc:
         return _fail("leaderboard", str(exc))
     paths = write_leaderboard(board, args.out)
@@ -235,7 +241,11 @@ def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
     register.add_argument("name", help="partition key: lower-case letters, digits, '.', '_', '-'")
     register.add_argument("--kind", required=True, choices=kinds)
     register.add_argument("--model", default=None, help="litellm model (LLM kinds; default: $LIVESEARCH_LLM_MODEL)")
-    register.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint")
+    register.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint of this agent's own "
+                          "(needs --api-key-env; default: $LIVESEARCH_LLM_API_BASE with $LIVESEARCH_LLM_API_KEY)")
+    register.add_argument("--api-key-env", default=None,
+                          help="with --api-base: the environment variable holding that endpoint's key "
+                          "(never LIVESEARCH_LLM_API_KEY, the operator's key, which only its own endpoint receives)")
     register.add_argument("--searxng-url", default=None, help="web: SearXNG base URL")
     register.add_argument("--services", default=None, help="plugin: comma-separated services to offer (default: all)")
     register.add_argument("--concurrency", type=int, default=4, help="questions in flight (default 4)")
@@ -258,7 +268,7 @@ def _agent_register(args: argparse.Namespace) -> int:
     services = tuple(s.strip() for s in args.services.split(",") if s.strip()) if args.services else None
     try:
         spec = AgentSpec(name=args.name, kind=args.kind, model=args.model, api_base=args.api_base,
-                         searxng_url=args.searxng_url, services=services, concurrency=args.concurrency,
+                         api_key_env=args.api_key_env, searxng_url=args.searxng_url, services=services, concurrency=args.concurrency,
                          max_steps=args.max_steps, max_tokens=args.max_tokens, time_limit_s=args.time_limit)
     except ValidationError as exc:
         return _fail("agent register", f"invalid agent {args.name!r}: {exc}")

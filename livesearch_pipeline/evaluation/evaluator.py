@@ -177,18 +177,79 @@ def load_gold(path: Path) -> GoldDay:
     return GoldDay(date=date, answers={a.qid: a for a in answers}, manifest=manifest)
 
 
+class _StrictJsonError(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> float:
+    raise _StrictJsonError(f"non-finite number {name}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _StrictJsonError(f"number {text[:40]} is not finite")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: dict[str, object] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _StrictJsonError(f"key {key[:40]!r} appears twice in one object")
+        seen[key] = value
+    return seen
+
+
+def check_strict_json_lines(path: Path, data: bytes, what: str) -> None:
+    """Refuse what pydantic's parser lets through: a key given twice in one object (the last would
+    win: `"answer":"wrong","answer":"<gold>"`) and NaN/Infinity (or a literal overflowing to
+    infinity) anywhere in a line, `trace` included. EvaluationError names the file and lines."""
+    problems: list[str] = []
+    bad = 0
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_refuse_constant,
+                       parse_float=_finite_float)
+        except _StrictJsonError as exc:
+            bad += 1
+            if len(problems) < _SHOWN_QIDS:
+                problems.append(f"line {number}: {exc}")
+        except ValueError:
+            continue  # not JSON at all: the record parser names it
+    if bad:
+        raise EvaluationError(f"{path}: {bad} {what} line(s) are not strict JSON — " + "; ".join(problems))
+
+
 def load_predictions(path: Path) -> tuple[list[Prediction], PredictionRunMeta | None]:
+    """The predictions and their run metadata (`predictions.meta.json` beside them, required:
+    without it the day and qid-set checks could not run)."""
+    path = Path(path)
+    if path.is_file():
+        try:
+            check_strict_json_lines(path, path.read_bytes(), "prediction")
+        except OSError as exc:
+            raise EvaluationError(f"predictions file {path} cannot be read: {exc}") from exc
     predictions = _read_jsonl(path, Prediction, "predictions", "prediction")
     duplicates = _duplicates(p.qid for p in predictions)
     if duplicates:
         raise EvaluationError(f"{path}: predictions repeat {_name_qids(duplicates)}")
     meta_path = meta_path_beside(path)
-    meta = None
-    if meta_path.is_file():
-        try:
-            meta = PredictionRunMeta.model_validate_json(meta_path.read_bytes())
-        except ValidationError as exc:
-            raise EvaluationError(f"{meta_path} is not valid predictions run metadata: {exc}") from exc
+    if not meta_path.is_file():
+        raise EvaluationError(
+            f"{meta_path} is missing: predictions are scored only with their run metadata (agent, date, "
+            "qid-set hash), which the agent runner writes beside predictions.jsonl"
+        )
+    try:
+        meta_bytes = meta_path.read_bytes()
+        check_strict_json_lines(meta_path, meta_bytes.replace(b"\n", b" "), "run metadata")
+        meta = PredictionRunMeta.model_validate_json(meta_bytes)
+    except ValidationError as exc:
+        raise EvaluationError(f"{meta_path} is not valid predictions run metadata: {exc}") from exc
+    except OSError as exc:
+        raise EvaluationError(f"{meta_path} cannot be read: {exc}") from exc
     return predictions, meta
 
 
@@ -465,6 +526,10 @@ class EvaluationSummary(BaseModel):
     usage: RunUsage | None = None
     by_tier_and_visibility: dict[str, dict[str, Bucket]]
     verdicts_sha256: str  # of verdicts.jsonl beside it: the pair is complete only when they agree
+    # The predictions scored (None only in summaries written before it was recorded: not ranked).
+    predictions_sha256: str | None = None
+    # The offline web the agent searched (web identity, clock, scope), for agents that search it.
+    web: dict[str, str] | None = None
 
 
 def _group(pairs: Iterable[tuple[str, Verdict]]) -> dict[str, Bucket]:
@@ -610,6 +675,7 @@ def evaluate(
     served = load_served(served_path)
     gold = load_gold(gold_path)
     predictions, meta = load_predictions(predictions_path)
+    predictions_sha256 = sha256_file(predictions_path)
     scoring = check_consistency(
         served, gold, predictions, meta,
         served_path=served_path, gold_path=gold_path, predictions_path=predictions_path,
@@ -645,7 +711,7 @@ def evaluate(
     summary = summarise(
         served, scoring, ordered, predictions, gold=gold, meta=meta, judge=judge, unresolved=unresolved,
         files=(served_path, gold_path, predictions_path),
-    )
+    ).model_copy(update={"predictions_sha256": predictions_sha256})
     return EvaluationResult(verdicts=ordered, summary=summary)
 
 
@@ -675,6 +741,7 @@ def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
     for ancestor in (out_dir, *out_dir.parents):
         if ancestor.exists() and not ancestor.is_dir():
             raise EvaluationError(f"output directory {out_dir}: {ancestor} is a file, not a directory")
+    check_not_protected(out_dir, inputs)
     for name in _OUTPUTS:
         target = out_dir / name
         for source in inputs:
@@ -685,6 +752,35 @@ def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
                 )
         if target.exists() and not target.is_file():
             raise EvaluationError(f"output {target} exists and is not a regular file")
+
+
+def protected_directories(inputs: Sequence[Path] = ()) -> list[Path]:
+    """Folders no evaluation output may land in: the data root's gold, served and pool folders,
+    and the folder of any gold snapshot among `inputs` (write-once territory)."""
+    from livesearch_pipeline.settings import DataPaths
+
+    paths = DataPaths.from_env()
+    folders = [paths.gold, paths.served, paths.pool]
+    folders += [Path(p).parent for p in inputs if snapshot_date(Path(p)) is not None]
+    return folders
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        resolved, base = path.resolve(), folder.resolve()
+    except OSError:
+        return False
+    return resolved == base or base in resolved.parents
+
+
+def check_not_protected(out_dir: Path, inputs: Sequence[Path] = ()) -> None:
+    """EvaluationError when `out_dir` is inside the gold, served or pool folder (`protected_directories`)."""
+    for folder in protected_directories(inputs):
+        if _inside(Path(out_dir), folder):
+            raise EvaluationError(
+                f"output directory {out_dir} is inside {folder}, which holds the benchmark's gold, served "
+                "questions or pool: an evaluation is never written there; choose another --out directory"
+            )
 
 
 def evaluation_inputs(served_path: Path, gold_path: Path, predictions_path: Path) -> list[Path]:

@@ -27,8 +27,10 @@ def _verdicts_by_run(paths: DataPaths, store_dir: Path | None) -> Iterator[tuple
         for path in sorted(paths.runs.glob("*/*/verdicts.jsonl")):
             yield path.parent.name, [(v.qid, v.correct) for v in read_verdicts(path)]
         return
-    from livesearch_pipeline.evaluation.store import read_table
+    from livesearch_pipeline.evaluation.store import read_table, verify_store
 
+    # The store must hold every verdicts.jsonl as it is now: history is complete, or an error.
+    verify_store(paths, store_dir, tables=("verdicts",))
     table = read_table(store_dir, "verdicts", columns=["date", "agent", "qid", "correct"])
     runs: dict[tuple[object, str], list[tuple[str, bool | None]]] = defaultdict(list)
     for row in table.to_pylist():

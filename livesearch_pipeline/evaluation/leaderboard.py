@@ -37,14 +37,27 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from livesearch_pipeline.core.snapshot import write_atomic
+from livesearch_pipeline.core.qid import qid_set_hash
+from livesearch_pipeline.core.snapshot import (
+    SnapshotIntegrityError,
+    SnapshotNotFoundError,
+    SnapshotStore,
+    scoring_qids,
+    sha256_file,
+    write_atomic,
+)
 from livesearch_pipeline.evaluation.evaluator import (
     SUMMARY_FILE,
+    VERDICTS_FILE,
+    Bucket,
+    EvaluationError,
     EvaluationSummary,
     RunUsage,
     IncompleteEvaluationError,
     load_evaluation,
+    load_served,
     load_summary,
+    read_verdicts,
 )
 from livesearch_pipeline.evaluation.judge import ensure_judge_independent
 
@@ -139,12 +152,33 @@ class RunSummary:
         return self.summary.gold_date.isoformat(), self.summary.qid_set_hash
 
 
+def _refuse_non_finite(name: str) -> float:
+    raise LeaderboardError(f"non-finite number {name}")
+
+
+def check_finite_summary(path: Path) -> None:
+    """LeaderboardError when `summary.json` holds NaN or ±Infinity anywhere (never ranked as "nan")."""
+    def finite(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise LeaderboardError(f"number {text[:40]} is not finite")
+        return value
+
+    try:
+        json.loads(Path(path).read_bytes(), parse_constant=_refuse_non_finite, parse_float=finite)
+    except LeaderboardError as exc:
+        raise LeaderboardError(f"{path}: {exc}; a summary holds finite numbers only: evaluate the run again") from None
+    except (OSError, ValueError):
+        return  # unreadable or not JSON: load_summary names it
+
+
 def load_runs(run_dirs: Sequence[Path]) -> list[RunSummary]:
     runs: list[RunSummary] = []
     for run_dir in run_dirs:
         path = Path(run_dir) / SUMMARY_FILE
         if not path.is_file():
             raise LeaderboardError(f"{run_dir} has no {SUMMARY_FILE}: evaluate the run first")
+        check_finite_summary(path)
         try:
             summary, _ = load_evaluation(Path(run_dir))
         except IncompleteEvaluationError as exc:
@@ -152,6 +186,130 @@ def load_runs(run_dirs: Sequence[Path]) -> list[RunSummary]:
         else:
             runs.append(RunSummary(Path(run_dir), summary))
     return runs
+
+
+class _Sources:
+    """The current gold manifests and served files the runs are checked against (read once each)."""
+
+    def __init__(self, gold_dir: Path | None, served_dir: Path | None) -> None:
+        self.gold_dir, self.served_dir = gold_dir, served_dir
+        self._gold: dict[tuple[Path, str], object] = {}
+        self._served: dict[Path, object] = {}
+
+    def gold(self, summary: EvaluationSummary):
+        folder = Path(self.gold_dir) if self.gold_dir is not None else Path(summary.gold_file).parent
+        key = (folder, summary.gold_date.isoformat())
+        if key not in self._gold:
+            try:
+                self._gold[key] = SnapshotStore(folder).read_verified(summary.gold_date)[0]
+            except (SnapshotIntegrityError, SnapshotNotFoundError, OSError) as exc:
+                self._gold[key] = f"the gold of {summary.gold_date} in {folder} cannot be trusted: {exc}"
+        return self._gold[key]
+
+    def served(self, summary: EvaluationSummary):
+        if self.served_dir is not None:
+            path = Path(self.served_dir) / f"served_questions_{summary.gold_date.isoformat()}.jsonl"
+        else:
+            path = Path(summary.served_file)
+        if path not in self._served:
+            try:
+                self._served[path] = load_served(path)
+            except EvaluationError as exc:
+                self._served[path] = f"the served questions cannot be read: {exc}"
+        return self._served[path]
+
+
+def _buckets(pairs) -> dict[str, Bucket]:
+    counts: dict[str, list[int]] = {}
+    for key, correct in pairs:
+        tally = counts.setdefault(key, [0, 0, 0])
+        tally[0] += 1
+        tally[1] += correct is True
+        tally[2] += correct is None
+    return {k: Bucket(n=n, correct=c, judge_errors=e, accuracy=c / n) for k, (n, c, e) in sorted(counts.items())}
+
+
+def _predictions_path(run: RunSummary) -> Path:
+    beside = run.run_dir / "predictions.jsonl"
+    return beside if beside.is_file() else Path(run.summary.predictions_file)
+
+
+def recompute_run(run: RunSummary, sources: _Sources) -> RunSummary:
+    """The run with every ranked figure recomputed from its sha-bound verdicts over the scoring set
+    of the current gold manifest, or marked incomplete with the reason it cannot be ranked.
+
+    The summary is trusted for nothing the leaderboard shows: its gold sha256 must be the current
+    manifest's, its qid-set hashes those of the served file and scoring set, the verdicts must
+    cover exactly the scoring set, the predictions must still have the sha256 it binds, and its
+    own counts must agree with the verdicts. Other summary fields (usage, notes) stay informational.
+    """
+    if run.incomplete is not None:
+        return run
+    s = run.summary
+
+    def unranked(reason: str) -> RunSummary:
+        return RunSummary(run.run_dir, s, incomplete=f"{UNVERIFIED}{reason}")
+
+    manifest = sources.gold(s)
+    if isinstance(manifest, str):
+        return unranked(manifest)
+    if manifest.sha256 != s.gold_sha256:
+        return unranked(f"its summary records gold sha256 {s.gold_sha256[:16]}…, the current gold manifest of "
+                        f"{s.gold_date} has {manifest.sha256[:16]}…: evaluate it against the current gold")
+    served = sources.served(s)
+    if isinstance(served, str):
+        return unranked(served)
+    served_qids = [q.qid for q in served]
+    if qid_set_hash(served_qids) != s.served_qid_set_hash:
+        return unranked("its summary's served qid-set hash is not the served file's: evaluate again")
+    scoring = set(scoring_qids(set(served_qids), manifest))
+    if qid_set_hash(scoring) != s.qid_set_hash:
+        return unranked("its summary's scoring-set hash is not the one of the current gold manifest: evaluate again")
+    if s.predictions_sha256 is None:
+        return unranked("its summary binds no predictions sha256 (written by an older evaluator): evaluate again")
+    predictions = _predictions_path(run)
+    actual = sha256_file(predictions) if predictions.is_file() else "missing"
+    if actual != s.predictions_sha256:
+        return unranked(f"{predictions} has sha256 {actual[:16]}… but the summary binds "
+                        f"{s.predictions_sha256[:16]}…: the predictions changed after scoring; evaluate again")
+    try:
+        verdicts = read_verdicts(run.run_dir / VERDICTS_FILE)
+    except ValueError as exc:
+        return unranked(f"its verdicts cannot be read: {exc}")
+    by_qid = {v.qid: v.correct for v in verdicts}
+    if len(by_qid) != len(verdicts) or set(by_qid) != scoring:
+        return unranked(f"its {len(verdicts)} verdicts do not cover exactly the scoring set of {len(scoring)} "
+                        f"qid(s) of the current gold manifest: evaluate again")
+    rows = [(q, by_qid[q.qid]) for q in served if q.qid in scoring]
+    correct = sum(1 for c in by_qid.values() if c is True)
+    errors = sum(1 for c in by_qid.values() if c is None)
+    n = len(scoring)
+    claimed = (s.correct, s.n_scored, s.judge_errors, s.accuracy)
+    actual_figures = (correct, n, errors, correct / n)
+    if claimed != actual_figures:
+        return unranked(f"its summary claims correct/n {s.correct}/{s.n_scored}, accuracy {s.accuracy!r}, "
+                        f"{s.judge_errors} judge error(s); its verdicts give {correct}/{n}, {errors}: evaluate again")
+    tier_vis = {tier: _buckets((str(q.visibility), c) for q, c in rows if q.tier == tier)
+                for tier in sorted({q.tier for q, _ in rows})}
+    recomputed = s.model_copy(update={
+        "correct": correct, "n_scored": n, "judge_errors": errors, "accuracy": correct / n,
+        "flagged": bool(errors), "n_withdrawn": len(set(served_qids) & manifest.withdrawn.keys()),
+        "by_tier": _buckets((q.tier, c) for q, c in rows),
+        "by_asset_class": _buckets((q.asset_class, c) for q, c in rows),
+        "by_tier_and_visibility": tier_vis,
+        "gold_late_backfill": manifest.late_backfill, "gold_vintage": manifest.vintage,
+    })
+    return RunSummary(run.run_dir, recomputed)
+
+
+def _refuse_duplicate_agents(runs: Sequence[RunSummary]) -> None:
+    seen: dict[str, Path] = {}
+    for run in runs:
+        if run.agent in seen:
+            raise LeaderboardError(
+                f"agent {run.agent!r} has two runs to rank, {seen[run.agent]} and {run.run_dir}: one agent is one "
+                "row; remove or rename the copy")
+        seen[run.agent] = run.run_dir
 
 
 def _choose_group(runs: Sequence[RunSummary], date: str | None) -> tuple[str, str]:
@@ -173,7 +331,12 @@ def _negated_date(iso: str) -> tuple[int, ...]:
     return tuple(-int(part) for part in iso.split("-"))
 
 
+UNVERIFIED = "not verified against its verdicts and the current gold: "
+
+
 def _unranked_reason(run: RunSummary, group: tuple[str, str]) -> str:
+    if run.incomplete is not None and run.incomplete.startswith(UNVERIFIED):
+        return run.incomplete
     if run.incomplete is not None:
         return f"incomplete evaluation: {run.incomplete}"
     date, qid_hash = group
@@ -195,13 +358,21 @@ def _rank(rows: list[LeaderboardRow]) -> list[LeaderboardRow]:
     return ranked
 
 
-def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None) -> Leaderboard:
-    """Rank the comparable runs among `run_dirs` (each holding a summary.json)."""
-    runs = load_runs(run_dirs)
+def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None, gold_dir: Path | None = None,
+                      served_dir: Path | None = None) -> Leaderboard:
+    """Rank the comparable runs among `run_dirs` (each holding a summary.json).
+
+    Every figure is recomputed (`recompute_run`) against the gold manifests in `gold_dir` and the
+    served files in `served_dir` (default: the files each summary names)."""
+    sources = _Sources(gold_dir, served_dir)
+    # A folder named twice is one run (a copy elsewhere is another run: refused below if ranked).
+    unique = list({Path(d).resolve(): Path(d) for d in reversed(list(run_dirs))}.values())[::-1]
+    runs = [recompute_run(run, sources) for run in load_runs(unique)]
     if not runs:
         raise LeaderboardError("no evaluation runs given")
     group = _choose_group(runs, date)
     ranked = [r for r in runs if r.group == group and r.incomplete is None]
+    _refuse_duplicate_agents(ranked)
     judge_models = sorted({r.summary.judge_model for r in ranked if r.summary.judge_model})
     agent_models = {f"{r.agent} [{r.run_dir.name}]": r.summary.model for r in ranked}
     for judge_model in judge_models:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
@@ -65,6 +66,16 @@ WRITER_SETTINGS = dict(compression="zstd", compression_level=3, use_dictionary=T
 
 class StoreError(ValueError):
     """The Parquet store is missing a date, stale against its JSONL source, or unreadable."""
+
+
+REBUILD_COMMAND = "python -m livesearch_pipeline.evaluation.store rebuild --data DIR"
+# Per table, `<root>/<table>/_index.json`: for every date written, the partition's sha256 and row
+# count and the sha256 of the JSONL sources it was derived from (written with the partition).
+INDEX_FILE = "_index.json"
+
+
+def _rebuild_advice(root: Path) -> str:
+    return f"rebuild it: {REBUILD_COMMAND.replace('DIR', str(Path(root).parent))}"
 
 
 def store_root(paths: DataPaths) -> Path:
@@ -154,30 +165,140 @@ def export_day(paths: DataPaths, day: dt.date, root: Optional[Path] = None) -> E
     store = SnapshotStore(paths.gold)
     if store.exists(day):
         manifest, answers = store.read_verified(day)
-        written["gold"] = _write(root, "gold", day, gold_rows(answers, manifest.sha256))
+        written["gold"] = _write(root, "gold", day, gold_rows(answers, manifest.sha256),
+                                 {store.path_for(day).name: manifest.sha256})
         counts["gold"] = len(answers)
     served_file = paths.served_file(day)
     if served_file.is_file():
         served = load_served(served_file)
-        written["served"] = _write(root, "served", day, served_rows(served, _sha256(served_file)))
+        written["served"] = _write(root, "served", day, served_rows(served, _sha256(served_file)),
+                                   {served_file.name: _sha256(served_file)})
         counts["served"] = len(served)
     verdicts = verdict_rows(paths, day)
     if verdicts:
-        written["verdicts"] = _write(root, "verdicts", day, verdicts)
+        written["verdicts"] = _write(root, "verdicts", day, verdicts,
+                                     {row["agent"]: row["verdicts_sha256"] for row in verdicts})
         counts["verdicts"] = len(verdicts)
     return ExportedDay(day=day, rows=counts, files=written)
 
 
-def _write(root: Path, table: str, day: dt.date, rows: Sequence[dict]) -> Path:
+def _write(root: Path, table: str, day: dt.date, rows: Sequence[dict], sources: dict[str, str]) -> Path:
     path = partition_path(root, table, day)
-    write_atomic(path, parquet_bytes([{**row, "date": day} for row in rows], SCHEMAS[table]))
+    data = parquet_bytes([{**row, "date": day} for row in rows], SCHEMAS[table])
+    write_atomic(path, data)
     # A `date=D` file of an older release beside it would break every directory read (see above).
     legacy = _legacy_partition_path(root, table, day)
     if legacy.is_file():
         legacy.unlink()
         if not any(legacy.parent.iterdir()):
             legacy.parent.rmdir()
+    _record_in_index(Path(root), table, day, {"rows": len(rows), "part_sha256": hashlib.sha256(data).hexdigest(),
+                                              "sources": dict(sorted(sources.items()))})
     return path
+
+
+# --------------------------------------------------------------------------- verification
+
+
+def _index_path(root: Path, table: str) -> Path:
+    return Path(root) / table / INDEX_FILE
+
+
+def read_index(root: Path, table: str) -> dict[str, dict]:
+    """{date: {rows, part_sha256, sources}} of `table`; StoreError when missing or unreadable."""
+    path = _index_path(root, table)
+    if not path.is_file():
+        raise StoreError(f"the Parquet store {root} has no {table} index {path} (written by every export since it "
+                         f"was introduced): its partitions cannot be verified; {_rebuild_advice(root)}")
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"the {table} index {path} is unreadable ({exc}); {_rebuild_advice(root)}") from None
+    if not isinstance(index, dict):
+        raise StoreError(f"the {table} index {path} is not a JSON object; {_rebuild_advice(root)}")
+    return index
+
+
+def _record_in_index(root: Path, table: str, day: dt.date, entry: dict) -> None:
+    from livesearch_pipeline.core.locks import writer_lock
+
+    path = _index_path(root, table)
+    # Exports of different days may run at once (a backfill): the index is updated under a lock.
+    with writer_lock(path.with_name(".index.lock"), f"the {table} index of {root}", wait_s=120):
+        index = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        index[day.isoformat()] = entry
+        write_atomic(path, (json.dumps(dict(sorted(index.items())), indent=1, sort_keys=True) + "\n").encode())
+
+
+def check_partitions(root: Path, table: str, dates: Sequence[dt.date]) -> None:
+    """StoreError naming the rebuild command unless every date's partition is the file its index
+    records (sha256 and row count): a deleted, truncated or edited partition is never read."""
+    index = read_index(root, table)
+    problems = []
+    for day in dates:
+        entry, path = index.get(day.isoformat()), partition_path(root, table, day)
+        if entry is None:
+            problems.append(f"{day} (not in the index)")
+        elif not path.is_file():
+            problems.append(f"{day} (partition file missing)")
+        elif _sha256(path) != entry.get("part_sha256"):
+            problems.append(f"{day} (partition file differs from the one written: truncated or edited)")
+    if problems:
+        raise StoreError(f"the Parquet store {root} cannot be trusted for {table} {', '.join(problems[:5])}"
+                         f"{' and more' if len(problems) > 5 else ''}; {_rebuild_advice(root)}")
+
+
+def _count_lines(path: Path) -> int:
+    return sum(1 for line in path.read_bytes().split(b"\n") if line.strip())
+
+
+def expected_index(paths: DataPaths, day: dt.date) -> dict[str, dict]:
+    """What the index must record for D per table, from the JSONL sources as they are now."""
+    expected: dict[str, dict] = {}
+    store = SnapshotStore(paths.gold)
+    if store.exists(day):
+        manifest = store.verify(day)
+        expected["gold"] = {"rows": manifest.records, "sources": {store.path_for(day).name: manifest.sha256}}
+    served_file = paths.served_file(day)
+    if served_file.is_file():
+        expected["served"] = {"rows": _count_lines(served_file), "sources": {served_file.name: _sha256(served_file)}}
+    day_dir = paths.runs / day.isoformat()
+    files = sorted(day_dir.glob(f"*/{VERDICTS_FILE}")) if day_dir.is_dir() else []
+    if files:
+        expected["verdicts"] = {"rows": sum(_count_lines(f) for f in files),
+                                "sources": {f.parent.name: _sha256(f) for f in files}}
+    return expected
+
+
+def verify_store(paths: DataPaths, root: Optional[Path] = None, *, tables: Sequence[str] = TABLES,
+                 dates: Optional[Sequence[dt.date]] = None) -> list[dt.date]:
+    """Check the store against the JSONL it was built from; returns the dates verified.
+
+    For every date with a JSONL source (or only `dates`): the table's partition exists, its index
+    entry records the row count and the sha256 of the sources as they are now (snapshot, served
+    file, each agent's verdicts.jsonl), and the file is the one written. StoreError naming every
+    failing date (first few) and the rebuild command otherwise."""
+    root = Path(root) if root is not None else store_root(paths)
+    wanted = source_dates(paths) if dates is None else sorted(set(dates))
+    indexes = {table: read_index(root, table) for table in tables}
+    problems = []
+    for day in wanted:
+        for table, expected in expected_index(paths, day).items():
+            if table not in indexes:
+                continue
+            entry = indexes[table].get(day.isoformat())
+            if entry is None:
+                problems.append(f"{table} {day} (no partition; its JSONL exists)")
+            elif entry.get("rows") != expected["rows"]:
+                problems.append(f"{table} {day} ({entry.get('rows')} rows, the JSONL has {expected['rows']})")
+            elif entry.get("sources") != expected["sources"]:
+                problems.append(f"{table} {day} (derived from other sources than the JSONL now on disk)")
+    if problems:
+        raise StoreError(f"the Parquet store {root} does not match its JSONL sources: {'; '.join(problems[:5])}"
+                         f"{f' and {len(problems) - 5} more' if len(problems) > 5 else ''}; {_rebuild_advice(root)}")
+    for table in tables:
+        check_partitions(root, table, [d for d in wanted if d.isoformat() in indexes[table]])
+    return wanted
 
 
 def source_dates(paths: DataPaths) -> list[dt.date]:
@@ -219,15 +340,24 @@ def read_table(root: Path, table: str, *, dates: Optional[Sequence[dt.date]] = N
     Only the partitions of the wanted dates are opened (their date directories), and within a
     file the qid filter uses the row-group statistics.
     """
-    wanted = stored_dates(root, table) if dates is None else sorted(set(dates))
+    if dates is None:
+        # Every date the index records (a deleted partition is then missing, never silently skipped),
+        # and any partition on disk it does not record.
+        wanted = sorted({*(dt.date.fromisoformat(d) for d in read_index(root, table)), *stored_dates(root, table)})
+    else:
+        wanted = sorted(set(dates))
     missing = [d for d in wanted if not partition_path(root, table, d).is_file()]
     if missing:
         raise StoreError(f"the Parquet store {root} has no {table} partition for {', '.join(map(str, missing[:5]))}"
                          f"{' and more' if len(missing) > 5 else ''}; rebuild it: python -m livesearch_pipeline.evaluation.store rebuild --data DIR")
+    check_partitions(root, table, wanted)
     files = [str(partition_path(root, table, d)) for d in wanted]
     dataset = pads.dataset(files, schema=SCHEMAS[table], format="parquet")
     expression = pads.field("qid").isin(sorted(set(qids))) if qids is not None else None
-    return dataset.to_table(columns=list(columns) if columns is not None else None, filter=expression)
+    try:
+        return dataset.to_table(columns=list(columns) if columns is not None else None, filter=expression)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise StoreError(f"the Parquet store {root} cannot be read ({table}: {exc}); {_rebuild_advice(root)}") from None
 
 
 def current_gold_dates(root: Path, gold_dir: Path, dates: Sequence[dt.date]) -> None:
@@ -244,10 +374,14 @@ def current_gold_dates(root: Path, gold_dir: Path, dates: Sequence[dt.date]) -> 
             stale.append(f"{day} (no partition)")
             continue
         manifest = json.loads(store.manifest_path_for(day).read_text(encoding="utf-8"))
-        parquet = pq.ParquetFile(path)
-        # One row group holds a day (row_group_size is far above a day's rows): read one column of it.
-        recorded = set(parquet.read_row_group(0, columns=["snapshot_sha256"]).column(0).to_pylist()) \
-            if parquet.num_row_groups else set()
+        try:
+            parquet = pq.ParquetFile(path)
+            # One row group holds a day (row_group_size is far above a day's rows): read one column of it.
+            recorded = set(parquet.read_row_group(0, columns=["snapshot_sha256"]).column(0).to_pylist()) \
+                if parquet.num_row_groups else set()
+        except (OSError, pa.ArrowInvalid) as exc:
+            stale.append(f"{day} (unreadable partition: {exc})")
+            continue
         if not recorded and manifest["records"]:
             stale.append(f"{day} (empty partition, snapshot has {manifest['records']} records)")
         elif recorded and recorded != {manifest["sha256"]}:
@@ -255,11 +389,18 @@ def current_gold_dates(root: Path, gold_dir: Path, dates: Sequence[dt.date]) -> 
     if stale:
         raise StoreError(f"the Parquet store {root} is not current for {', '.join(stale[:5])}"
                          f"{' and more' if len(stale) > 5 else ''}; rebuild it: python -m livesearch_pipeline.evaluation.store rebuild --data DIR")
+    # Current by its sha column; now the file itself must be the one written (rows removed, edits).
+    check_partitions(root, "gold", list(dates))
 
 
-def leaderboard_history(root: Path, *, agents: Optional[Sequence[str]] = None):
+def leaderboard_history(root: Path, *, agents: Optional[Sequence[str]] = None, paths: Optional[DataPaths] = None):
     """Accuracy of every agent on every date in the store (pandas DataFrame: date, agent, n, correct,
-    accuracy), errors and undecided verdicts counted as not correct, as the leaderboard does."""
+    accuracy), errors and undecided verdicts counted as not correct, as the leaderboard does.
+
+    With `paths` (the data root the store was built from) the verdict partitions are first
+    verified against the verdicts.jsonl files (`verify_store`): history is complete or an error."""
+    if paths is not None:
+        verify_store(paths, root, tables=("verdicts",))
     frame = read_table(root, "verdicts", columns=["date", "agent", "correct"]).to_pandas()
     if agents is not None:
         frame = frame[frame["agent"].isin(list(agents))]
@@ -270,14 +411,23 @@ def leaderboard_history(root: Path, *, agents: Optional[Sequence[str]] = None):
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """`python -m livesearch_pipeline.evaluation.store rebuild [--data DIR]`: rebuild every date."""
+    """`python -m livesearch_pipeline.evaluation.store rebuild|verify [--data DIR]`: rebuild every date, or
+    verify the store against its JSONL sources (exit 2 naming what differs)."""
     import argparse
 
     parser = argparse.ArgumentParser(description="Rebuild the Parquet store from the JSONL files.")
-    parser.add_argument("command", choices=["rebuild"])
+    parser.add_argument("command", choices=["rebuild", "verify"])
     parser.add_argument("--data", type=Path, help="data root (default: LIVESEARCH_DATA_DIR or ./data)")
     args = parser.parse_args(argv)
     paths = DataPaths(args.data.resolve()) if args.data else DataPaths.from_env()
+    if args.command == "verify":
+        try:
+            verified = verify_store(paths)
+        except StoreError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"the Parquet store {store_root(paths)} matches its JSONL sources on {len(verified)} date(s)")
+        return 0
     days = rebuild(paths)
     print(f"rebuilt {len(days)} date(s) under {store_root(paths)}: "
           f"{sum(d.rows.get('gold', 0) for d in days)} gold, {sum(d.rows.get('served', 0) for d in days)} served, "

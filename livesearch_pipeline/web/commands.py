@@ -40,6 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8890, help="port (default 8890)")
     serve.add_argument("--build", action="store_true", help="build the web of --date first when it is missing")
+    serve.add_argument("--base-url", default=None,
+                       help="the base of result URLs (default http://HOST:PORT; never taken from a request's Host header)")
+    serve.add_argument("--allow-partial", action="store_true",
+                       help="serve a part of the web of --date (built with entity or tool subsets); refused by default")
     build.set_defaults(func=build_web_command)
     serve.set_defaults(func=serve_web_command)
 
@@ -81,8 +85,8 @@ def _evidence(paths, day, directory) -> None:
 def serve_web_command(args: argparse.Namespace) -> int:
     from livesearch_pipeline.settings import DataPaths
     from livesearch_pipeline.web.build import corpus_directory
-    from livesearch_pipeline.web.index import INDEX_FILE, WebIndex
-    from livesearch_pipeline.web.server import base_url, make_server
+    from livesearch_pipeline.web.index import INDEX_FILE, WebIndex, WebIndexError
+    from livesearch_pipeline.web.server import base_url, check_web_identity, make_server
 
     root = DataPaths.from_env().web
     directory = corpus_directory(root, args.date)
@@ -91,10 +95,17 @@ def serve_web_command(args: argparse.Namespace) -> int:
             raise SystemExit(f"no offline web for {args.date} at {directory}: run `livesearch build-web --date "
                              f"{args.date}` (or pass --build)")
         build_web_command(args)
-    index = WebIndex(directory)
-    if index.meta.get("history_sessions") != args.history_sessions or index.meta.get("clock") != args.date.isoformat():
-        print(f"note: serving the web as built ({index.identity}); rebuild with build-web to change it", file=sys.stderr)
-    server = make_server(directory, args.host, args.port)
+    try:
+        index = WebIndex(directory)
+        # The web of --date and no other: a web of a later clock holds pages published after it.
+        check_web_identity(index, args.date, allow_partial=args.allow_partial)
+        if index.meta.get("history_sessions") != args.history_sessions:
+            print(f"note: serving the web as built ({index.identity}); rebuild with build-web to change it",
+                  file=sys.stderr)
+        server = make_server(directory, args.host, args.port, clock=args.date, allow_partial=args.allow_partial,
+                             public_base=args.base_url)
+    except WebIndexError as exc:
+        raise SystemExit(f"livesearch serve-web: error: {exc}") from None
     print(f"serving {index.identity} ({index.pages} pages) at {base_url(server)}  "
           f"(search: {base_url(server)}/search?q=...&format=json)", file=sys.stderr, flush=True)
     try:

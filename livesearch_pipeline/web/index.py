@@ -172,6 +172,7 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
     started = time.monotonic()
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / INDEX_FILE
+    remove_stale_temporaries(directory)
     temporary = directory / f".{INDEX_FILE}.{os.getpid()}.tmp"
     temporary.unlink(missing_ok=True)
     connection = sqlite3.connect(temporary)
@@ -234,6 +235,29 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
                       by_kind=dict(sorted(by_kind.items())))
 
 
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Remove `.web.sqlite.<pid>.tmp` files of builds whose process is gone (a killed build-web
+    leaves its ~30 MB temporary behind); a live build's file is left alone. Returns those removed."""
+    removed = []
+    for path in Path(directory).glob(f".{INDEX_FILE}.*.tmp"):
+        pid = path.name.removeprefix(f".{INDEX_FILE}.").removesuffix(".tmp")
+        if pid.isdigit() and int(pid) != os.getpid() and _process_alive(int(pid)):
+            continue
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
 class WebIndex:
     """Read-only access to a built index; safe to share between threads (one connection each)."""
 
@@ -244,7 +268,11 @@ class WebIndex:
                                 "(`livesearch build-web --date D` or the `web_corpus` asset of D)")
         self._local = threading.local()
         self._df: dict[str, int] = {}  # pages per token (a benign cache shared by threads)
-        meta = dict(self._connection().execute("SELECT key, value FROM meta").fetchall())
+        try:
+            meta = dict(self._connection().execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise WebIndexError(f"the web index {self.path} is damaged ({exc}); rebuild it: livesearch build-web "
+                                f"--date {directory.name} (or materialise web_corpus of that day)") from None
         try:
             self.meta = {k: json.loads(v) for k, v in meta.items()}
             self.tokenizer: Tokenizer = self.meta["tokenizer"]

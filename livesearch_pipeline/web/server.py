@@ -17,9 +17,11 @@ The server binds 127.0.0.1 by default: it is a benchmark sandbox, not a public s
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import html
 import json
 import logging
+import sqlite3
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,11 +39,15 @@ ENGINE = "web"
 # SearXNG's time ranges, in days before the web's clock.
 TIME_RANGES = {"day": 1, "week": 7, "month": 31, "year": 366}
 MAX_FORM_BYTES = 64 * 1024
+# The longest query searched (characters): a query's cost grows with its phrases, and a
+# 6,000-character Chinese query took 15 s of CPU. Longer queries get 400 naming the bound.
+MAX_QUERY_CHARS = 500
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     index: WebIndex
+    public_base: str  # result URLs start with it
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -62,8 +68,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, message.encode("utf-8") + b"\n", "text/plain; charset=utf-8")
 
     def _base_url(self) -> str:
-        host = self.headers.get("host") or "{}:{}".format(*self.server.server_address[:2])
-        return f"http://{host}"
+        # The server's own configured base, never the request's Host header (which the client chooses).
+        return self.server.public_base
 
     def do_GET(self) -> None:  # noqa: N802 - http.server API
         parts = urlsplit(self.path)
@@ -143,6 +149,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not query:
             self._error(400, "missing query: pass q=...")
             return
+        if len(query) > MAX_QUERY_CHARS:
+            self._error(400, f"query of {len(query):,} characters; at most {MAX_QUERY_CHARS} are searched "
+                             f"(starts {query[:40]!r})")
+            return
         if not 1 <= pageno <= MAX_PAGENO:
             self._error(400, f"pageno must be between 1 and {MAX_PAGENO}, got {pageno}")
             return
@@ -183,12 +193,59 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, body.encode("utf-8"), "text/html; charset=utf-8")
 
 
-def make_server(directory: Path, host: str = "127.0.0.1", port: int = 0) -> _Server:
-    """A server over the index in `directory` (not yet serving); port 0 picks a free port."""
+def make_server(directory: Path, host: str = "127.0.0.1", port: int = 0, *, clock: dt.date | None = None,
+                allow_partial: bool = True, public_base: str | None = None) -> _Server:
+    """A server over the index in `directory` (not yet serving); port 0 picks a free port.
+
+    With `clock`, the web must be the full web of that clock (`check_web_identity`; a part of
+    it only with `allow_partial`). Result URLs start with `public_base` (default: the bound
+    address), never with a request's Host header."""
     index = WebIndex(directory)
+    check_index_integrity(index, directory)
+    if clock is not None:
+        check_web_identity(index, clock, allow_partial=allow_partial)
     server = _Server((host, port), _Handler)
     server.index = index
+    server.public_base = (public_base or base_url(server)).rstrip("/")
     return server
+
+
+def rebuild_hint(directory: Path) -> str:
+    return f"rebuild it: livesearch build-web --date {Path(directory).name} (or materialise web_corpus of that day)"
+
+
+def check_index_integrity(index: WebIndex, directory: Path) -> None:
+    """WebIndexError naming the rebuild command when the index file is damaged (truncated, overwritten)."""
+    try:
+        row = index._connection().execute("PRAGMA quick_check(1)").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise WebIndexError(f"the web index {index.path} is damaged ({exc}); {rebuild_hint(directory)}") from None
+    if row is None or row[0] != "ok":
+        raise WebIndexError(f"the web index {index.path} is damaged ({row[0] if row else 'no check result'}); "
+                            f"{rebuild_hint(directory)}")
+
+
+def web_identity(index: WebIndex) -> dict[str, str]:
+    """What a run summary records of the web it searched: identity, clock and scope."""
+    part = index.identity.partition(" part=")[2]
+    return {"identity": index.identity, "clock": str(index.meta.get("clock", "")),
+            "scope": f"part={part}" if part else "full", "pages": str(index.pages)}
+
+
+def check_web_identity(index: WebIndex, clock: dt.date, *, allow_partial: bool = False) -> dict[str, str]:
+    """The web's identity when it is the web of `clock` (and full, unless `allow_partial`); WebIndexError
+    naming both clocks otherwise: pages published after D must never reach an agent of D."""
+    identity = web_identity(index)
+    if identity["clock"] != clock.isoformat():
+        raise WebIndexError(f"the web at {index.path} is the web of {identity['clock'] or 'an unknown clock'} "
+                            f"({index.identity}), not of {clock.isoformat()}: it may hold pages published after "
+                            f"{clock.isoformat()}; build the web of {clock.isoformat()} (livesearch build-web --date "
+                            f"{clock.isoformat()})")
+    if identity["scope"] != "full" and not allow_partial:
+        raise WebIndexError(f"the web at {index.path} is a part of the web of {clock.isoformat()} ({identity['scope']}: "
+                            "some entities or tools only); agents are ranked on the full web: build it without "
+                            "entities/tools subsets")
+    return identity
 
 
 def base_url(server: _Server) -> str:
@@ -197,9 +254,10 @@ def base_url(server: _Server) -> str:
 
 
 @contextlib.contextmanager
-def running_web(directory: Path, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
-    """Serve the index in `directory` from a background thread; yields the base URL."""
-    server = make_server(directory, host, port)
+def running_web(directory: Path, host: str = "127.0.0.1", port: int = 0, *, clock: dt.date | None = None,
+                allow_partial: bool = True) -> Iterator[str]:
+    """Serve the index in `directory` from a background thread; yields the base URL (see `make_server`)."""
+    server = make_server(directory, host, port, clock=clock, allow_partial=allow_partial)
     thread = threading.Thread(target=server.serve_forever, name="offline-web", daemon=True)
     thread.start()
     try:

@@ -253,9 +253,12 @@ def test_a_day_frozen_late_fails_the_check(webhook, instance, monkeypatch):
     assert_no_secret(webhook, TOKEN)
 
 
-def test_an_unset_webhook_variable_fails_the_sensor_naming_it(instance, monkeypatch):
+def test_an_unset_webhook_variable_records_the_check_and_names_it(instance, monkeypatch):
+    # Issue 23: alerting not configured is not a failed tick; the check is recorded all the same.
     monkeypatch.delenv(URL_ENV, raising=False)
     monkeypatch.setenv(TOKEN_ENV, "")
-    with pytest.raises(Exception, match=URL_ENV):
-        gold_freshness_sensor(dg.build_sensor_context(instance=instance, resources={
-            "ops_clock": OpsClockResource(now="2026-11-25T20:00:00-05:00"), "alert_webhook": alert_webhook_from_env()}))
+    resource = alert_webhook_from_env()
+    assert URL_ENV in resource.missing_configuration()
+    result = gold_freshness_sensor(dg.build_sensor_context(instance=instance, resources={
+        "ops_clock": OpsClockResource(now="2026-11-25T20:00:00-05:00"), "alert_webhook": resource}))
+    assert [e.check_name for e in result.asset_events] == [FRESHNESS_CHECK]

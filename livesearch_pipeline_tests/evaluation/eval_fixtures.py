@@ -113,6 +113,10 @@ def write_predictions(
         root / name / "predictions.jsonl",
         [Prediction(qid=q, answer=a, error=errors.get(q)).model_dump_json(exclude_none=True) for q, a in answers.items()],
     )
+    served_file = root / "served" / f"served_questions_{date.isoformat()}.jsonl"
+    if served_qids is None and served_file.is_file():
+        # The evaluator requires the run metadata: default to the day's served set beside it.
+        served_qids = [json.loads(line)["qid"] for line in served_file.read_text(encoding="utf-8").splitlines()]
     if served_qids is not None:
         meta = PredictionRunMeta(
             agent=agent, model=model, date=date, served_qid_set_hash=qid_set_hash(served_qids),

@@ -175,7 +175,11 @@ def test_leaderboard_ranks_only_runs_with_the_same_scoring_set(tmp_path: Path) -
     gold_b = write_gold(tmp_path / "b", [c.gold for c in cases[:3]] + [broken])
     write_evaluation(evaluate(served_b, gold_b, write_predictions(tmp_path / "b", RIGHT, agent="b")),
                      tmp_path / "b" / "eval")
-    board = build_leaderboard([tmp_path / "a" / "eval", tmp_path / "b" / "eval", tmp_path / "a" / "eval"])
+    # A second agent on the first scoring set makes it the largest group (one agent name is one row).
+    write_evaluation(evaluate(served, gold, write_predictions(tmp_path / "a2", RIGHT, agent="a2",
+                                                              served_qids=[c.served.qid for c in cases])),
+                     tmp_path / "a2" / "eval")
+    board = build_leaderboard([tmp_path / "a" / "eval", tmp_path / "b" / "eval", tmp_path / "a2" / "eval"])
     assert board.qid_set_hash == qid_set_hash(RIGHT) and board.scored == 4
     assert [u.run_dir for u in board.unranked] == [str(tmp_path / "b" / "eval")]
     assert "qid-set hash" in board.unranked[0].reason

@@ -253,8 +253,11 @@ def question_pool(context: dg.AssetExecutionContext, config: PoolPolicyConfig, s
     questions = read_table(paths.construction / TABLES["verbalized"], Question)
     history = signature_history(paths, questions)
     selection = select_pool(questions, history, config.policy())
-    catalog = read_catalog(paths.construction / TABLES["catalog"])
-    manifest = write_pool(paths.pool, selection.questions, data_service=catalog.service)
+    catalog_path = paths.construction / TABLES["catalog"]
+    catalog = read_catalog(catalog_path)
+    # The pool carries the catalog it was built from: a pool folder copied alone still refreshes.
+    manifest = write_pool(paths.pool, selection.questions, data_service=catalog.service,
+                          catalog_bytes=catalog_path.read_bytes())
     return dg.MaterializeResult(
         data_version=dg.DataVersion(manifest.version),
         metadata={

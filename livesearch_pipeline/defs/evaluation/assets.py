@@ -7,6 +7,7 @@ import json
 
 import dagster as dg
 
+from livesearch_pipeline.core.errors import innermost_exception
 from livesearch_pipeline.defs.evaluation.automation import after_agent_runs, after_gold, after_gold_snapshots
 from livesearch_pipeline.defs.evaluation.partitions import (
     AGENT_DIMENSION, DATE_DIMENSION, by_date, date_agent_partitions, previous_snapshots,
@@ -45,7 +46,13 @@ def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResou
             return await run_registered_agent(spec, paths, day, client, pool, llm=llm.settings(),
                                               llm_cache=llm.cache_path(paths))
 
-    result = asyncio.run(run())
+    try:
+        result = asyncio.run(run())
+    except BaseExceptionGroup as group:
+        # The MCP client's task group hides the cause ("unhandled errors in a TaskGroup"): raise the
+        # innermost failure so the run's error, the UI and the CLI's last line name it (the group
+        # stays its context in the traceback).
+        raise innermost_exception(group)
     summary = result.summary
     metadata = {
         "agent": name, "kind": spec.kind, "model": summary.model or "-", "accuracy": summary.accuracy,
@@ -74,11 +81,12 @@ def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> 
     )
 
     day = partition_date(context)
-    day_dir = storage.paths().runs / day.isoformat()
+    paths = storage.paths()
+    day_dir = paths.runs / day.isoformat()
     run_dirs = sorted(p for p in day_dir.iterdir() if (p / "summary.json").exists()) if day_dir.is_dir() else []
     if not run_dirs:
         raise LeaderboardError(f"no evaluated agent run under {day_dir}: materialise agent_runs for {day} first")
-    board = build_leaderboard(run_dirs, date=day.isoformat())
+    board = build_leaderboard(run_dirs, date=day.isoformat(), gold_dir=paths.gold, served_dir=paths.served)
     written = write_leaderboard(board, day_dir / "leaderboard")
     written += _retrieval(storage.paths(), day, run_dirs, day_dir / "leaderboard")
     chart = base64.b64encode((day_dir / "leaderboard" / CHART_PNG).read_bytes()).decode("ascii")

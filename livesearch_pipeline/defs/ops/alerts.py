@@ -6,14 +6,18 @@ One JSON object per alert, POSTed to the URL of `AlertWebhookResource`:
      "job": ..., "partition": ..., "step": ..., "message": ..., "run_id": ...}
 
 The URL and the optional bearer token are read from the environment when a sensor builds the
-resource (LIVESEARCH_ALERT_WEBHOOK_URL, LIVESEARCH_ALERT_WEBHOOK_TOKEN; set the token to the
-empty string when the endpoint takes none), never at import. A sensor whose variables are
-unset fails its tick naming the variable, in the UI: an alert destination nobody configured
-is an operations error, not something to skip quietly.
+resource sends (LIVESEARCH_ALERT_WEBHOOK_URL, LIVESEARCH_ALERT_WEBHOOK_TOKEN; set the token to
+the empty string when the endpoint takes none), never at import. Alerting is opt-in: while the
+variables are unset the sensors' ticks are *skipped* with a reason naming the variable (the
+daemon page shows "Skipped", not a failed tick with a config stack trace), and the freshness
+check is still recorded.
 
 No alert carries a secret: every message goes through `redact`, which removes the webhook's
 own URL and token, the values of secret-looking environment variables (…TOKEN, …SECRET,
-…PASSWORD, …KEY), credentials inside URLs, bearer tokens and secret-looking query parameters.
+…PASSWORD, …PWD, …PASS, …CREDENTIALS, …AUTH, …KEY, …DSN), also in their JSON-escaped forms,
+credentials inside URLs of any scheme (`user:password@`, `:password@`, `user@`), bearer tokens,
+key-like URL query parameters (`?key=`, `&apikey=`, `&auth=`) and secret-looking `name=value` /
+`"name": "value"` pairs.
 """
 
 from __future__ import annotations
@@ -32,14 +36,22 @@ URL_ENV, TOKEN_ENV = "LIVESEARCH_ALERT_WEBHOOK_URL", "LIVESEARCH_ALERT_WEBHOOK_T
 REDACTED = "[redacted]"
 # Long enough to carry the first lines of a stack trace, short enough for any chat webhook.
 MAX_MESSAGE_CHARS = 2000
-_SECRET_ENV_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|_KEY)$", re.IGNORECASE)
+_SECRET_ENV_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|PWD|_PASS|CREDENTIALS?|_AUTH|API_?KEY|_KEY|_DSN)$",
+                              re.IGNORECASE)
 # Values shorter than this are not redacted literally: "1" or "true" would shred every message.
 _MIN_SECRET_CHARS = 6
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^\s/@:]+(?::[^\s/@]*)?@")
+# `user:password@`, `:password@` (the usual redis form, empty user) and `user@` in any scheme.
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?:[^\s/@:?#]*:[^\s/@?#]*|[^\s/@:?#]+)@")
 _AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic|token)(\s+|:\s*)[A-Za-z0-9._~+/=-]{8,}")
+_SECRET_WORDS = (r"token|secret|password|passwd|pwd|credentials?|api[_-]?key|access[_-]?key|private[_-]?key"
+                 r"|signature|sig")
+# `name=value`, `name: value`, and the JSON forms `"name": "value"` and, escaped inside a JSON
+# string, `\"name\": \"value\"`.
 _SECRET_PARAM = re.compile(
-    r"(?i)\b([A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|signature|sig))"
-    r"(\s*[=:]\s*)(['\"]?)[^\s&'\",;]+")
+    rf"(?i)\b([A-Za-z0-9_-]*(?:{_SECRET_WORDS}))"
+    r"((?:\\?[\"'])?\s*[=:]\s*)((?:\\?[\"'])?)[^\s&'\",;\\]+")
+# A URL's query parameter that is a key whatever its name's prefix: `?key=`, `&apikey=`, `&auth=`.
+_SECRET_QUERY = re.compile(r"(?i)([?&;](?:[A-Za-z0-9_-]*key|auth|pass|code|sign|credential)=)[^&#\s'\"\\]+")
 
 
 def secret_values(resource_secrets: Iterable[Optional[str]] = (),
@@ -51,10 +63,19 @@ def secret_values(resource_secrets: Iterable[Optional[str]] = (),
     return sorted((v for v in values if len(v) >= _MIN_SECRET_CHARS), key=len, reverse=True)
 
 
+def _literal_forms(value: str) -> list[str]:
+    """A secret as it may appear: itself, JSON-escaped (as in a metadata dump) and escaped twice."""
+    once = json.dumps(value)[1:-1]
+    forms = {value, once, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(once)[1:-1]}
+    return sorted(forms, key=len, reverse=True)
+
+
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     for value in secrets:
-        text = text.replace(value, REDACTED)
+        for form in _literal_forms(value):
+            text = text.replace(form, REDACTED)
     text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    text = _SECRET_QUERY.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     text = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     return _SECRET_PARAM.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}", text)
 
@@ -82,26 +103,48 @@ class AlertDeliveryError(RuntimeError):
 
 
 class AlertWebhookResource(dg.ConfigurableResource):
-    """Where alerts go: a URL that takes a JSON POST, and an optional bearer token."""
+    """Where alerts go: a URL that takes a JSON POST, and an optional bearer token.
 
-    url: str
+    Given directly (`url`, `token`) or by the names of the environment variables holding them
+    (`url_env`, `token_env`), read when an alert is about to be sent: an unset variable makes
+    the resource *not configured* (`missing_configuration` names it) instead of failing the tick."""
+
+    url: Optional[str] = None
     token: Optional[str] = None
+    url_env: Optional[str] = None
+    token_env: Optional[str] = None
     timeout_s: float = 10.0
 
+    def _resolved(self) -> tuple[Optional[str], Optional[str]]:
+        url = self.url if self.url is not None or self.url_env is None else os.environ.get(self.url_env)
+        token = self.token if self.token is not None or self.token_env is None else os.environ.get(self.token_env)
+        return (url.strip() or None) if url else None, (token.strip() or None) if token else None
+
+    def missing_configuration(self) -> Optional[str]:
+        """None when alerts can be sent; otherwise what to set, naming the variable."""
+        if self.url is None and (self.url_env is None or not os.environ.get(self.url_env, "").strip()):
+            return (f"alerting is not configured: set {self.url_env or URL_ENV} to the webhook URL "
+                    f"(and {self.token_env or TOKEN_ENV} to its bearer token, empty for none) to turn alerts on")
+        if self.token is None and self.token_env is not None and self.token_env not in os.environ:
+            return (f"alerting is not configured: {self.token_env} is not set (set it to the webhook's bearer "
+                    "token, or to the empty string when the endpoint takes none)")
+        return None
+
     def secrets(self) -> list[str]:
-        return secret_values([self.url, self.token])
+        return secret_values(self._resolved())
 
     def send(self, alert: Alert) -> dict:
         """POST the alert; returns the body sent. Raises `AlertDeliveryError` on any non-2xx answer."""
-        if not self.url:
-            raise AlertDeliveryError(f"no alert webhook configured: set {URL_ENV}")
+        url, token = self._resolved()
+        if not url:
+            raise AlertDeliveryError(self.missing_configuration() or f"no alert webhook configured: set {URL_ENV}")
         body = alert.body(self.secrets())
         headers = {"Content-Type": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         # Never echo the URL in an error: a chat webhook URL is itself a credential.
         try:
-            response = httpx.post(self.url, content=json.dumps(body, sort_keys=True), headers=headers,
+            response = httpx.post(url, content=json.dumps(body, sort_keys=True), headers=headers,
                                   timeout=self.timeout_s)
         except httpx.HTTPError as exc:
             raise AlertDeliveryError(redact(f"alert webhook unreachable: {type(exc).__name__}: {exc}",
@@ -112,8 +155,9 @@ class AlertWebhookResource(dg.ConfigurableResource):
 
 
 def alert_webhook_from_env() -> AlertWebhookResource:
-    """The resource as deployed: both fields are `dg.EnvVar`s, resolved when a sensor runs."""
-    return AlertWebhookResource(url=dg.EnvVar(URL_ENV), token=dg.EnvVar(TOKEN_ENV))
+    """The resource as deployed: the URL and token are read from their variables when an alert is
+    sent; unset, the sensors skip their alerts naming the variable (`missing_configuration`)."""
+    return AlertWebhookResource(url_env=URL_ENV, token_env=TOKEN_ENV)
 
 
 # --------------------------------------------------------------------------- failed runs and blocking checks
@@ -159,9 +203,15 @@ def failure_alerts(instance: dg.DagsterInstance, run: dg.DagsterRun, run_failure
     name="alert_on_run_failure",
     monitor_all_code_locations=False,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="POSTs every failed run of this code location (its failed steps and failed checks) to the alert webhook.",
+    description="POSTs every failed run of this code location (its failed steps and failed checks) to the alert "
+                f"webhook. Off until configured: set {URL_ENV} (and {TOKEN_ENV}, empty for none) in the daemon's "
+                "environment; until then each tick is skipped naming the variable.",
 )
-def alert_on_run_failure(context: dg.RunFailureSensorContext, alert_webhook: AlertWebhookResource) -> None:
+def alert_on_run_failure(context: dg.RunFailureSensorContext, alert_webhook: AlertWebhookResource):
+    missing = alert_webhook.missing_configuration()
+    if missing is not None:
+        return dg.SkipReason(f"run {context.dagster_run.run_id} of {context.dagster_run.job_name} failed; "
+                             f"no alert sent: {missing}")
     for alert in failure_alerts(context.instance, context.dagster_run, context.failure_event.message or ""):
         alert_webhook.send(alert)
         context.log.info(f"alert sent: {alert.kind} {alert.job} {alert.partition} {alert.step}")

@@ -7,6 +7,7 @@ an unchanged day never change. A run-status sensor requests it after every succe
 or agent run of D.
 """
 
+import re
 
 import dagster as dg
 
@@ -54,11 +55,40 @@ def source_date(run: dg.DagsterRun) -> str | None:
 @dg.run_status_sensor(
     name="analytics_store_sensor", run_status=dg.DagsterRunStatus.SUCCESS, request_job=daily_analytics_job,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="After a successful refresh or agent run of D, re-derive D's Parquet partitions.",
+    description="After a successful run that froze gold, served questions or wrote verdicts of D (any job: "
+                "daily_refresh, daily_agent_runs, a backfill from an asset page, `livesearch run`), re-derive D's "
+                "Parquet partitions.",
 )
 def analytics_store_sensor(context: dg.RunStatusSensorContext):
     run = context.dagster_run
     day = source_date(run)
-    if run.job_name not in SOURCE_JOBS or day is None:
-        return dg.SkipReason(f"run {run.run_id} of {run.job_name} does not change the store")
-    return dg.RunRequest(run_key=f"analytics:{run.run_id}", partition_key=day)
+    if run.job_name in SOURCE_JOBS and day is not None:
+        return dg.RunRequest(run_key=f"analytics:{run.run_id}", partition_key=day)
+    # Any other run (a backfill from an asset's page runs as __ASSET_JOB, an ad-hoc selection, a
+    # `livesearch run`) changes the store when it materialised one of its sources: follow its dates.
+    days = materialized_source_dates(context.instance, run.run_id)
+    if not days:
+        return dg.SkipReason(f"run {run.run_id} of {run.job_name} materialised none of "
+                             f"{', '.join(sorted(SOURCE_ASSETS))}: it does not change the store")
+    if len(days) == 1:
+        return dg.RunRequest(run_key=f"analytics:{run.run_id}", partition_key=days[0])
+    return [dg.RunRequest(run_key=f"analytics:{run.run_id}:{d}", partition_key=d) for d in days]
+
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Assets whose materialisation changes a source of the store (gold frozen, served set, verdicts).
+SOURCE_ASSETS = frozenset({"gold_answers", "served_questions", "agent_runs"})
+
+
+def materialized_source_dates(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """The dates (partition keys, the date of a date × agent key) of the run's source materialisations."""
+    records = instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+    days: set[str] = set()
+    for record in records:
+        event = record.event_log_entry.dagster_event
+        materialization = event.event_specific_data.materialization if event is not None else None
+        if materialization is None or materialization.asset_key.path[-1] not in SOURCE_ASSETS:
+            continue
+        # A date × agent key is "agent|date" (dimensions in name order): keep its date part.
+        days.update(part for part in (materialization.partition or "").split("|") if _ISO_DATE.match(part))
+    return sorted(days)

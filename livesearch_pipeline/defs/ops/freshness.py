@@ -109,7 +109,9 @@ def check_evaluation(result: Freshness, now: dt.datetime) -> dg.AssetCheckEvalua
     name="gold_freshness_sensor",
     minimum_interval_seconds=300,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Checks that gold_answers of the last market day was frozen by 19:30 America/New_York; alerts once per missed day.",
+    description="Checks that gold_answers of the last market day was frozen by 19:30 America/New_York and records "
+                "the check gold_frozen_by_deadline; alerts once per missed day when alerting is configured "
+                "(set LIVESEARCH_ALERT_WEBHOOK_URL and LIVESEARCH_ALERT_WEBHOOK_TOKEN, empty for none).",
 )
 def gold_freshness_sensor(context: dg.SensorEvaluationContext, ops_clock: OpsClockResource,
                           alert_webhook: AlertWebhookResource) -> dg.SensorResult:
@@ -124,6 +126,11 @@ def gold_freshness_sensor(context: dg.SensorEvaluationContext, ops_clock: OpsClo
     if context.cursor == recorded:
         return dg.SensorResult(skip_reason=f"already recorded: {result.message(now)}")
     if not result.passed:
-        alert_webhook.send(Alert(kind="freshness", job="daily_refresh", partition=day.isoformat(),
-                                 step=None, message=result.message(now), asset=GOLD.to_user_string()))
+        missing = alert_webhook.missing_configuration()
+        if missing is not None:
+            # Recorded all the same: the check is the record, the alert only a notification.
+            context.log.warning(f"{result.message(now)}; no alert sent: {missing}")
+        else:
+            alert_webhook.send(Alert(kind="freshness", job="daily_refresh", partition=day.isoformat(),
+                                     step=None, message=result.message(now), asset=GOLD.to_user_string()))
     return dg.SensorResult(asset_events=[check_evaluation(result, now)], cursor=recorded)

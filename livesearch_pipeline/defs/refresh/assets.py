@@ -24,9 +24,8 @@ from pydantic import Field
 
 from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
 from livesearch_pipeline.core.executor import ExecutionStats, ExecutorConfig, execute_programs
-from livesearch_pipeline.construction.pipeline import TABLES, read_catalog
+from livesearch_pipeline.core.pool import catalog_disagreement, load_checked_pool, read_pool_catalog
 from livesearch_pipeline.core.publication import publication_lags
-from livesearch_pipeline.core.pool import load_checked_pool
 from livesearch_pipeline.core.models import GoldAnswer, PoolManifest, Question, ServedQuestion
 from livesearch_pipeline.core.program import PoolLoadError
 from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotStore
@@ -119,8 +118,8 @@ class ShardResult:
 def pool_publication_lags(paths: DataPaths) -> dict[str, int]:
     """The publication lags of the tools of the catalog the pool was built from (core.publication)."""
     try:
-        return publication_lags(read_catalog(paths.construction / TABLES["catalog"]))
-    except FileNotFoundError as exc:
+        return publication_lags(read_pool_catalog(paths.pool, paths.construction))
+    except PoolLoadError as exc:
         raise dg.Failure(f"the pool's tool catalog cannot be read: {exc}") from exc
 
 
@@ -128,9 +127,27 @@ def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
     """The pool, verified before anything executes it: its bytes against its manifest's sha256,
     every program against the catalog it was built from, with bounds on calls and windows."""
     try:
-        return load_checked_pool(paths.pool, read_catalog(paths.construction / TABLES["catalog"]))
+        return load_checked_pool(paths.pool, read_pool_catalog(paths.pool, paths.construction))
     except (PoolLoadError, FileNotFoundError) as exc:
         raise dg.Failure(f"the pool in {paths.pool} cannot be executed: {exc}") from exc
+
+
+def check_catalog_matches_service(paths: DataPaths, manifest: PoolManifest, data_service: DataServiceResource,
+                                  day: dt.date) -> None:
+    """dg.Failure naming both when the data service the refresh runs on is not the one the pool's
+    catalog describes (a tool the pool uses missing or described otherwise). A service that does
+    not list its tools (the Tushare forwarder) is trusted to be the catalog's."""
+    pool_catalog = read_pool_catalog(paths.pool, paths.construction)
+
+    async def service_catalog():
+        async with data_service.open(as_of=day if data_service.point_in_time else None) as client:
+            list_tools = getattr(client, "list_tools", None)
+            return await list_tools() if list_tools is not None else None
+
+    live = asyncio.run(service_catalog())
+    problem = catalog_disagreement(pool_catalog, live, manifest.counts.get("tool", {})) if live is not None else None
+    if problem is not None:
+        raise dg.Failure(problem)
 
 
 def served_programs(paths: DataPaths, pool_version: str) -> list[Question]:
@@ -282,6 +299,7 @@ def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, da
     shards = shard_count(config.shards, context.job_def.executor_def.name)
     paths = storage.paths()
     manifest, _ = checked_pool(paths)
+    check_catalog_matches_service(paths, manifest, data_service, day)
     served_file = paths.served_file(day)
     if not served_file.is_file():
         raise dg.Failure(f"{served_file} does not exist: materialise served_questions for {day} first")

@@ -85,14 +85,20 @@ class LitellmChatModel:
 
     @classmethod
     def from_settings(
-        cls, settings: LLMSettings, *, model: str | None = None, api_base: str | None = None, **options: Any
+        cls, settings: LLMSettings, *, model: str | None = None, api_base: str | None = None,
+        api_key: str | None = None, **options: Any
     ) -> LitellmChatModel:
-        """Explicit `model`/`api_base` win over LIVESEARCH_LLM_MODEL / _API_BASE."""
+        """Explicit `model`/`api_base` win over LIVESEARCH_LLM_MODEL / _API_BASE.
+
+        The operator's key (LIVESEARCH_LLM_API_KEY) goes only to the operator's endpoint: with an
+        explicit `api_base` other than LIVESEARCH_LLM_API_BASE the key is `api_key` (None: none)."""
         chosen = model or settings.model
         if not chosen:
             raise ChatModelError("no model configured: pass --model or set LIVESEARCH_LLM_MODEL "
                                  "(a litellm model string such as openai/gpt-4o-mini)")
-        return cls(model=chosen, api_base=api_base or settings.api_base, api_key=settings.api_key, **options)
+        own_endpoint = api_base is not None and api_base != settings.api_base
+        key = api_key if own_endpoint else (api_key or settings.api_key)
+        return cls(model=chosen, api_base=api_base or settings.api_base, api_key=key, **options)
 
     @property
     def name(self) -> str:

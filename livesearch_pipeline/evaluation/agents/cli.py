@@ -63,7 +63,9 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
                      help="on resume, ask again the questions whose line recorded an error")
     llm = run.add_argument_group("LLM agents (closed-book, web, plugin)")
     llm.add_argument("--model", default=None, help="litellm model (default: $LIVESEARCH_LLM_MODEL)")
-    llm.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint (default: $LIVESEARCH_LLM_API_BASE)")
+    llm.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint (default: $LIVESEARCH_LLM_API_BASE); "
+                     "another endpoint gets the key in --api-key-env, never $LIVESEARCH_LLM_API_KEY")
+    llm.add_argument("--api-key-env", default=None, help="with --api-base: the environment variable holding its key")
     llm.add_argument("--max-steps", type=_positive_int, default=LoopLimits.max_steps, help="model calls per question")
     llm.add_argument("--max-tokens", type=_positive_int, default=LoopLimits.max_tokens,
                      help="total tokens per question")
@@ -110,7 +112,9 @@ def _chat_model(args: argparse.Namespace) -> object:
 
     from livesearch_pipeline.settings import DataPaths
 
-    return LitellmChatModel.from_settings(LLMSettings.from_env(), model=args.model, api_base=args.api_base,
+    key_env = getattr(args, "api_key_env", None)
+    key = (os.environ.get(key_env, "").strip() or None) if key_env else None
+    return LitellmChatModel.from_settings(LLMSettings.from_env(), model=args.model, api_base=args.api_base, api_key=key,
                                           cache_dir=args.llm_cache or DataPaths.from_env().llm_cache)
 
 
@@ -127,13 +131,14 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
 
         yield StaleAgent.from_store(SnapshotStore(args.gold_dir or _data_dir() / "gold"), as_of)
     elif args.agent == "oracle":
-        from livesearch_pipeline.core.pool import CATALOG_FILE, load_checked_pool, read_catalog
+        from livesearch_pipeline.core.pool import load_checked_pool, read_pool_catalog
         from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
 
         # The pool is checked before it runs: its manifest's sha256, and every program against the
-        # catalog it was built from (the construction directory beside the pool) with the bounds.
+        # catalog it was built from (the one the pool carries; for an older pool, the construction
+        # directory beside it) with the bounds.
         pool_dir = args.pool.parent if args.pool else _data_dir() / "pool"
-        _, pool = load_checked_pool(pool_dir, read_catalog(pool_dir.parent / "construction" / CATALOG_FILE))
+        _, pool = load_checked_pool(pool_dir, read_pool_catalog(pool_dir, pool_dir.parent / "construction"))
         async with _data_client(args, as_of) as client:
             yield OracleAgent(pool=pool, client=client, as_of=as_of)
     elif args.agent == "closed-book":
@@ -163,12 +168,15 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
 
 
 async def _run(args: argparse.Namespace, as_of: dt.date) -> RunReport:
+    from livesearch_pipeline.core.locks import LOCK_FILE, writer_lock
     from livesearch_pipeline.evaluation.agents.base import load_served, run_agent
 
     served = load_served(args.served)
-    async with build_agent(args, as_of) as agent:
-        return await run_agent(agent, served, args.out, date=as_of, concurrency=args.concurrency,
-                               retry_errors=args.retry_errors)
+    # One writer per run folder: a second `agent run --out` of the same folder is refused, naming the first.
+    with writer_lock(Path(args.out) / LOCK_FILE, f"run folder {args.out}"):
+        async with build_agent(args, as_of) as agent:
+            return await run_agent(agent, served, args.out, date=as_of, concurrency=args.concurrency,
+                                   retry_errors=args.retry_errors)
 
 
 def _first_leaf(exc: BaseException) -> BaseException:
