@@ -26,7 +26,6 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
-import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 from livesearch_pipeline.web.index import WebIndex, WebIndexError
