@@ -13,11 +13,6 @@ from livesearch_pipeline.dataservice.market.corporate import round_half_up
 SEED = 20260101
 
 
-@pytest.fixture(scope="module")
-def market():
-    return Market(SEED)
-
-
 def _sample(market, asset_class, n=40):
     return market.universe.of_class(asset_class)[:n]
 

@@ -23,11 +23,6 @@ BY_NAME = {t.name: t for t in ALL_TOOLS}
 
 
 @pytest.fixture(scope="module")
-def market():
-    return Market(SEED)
-
-
-@pytest.fixture(scope="module")
 def ctx(market):
     return ToolContext(market=market, clock=CLOCK, seed=SEED)
 
