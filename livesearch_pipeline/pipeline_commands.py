@@ -82,9 +82,10 @@ def _execute(job_name: str | None, *, partition_key: str | None = None, run_conf
         what = ", ".join(k.to_user_string() for k in asset_keys)
         selection = {"asset_selection": list(asset_keys)}
         tags["livesearch/command"] = "run"
+    what = f"{what}{f' for {partition_key}' if partition_key else ''}"
+    print(what, file=sys.stderr, flush=True)
     result = job.execute_in_process(instance=instance, partition_key=partition_key, raise_on_error=False, tags=tags,
                                     **_console(instance, run_config, verbose), **selection)
-    what = f"{what}{f' for {partition_key}' if partition_key else ''}"
     if not result.success:
         causes = step_failures(result)
         detail = "".join(f"  {c}\n" for c in causes[1:5])
@@ -115,6 +116,7 @@ def _build(as_of: dt.date | None, tools: list[str] | None = None, *, verbose: bo
     instance = _instance()
     for run_id in fail_orphaned_cli_runs(instance):
         print(f"marked run {run_id} failed: its livesearch process was killed", file=sys.stderr)
+    print(f"job build_pool (construction){f' as of {as_of}' if as_of else ''}", file=sys.stderr, flush=True)
     try:
         return materialize_pool(as_of=as_of, tools=tools or (), instance=instance,
                                 tags={WORKER_TAG: current_worker_tag()}, **_console(instance, None, verbose))

@@ -5,8 +5,10 @@ print every event of those runs (RESOURCE_INIT_STARTED, STEP_OUTPUT, LOGS_CAPTUR
 DEBUG), burying the few lines a reader needs. So a command-line run gets run config that sets the
 console logger's threshold to WARNING (`--verbose`: DEBUG, the whole stream), and a listener on
 the instance that prints one line per step (opened when it starts, closed with its duration), and
-the step's own `context.log.info` lines as progress within a long step. The event log is not touched: every
-event, DEBUG included, is still stored by the instance and shown in the UI's run view.
+the step's own `context.log.info` lines as progress within a long step. The progress goes to
+stderr, where Dagster's console logger writes, so that stdout keeps the command's results (the
+pool, each day's gold, the leaderboard). The event log is not touched: every event, DEBUG
+included, is still stored by the instance and shown in the UI's run view.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class StepLines:
     finish then gets a line of its own. Failures are printed by the command (it names the cause);
     here a failed step is only marked."""
 
-    stream: TextIO = field(default_factory=lambda: sys.stdout)
+    stream: TextIO = field(default_factory=lambda: sys.stderr)
     _open: str | None = None  # the step whose line awaits its end
 
     def __call__(self, entry: dg.EventLogEntry) -> None:

@@ -7,7 +7,6 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from livesearch_pipeline.dataservice.market import Market
 from livesearch_pipeline.dataservice.market.corporate import round_half_up
 
 SEED = 20260101

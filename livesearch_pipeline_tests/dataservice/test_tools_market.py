@@ -11,7 +11,6 @@ import time
 import pytest
 
 from livesearch_pipeline.core.calendars import sessions_back
-from livesearch_pipeline.dataservice.market import Market
 from livesearch_pipeline.dataservice.spec import ToolContext, ToolInputError
 from livesearch_pipeline.dataservice.tools import funds, hk_us, indices, micro, quotes_cn
 
