@@ -34,6 +34,7 @@ def test_a_refresh_prints_its_steps_and_keeps_the_event_stream_for_verbose(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]):
     write_trimmed_pool(tmp_path, per_group=1)
     use_data_root(tmp_path, monkeypatch)
+    capfd.readouterr()  # the fixture's pool build (a run of its own, Dagster's default console)
 
     assert main(["refresh", "--date", DAY.isoformat()]) == 0
     quiet = capfd.readouterr()
@@ -42,8 +43,9 @@ def test_a_refresh_prints_its_steps_and_keeps_the_event_stream_for_verbose(
     # One line per step, each closed with its duration; the day's result on stdout.
     lines = quiet.err.splitlines()
     assert lines[0] == f"job daily_refresh for {DAY}"
-    for step in ("served_questions", "gold_plan", "gold_answers"):
-        assert any(re.fullmatch(rf"  {step} … done in \d+\.\d s", line) for line in lines), (step, lines)
+    for step in ("gold_answers.serve_questions", "gold_checks"):
+        assert any(re.fullmatch(rf"  {re.escape(step)} … done in \d+\.\d s", line) for line in lines), (step, lines)
+    assert any(re.fullmatch(r"  gold_answers\.freeze_gold_snapshot done in \d+\.\d s", line) for line in lines), lines
     assert "    gold " + DAY.isoformat() in quiet.err  # a step's own progress line
     assert quiet.out.strip().splitlines()[-1].endswith("  written")
     # The stream is not lost: the run's event log holds every DEBUG event (the UI shows them).
@@ -58,7 +60,7 @@ def test_a_refresh_prints_its_steps_and_keeps_the_event_stream_for_verbose(
 
 def test_step_lines_open_at_the_start_and_close_with_the_duration():
     """The listener on its own, fed the entries a run stores (no run needed)."""
-    from dagster._core.events import DagsterEvent, DagsterEventType, StepSuccessData
+    from dagster._core.events import DagsterEvent, DagsterEventType, EngineEventData, StepFailureData, StepSuccessData
 
     stream = io.StringIO()
     lines = StepLines(stream=stream)
@@ -75,10 +77,10 @@ def test_step_lines_open_at_the_start_and_close_with_the_duration():
     lines(entry("b", event(DagsterEventType.STEP_START, "b")))
     lines(entry("b", message="halfway", level=20))
     lines(entry("b", message="a debug line", level=10))
-    lines(entry("b", event(DagsterEventType.STEP_OUTPUT, "b")))
+    lines(entry("b", event(DagsterEventType.ENGINE_EVENT, "b", EngineEventData())))
     lines(entry("b", event(DagsterEventType.STEP_SUCCESS, "b", StepSuccessData(duration_ms=95_000.0))))
     lines(entry("c", event(DagsterEventType.STEP_START, "c")))
-    lines(entry("c", event(DagsterEventType.STEP_FAILURE, "c")))
+    lines(entry("c", event(DagsterEventType.STEP_FAILURE, "c", StepFailureData(error=None, user_failure_data=None))))
     lines(entry(None, message="a run-level line", level=20))
     assert stream.getvalue().splitlines() == [
         "  a … done in 1.2 s",

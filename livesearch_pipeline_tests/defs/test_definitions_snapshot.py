@@ -41,13 +41,6 @@ def _partitions(partitions_def: dg.PartitionsDefinition | None) -> Any:
     return {"kind": type(partitions_def).__name__, "description": str(partitions_def)}
 
 
-def _target_jobs(definition: dg.ScheduleDefinition | dg.SensorDefinition) -> list[str]:
-    try:
-        return sorted(target.job_name for target in definition.targets)
-    except Exception:  # an asset-selection target has no job name until resolved
-        return []
-
-
 def definitions_snapshot(defs: dg.Definitions) -> dict[str, Any]:
     """What the snapshot records, as plain JSON values in a stable order."""
     graph = defs.resolve_asset_graph()
@@ -77,12 +70,12 @@ def definitions_snapshot(defs: dg.Definitions) -> dict[str, Any]:
             "executor": job.executor_def.name,
         }
     schedules = {
-        s.name: {"cron": s.cron_schedule, "timezone": s.execution_timezone, "jobs": _target_jobs(s),
+        s.name: {"cron": s.cron_schedule, "timezone": s.execution_timezone, "job": s.job_name,
                  "default_status": s.default_status.value}
         for s in sorted(repository.schedule_defs, key=lambda s: s.name)
     }
     sensors = {
-        s.name: {"type": s.sensor_type.value, "jobs": _target_jobs(s), "default_status": s.default_status.value,
+        s.name: {"type": s.sensor_type.value, "jobs": sorted(t.job_name for t in s.targets), "default_status": s.default_status.value,
                  "minimum_interval_seconds": s.minimum_interval_seconds}
         for s in sorted(repository.sensor_defs, key=lambda s: s.name)
     }
