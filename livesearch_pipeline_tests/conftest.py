@@ -12,9 +12,12 @@ refuses any other).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from livesearch_pipeline.dataservice.market import Market
+if TYPE_CHECKING:
+    from livesearch_pipeline.dataservice.market import Market
 
 # The LLM configuration a developer's shell may carry: no test may pick it up (tests never call a
 # real model; those that need a model configure a scripted one themselves).
@@ -30,4 +33,6 @@ def no_llm_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def market() -> Market:
     """The synthetic market at its default seed (built once per test module: it is read-only)."""
+    from livesearch_pipeline.dataservice.market import Market
+
     return Market()

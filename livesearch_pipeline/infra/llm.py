@@ -13,7 +13,8 @@ Every LLM call of the project (the judge, the agents, the construction verbalize
   request beside the response so that an auditor can read what was asked. A corrupt entry is an
   error, not a silent miss.
 - retries (tenacity, `llm_retrying`) with exponential backoff on rate limits, timeouts and
-  server-side failures only; any other error (bad request, authentication, ...) is raised at once as `LLMError`.
+  server-side failures only; any other error (bad request, authentication, ...) is raised at
+  once as `LLMError`.
 
 Configuration: Dagster code gets it from the `llm` resource (`defs/resources.LLMResource`); the
 command line reads LIVESEARCH_LLM_MODEL, LIVESEARCH_LLM_API_BASE, LIVESEARCH_LLM_API_KEY and
