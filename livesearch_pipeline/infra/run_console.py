@@ -14,6 +14,7 @@ included, is still stored by the instance and shown in the UI's run view.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import uuid
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from typing import Any, Mapping, TextIO
 import dagster as dg
 
 QUIET_LOG_LEVEL = "WARNING"
+RUN_END_EVENTS = frozenset(t.value for t in (dg.DagsterEventType.RUN_SUCCESS, dg.DagsterEventType.RUN_FAILURE,
+                                           dg.DagsterEventType.RUN_CANCELED))
 VERBOSE_LOG_LEVEL = "DEBUG"
 
 
@@ -41,11 +44,17 @@ class StepLines:
     here a failed step is only marked."""
 
     stream: TextIO = field(default_factory=lambda: sys.stderr)
+    close_at_run_end: bool = False  # the stream is this listener's own (a duplicate of the console's fd)
     _open: str | None = None  # the step whose line awaits its end
 
     def __call__(self, entry: dg.EventLogEntry) -> None:
         event, step = entry.dagster_event, entry.step_key
-        if step is None:
+        if event is not None and event.event_type_value in RUN_END_EVENTS:
+            self._close()
+            if self.close_at_run_end:
+                self.stream.close()
+            return
+        if step is None or self.stream.closed:
             return
         if event is None:
             # A step's own log line (`context.log.info` and above): progress within the step.
@@ -86,8 +95,24 @@ def watch_run(instance: dg.DagsterInstance, *, verbose: bool) -> str:
     Dagster's console logger then prints every event itself). Pass it as the run's `run_id`."""
     run_id = str(uuid.uuid4())
     if not verbose:
-        instance.add_event_listener(run_id, StepLines())
+        stream, owned = console_stream()
+        instance.add_event_listener(run_id, StepLines(stream=stream, close_at_run_end=owned))
     return run_id
+
+
+def console_stream() -> tuple[TextIO, bool]:
+    """The console's stderr as it is now, on a file descriptor of its own, and whether it is ours.
+
+    While a step runs, Dagster's compute-log capture redirects file descriptors 1 and 2 into the
+    step's log files and echoes them back through a `tail` process: a line written to `sys.stderr`
+    then would reach the console late, out of order, or (at the end of a run) not at all. A
+    duplicate of the descriptor, taken before the run starts, still points at the console."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream with no descriptor (a test's capture)
+        return sys.stderr, False
+    encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+    return os.fdopen(os.dup(fd), "w", buffering=1, encoding=encoding, errors="backslashreplace"), True
 
 
 def _level(level: str | int) -> int:

@@ -91,6 +91,37 @@ def test_step_lines_open_at_the_start_and_close_with_the_duration():
     ]
 
 
+def test_the_run_end_ends_an_open_line_and_closes_the_listeners_own_stream():
+    from dagster._core.events import DagsterEvent, DagsterEventType
+
+    class Stream(io.StringIO):
+        def close(self) -> None:
+            self.final = self.getvalue()
+            super().close()
+
+    stream = Stream()
+    lines = StepLines(stream=stream, close_at_run_end=True)
+    lines(dg.EventLogEntry(error_info=None, level=10, user_message="", run_id="r", timestamp=0.0, step_key="a",
+                           job_name="j", dagster_event=DagsterEvent(DagsterEventType.STEP_START.value, "j", step_key="a")))
+    lines(dg.EventLogEntry(error_info=None, level=10, user_message="", run_id="r", timestamp=0.0, step_key=None,
+                           job_name="j", dagster_event=DagsterEvent(DagsterEventType.RUN_SUCCESS.value, "j")))
+    assert stream.closed and stream.final == "  a …\n"
+
+
+def test_the_console_stream_is_a_descriptor_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Dagster's compute-log capture redirects fd 2 while a step runs: the listener's stream must not follow."""
+    from livesearch_pipeline.infra.run_console import console_stream
+
+    console = tmp_path / "console.txt"
+    with open(console, "w", encoding="utf-8") as real:
+        monkeypatch.setattr("sys.stderr", real)
+        stream, owned = console_stream()
+        assert owned and stream.fileno() != real.fileno()
+        stream.write("  step … done in 1.0 s\n")
+        stream.close()
+    assert console.read_text(encoding="utf-8") == "  step … done in 1.0 s\n"
+
+
 def test_the_console_threshold_is_run_config_of_the_console_logger():
     ops = {"ops": {"gold_answers": {"config": {"max_withdrawn_share": 0.05}}}}
     assert console_run_config(ops, verbose=False) == {**ops, "loggers": {"console": {"config": {"log_level": "WARNING"}}}}
