@@ -12,9 +12,8 @@ import os
 import sys
 
 COMMAND_MODULES = (
-    "livesearch_pipeline.core.commands",
+    "livesearch_pipeline.core_commands",
     "livesearch_pipeline.dataservice.commands",
-    "livesearch_pipeline.construction.commands",
     "livesearch_pipeline.evaluation.commands",
     "livesearch_pipeline.web.commands",
     "livesearch_pipeline.pipeline_commands",

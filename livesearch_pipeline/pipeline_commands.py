@@ -15,21 +15,29 @@ import subprocess
 import sys
 from pathlib import Path
 
+from livesearch_pipeline.cliargs import iso_date
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    run = subparsers.add_parser("run", help="build the pool, refresh the most recent completed day, evaluate baselines")
-    run.add_argument("--date", type=dt.date.fromisoformat, help="partition date (default: most recent completed day)")
+    # The commands that run the asset graph print one line per step; --verbose adds Dagster's event stream.
+    console = argparse.ArgumentParser(add_help=False)
+    console.add_argument("--verbose", action="store_true",
+                         help="also print Dagster's event stream (DEBUG; always kept in the run's event log and the UI)")
+    run = subparsers.add_parser("run", parents=[console],
+                                help="build the pool, refresh the most recent completed day, evaluate baselines")
+    run.add_argument("--date", type=iso_date, help="partition date (default: most recent completed day)")
     run.set_defaults(func=_run)
-    build = subparsers.add_parser("build-pool", help="run the construction stages (probe … pool filter)")
-    build.add_argument("--as-of", type=dt.date.fromisoformat, help="construction date (default: the service clock or today)")
+    build = subparsers.add_parser("build-pool", parents=[console], help="run the construction stages (probe … pool filter)")
+    build.add_argument("--as-of", type=iso_date, help="construction date (default: the service clock or today)")
     build.add_argument("--tools", nargs="+", metavar="TOOL",
                        help="build only from these data tools (catalog names; default: every data tool)")
     build.set_defaults(func=_build_pool)
-    refresh = subparsers.add_parser("refresh", help="materialise daily gold partitions (one run per date)")
+    refresh = subparsers.add_parser("refresh", parents=[console],
+                                    help="materialise daily gold partitions (one run per date)")
     group = refresh.add_mutually_exclusive_group(required=True)
-    group.add_argument("--date", type=dt.date.fromisoformat)
-    group.add_argument("--start", type=dt.date.fromisoformat)
-    refresh.add_argument("--end", type=dt.date.fromisoformat, help="last date of --start (inclusive)")
+    group.add_argument("--date", type=iso_date)
+    group.add_argument("--start", type=iso_date)
+    refresh.add_argument("--end", type=iso_date, help="last date of --start (inclusive)")
     refresh.set_defaults(func=_refresh)
     ui = subparsers.add_parser("ui", help="start the Dagster UI (webserver + daemon) on 127.0.0.1")
     ui.add_argument("--port", type=int, default=3000)
@@ -43,8 +51,16 @@ def _instance():
     return open_instance(DataPaths.from_env().root)
 
 
+def _console(instance, run_config: dict | None, verbose: bool) -> dict:
+    """The run id and run config that give a command-line run its console: one line per step, or
+    with `verbose` Dagster's whole event stream (infra/run_console.py)."""
+    from livesearch_pipeline.infra.run_console import console_run_config, watch_run
+
+    return {"run_id": watch_run(instance, verbose=verbose), "run_config": console_run_config(run_config, verbose=verbose)}
+
+
 def _execute(job_name: str | None, *, partition_key: str | None = None, run_config: dict | None = None,
-             asset_keys=None):
+             asset_keys=None, verbose: bool = False):
     """Execute a job (or, with `asset_keys`, that selection of the project's assets) in-process on
     the instance; on failure the LAST line printed names the cause."""
     from livesearch_pipeline.defs.construction.materialize import step_failures
@@ -66,9 +82,10 @@ def _execute(job_name: str | None, *, partition_key: str | None = None, run_conf
         what = ", ".join(k.to_user_string() for k in asset_keys)
         selection = {"asset_selection": list(asset_keys)}
         tags["livesearch/command"] = "run"
-    result = job.execute_in_process(instance=instance, partition_key=partition_key, run_config=run_config or {},
-                                    raise_on_error=False, tags=tags, **selection)
     what = f"{what}{f' for {partition_key}' if partition_key else ''}"
+    print(what, file=sys.stderr, flush=True)
+    result = job.execute_in_process(instance=instance, partition_key=partition_key, raise_on_error=False, tags=tags,
+                                    **_console(instance, run_config, verbose), **selection)
     if not result.success:
         causes = step_failures(result)
         detail = "".join(f"  {c}\n" for c in causes[1:5])
@@ -91,7 +108,7 @@ def _materialized_flag(result, asset_name: str, key: str):
     return None
 
 
-def _build(as_of: dt.date | None, tools: list[str] | None = None):
+def _build(as_of: dt.date | None, tools: list[str] | None = None, *, verbose: bool = False):
     """`materialize_pool` on the instance under DAGSTER_HOME (the run shows in the UI)."""
     from livesearch_pipeline.defs.construction.materialize import PoolBuildError, materialize_pool
     from livesearch_pipeline.defs.run_hygiene import WORKER_TAG, current_worker_tag, fail_orphaned_cli_runs
@@ -99,15 +116,16 @@ def _build(as_of: dt.date | None, tools: list[str] | None = None):
     instance = _instance()
     for run_id in fail_orphaned_cli_runs(instance):
         print(f"marked run {run_id} failed: its livesearch process was killed", file=sys.stderr)
+    print(f"job build_pool (construction){f' as of {as_of}' if as_of else ''}", file=sys.stderr, flush=True)
     try:
         return materialize_pool(as_of=as_of, tools=tools or (), instance=instance,
-                                tags={WORKER_TAG: current_worker_tag()})
+                                tags={WORKER_TAG: current_worker_tag()}, **_console(instance, None, verbose))
     except PoolBuildError as exc:
         raise SystemExit(str(exc)) from exc
 
 
 def _build_pool(args: argparse.Namespace) -> int:
-    manifest = _build(args.as_of, args.tools).manifest
+    manifest = _build(args.as_of, args.tools, verbose=args.verbose).manifest
     print(f"pool {manifest.version}: {manifest.questions} questions, "
           f"{len(manifest.counts.get('tool', {}))} tools, tiers {manifest.counts.get('tier')}")
     return 0
@@ -122,9 +140,9 @@ def _dates(args: argparse.Namespace) -> list[dt.date]:
     return [args.start + dt.timedelta(days=i) for i in range((end - args.start).days + 1)]
 
 
-def refresh_dates(dates: list[dt.date]) -> None:
+def refresh_dates(dates: list[dt.date], *, verbose: bool = False) -> None:
     for day in dates:
-        print_refresh(day, _execute("daily_refresh", partition_key=day.isoformat()))
+        print_refresh(day, _execute("daily_refresh", partition_key=day.isoformat(), verbose=verbose))
 
 
 def print_refresh(day: dt.date, result) -> None:
@@ -143,7 +161,7 @@ def print_refresh(day: dt.date, result) -> None:
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    refresh_dates(_dates(args))
+    refresh_dates(_dates(args), verbose=args.verbose)
     return 0
 
 
@@ -186,7 +204,7 @@ def _run_day(args: argparse.Namespace, paths, day: dt.date) -> int:
     # Construction when there is no pool yet (the construction assets, as of D); an existing pool
     # is the one D serves, as for the schedule.
     if not (paths.pool / POOL_FILE).is_file():
-        _build(day)
+        _build(day, verbose=args.verbose)
     manifest = read_manifest(paths.pool)
     print(f"pool {manifest.version}: {manifest.questions} questions over {len(manifest.counts['tool'])} tools, "
           f"tiers {manifest.counts['tier']}")
@@ -199,7 +217,7 @@ def _run_day(args: argparse.Namespace, paths, day: dt.date) -> int:
     # The day's selection (served + gold of D-1 and D, D's web, the baselines' runs of D, D's
     # leaderboard and stale-gold audit), materialised in the runs the asset graph orders.
     for planned in plan_runs(defs.resolve_asset_graph(), daily_loop_targets(day, previous, BASELINES), instance):
-        result = _execute(None, partition_key=planned.partition_key, asset_keys=planned.asset_keys)
+        result = _execute(None, partition_key=planned.partition_key, asset_keys=planned.asset_keys, verbose=args.verbose)
         if "gold_answers" in planned.asset_names:
             print_refresh(dt.date.fromisoformat(planned.partition_key), result)
     store = SnapshotStore(paths.gold)

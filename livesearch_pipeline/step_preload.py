@@ -16,7 +16,7 @@ walking them every time, and leave their pages shared with the forkserver.
 
 A module listed in `preload_modules` that fails to import is skipped by the forkserver
 without a word; this module imports everything directly, so a renamed module fails the test
-that imports it (livesearch_pipeline_tests/defs/test_refresh_executor.py) instead.
+that imports it (livesearch_pipeline_tests/defs/refresh/test_refresh_executor.py) instead.
 """
 
 import gc

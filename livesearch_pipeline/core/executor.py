@@ -5,7 +5,7 @@ with arguments resolved for the as-of date. Identical tool calls — the same to
 canonical arguments — are executed once for the whole batch and shared by every program that
 needs them, so a pool of thousands of questions over a few hundred entities costs a few
 thousand tool calls. Concurrency is bounded by a semaphore; transient failures and timeouts are
-retried with exponential backoff (no jitter: runs are reproducible).
+retried with exponential backoff through tenacity (`data_call_retrying`; no jitter: runs are reproducible).
 
 Programs stream through a bounded window (`ExecutorConfig.max_programs_in_flight`), so memory
 does not grow with the batch beyond the answers themselves. The first-level calls of every
@@ -34,6 +34,8 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+import tenacity
 
 from livesearch_pipeline.core.calendars import CalendarRangeError
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
@@ -222,44 +224,72 @@ class CallCounters(Protocol):
     tool_time_s: float
 
 
+class RetryableCallFailure(Exception):
+    """What one attempt raises on a transient failure or a timeout: the data-call policy retries it."""
+
+
+def data_call_retrying(config: ExecutorConfig, counters: CallCounters) -> tenacity.AsyncRetrying:
+    """The retry policy of data-service calls: `config.retries` more attempts after the first,
+    for transient failures and timeouts only, waiting `backoff_s * 2**(n-1)` before retry n.
+    No jitter: the same failures give the same waits, so runs are reproducible."""
+
+    def count_retry(_state: tenacity.RetryCallState) -> None:
+        counters.retries += 1
+
+    return tenacity.AsyncRetrying(
+        stop=tenacity.stop_after_attempt(config.retries + 1),
+        wait=tenacity.wait_exponential(multiplier=config.backoff_s, exp_base=2, min=0),
+        retry=tenacity.retry_if_exception_type(RetryableCallFailure),
+        before_sleep=count_retry,
+        sleep=asyncio.sleep,
+        reraise=True,
+    )
+
+
 async def call_with_retries(client: ToolClient, tool: str, args: Mapping[str, ArgValue], config: ExecutorConfig,
                             semaphore: asyncio.Semaphore, counters: CallCounters) -> _CallResult:
     """One tool call under the executor's policy: bounded by `semaphore`, timed out, transient
-    failures and timeouts retried with exponential backoff; a failure is returned, not raised.
+    failures and timeouts retried by `data_call_retrying`; a failure is returned, not raised.
     Shared by the batch executor and the construction replays, so both treat a provider alike."""
     attempts = config.retries + 1
-    last_problem = ""
-    for attempt in range(attempts):
-        if attempt:
-            counters.retries += 1
-            await asyncio.sleep(config.backoff_s * 2 ** (attempt - 1))
-        async with semaphore:
-            started = time.perf_counter()
-            try:
-                async with asyncio.timeout(config.call_timeout_s) as deadline:
-                    context_token = _CALL_TIMEOUT.set(deadline)
-                    try:
-                        # A copy: the client must not be able to alter the recorded arguments.
-                        response = await client.call_tool(tool, dict(args))
-                    finally:
-                        _CALL_TIMEOUT.reset(context_token)
-            except ToolCallError as exc:
-                if not exc.transient:
-                    counters.failed_calls += 1
-                    return CallFailure(tool, exc.message)
-                last_problem = exc.message
-            except TimeoutError:
-                last_problem = f"timed out after {config.call_timeout_s:g} s"
-            else:
-                if not isinstance(response, dict):
-                    counters.failed_calls += 1
-                    return CallFailure(tool, f"returned {type(response).__name__}, expected a JSON object")
-                return response
-            finally:
-                counters.tool_time_s += time.perf_counter() - started
-    counters.failed_calls += 1
-    plural = "s" if attempts > 1 else ""
-    return CallFailure(tool, f"{last_problem} (gave up after {attempts} attempt{plural})")
+    try:
+        async for attempt in data_call_retrying(config, counters):
+            with attempt:
+                return await _call_once(client, tool, args, config, semaphore, counters)
+    except RetryableCallFailure as exc:
+        counters.failed_calls += 1
+        plural = "s" if attempts > 1 else ""
+        return CallFailure(tool, f"{exc} (gave up after {attempts} attempt{plural})")
+    raise AssertionError("unreachable: the retry loop returns or raises")
+
+
+async def _call_once(client: ToolClient, tool: str, args: Mapping[str, ArgValue], config: ExecutorConfig,
+                     semaphore: asyncio.Semaphore, counters: CallCounters) -> _CallResult:
+    """One attempt: a response, a CallFailure for good, or `RetryableCallFailure` to be retried. The
+    semaphore is held for the attempt only, never during the wait before the next one."""
+    async with semaphore:
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(config.call_timeout_s) as deadline:
+                context_token = _CALL_TIMEOUT.set(deadline)
+                try:
+                    # A copy: the client must not be able to alter the recorded arguments.
+                    response = await client.call_tool(tool, dict(args))
+                finally:
+                    _CALL_TIMEOUT.reset(context_token)
+        except ToolCallError as exc:
+            if not exc.transient:
+                counters.failed_calls += 1
+                return CallFailure(tool, exc.message)
+            raise RetryableCallFailure(exc.message) from None
+        except TimeoutError:
+            raise RetryableCallFailure(f"timed out after {config.call_timeout_s:g} s") from None
+        finally:
+            counters.tool_time_s += time.perf_counter() - started
+    if not isinstance(response, dict):
+        counters.failed_calls += 1
+        return CallFailure(tool, f"returned {type(response).__name__}, expected a JSON object")
+    return response
 
 
 def _answer(

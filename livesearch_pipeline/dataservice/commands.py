@@ -9,20 +9,8 @@ import os
 import sys
 from typing import Any
 
+from livesearch_pipeline.cliargs import iso_date, positive_int
 from livesearch_pipeline.core.catalog import Catalog
-
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return int(text)
 
 
 def _names(text: str) -> list[str]:
@@ -46,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765,
                        help="HTTP port (default 8765); MCP endpoint /mcp, Tushare's wire format at /dataapi/<api_name>")
-    serve.add_argument("--clock", type=_date, default=None, help="fix the service date YYYY-MM-DD (default: today)")
+    serve.add_argument("--clock", type=iso_date, default=None, help="fix the service date YYYY-MM-DD (default: today)")
     serve.add_argument("--tools", type=_names, default=[], metavar="A,B",
                        help="serve only these tools (comma-separated names; with --services: these plus theirs)")
     serve.add_argument("--services", type=_names, default=[], metavar="X,Y",
@@ -61,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--tushare-url", default=None, help="Tushare Pro endpoint (default: the official one)")
     serve.add_argument(
         "--tushare-calls-per-minute",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="your account's per-interface quota (default: $TUSHARE_CALLS_PER_MINUTE or 200); calls beyond it "
         "are answered 'retry after N s' instead of being sent",
@@ -72,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tools.add_argument("--json", action="store_true", help="print the catalog as JSON")
     tools.add_argument("--service", default=None, help="only tools of this service")
     tools.add_argument("--role", choices=("data", "search", "intraday", "utility"), default=None)
-    tools.add_argument("--clock", type=_date, default=None)
+    tools.add_argument("--clock", type=iso_date, default=None)
     tools.add_argument("--seed", type=int, default=DEFAULT_SEED)
     tools.add_argument("--url", default=None, help="list an external MCP server (streamable HTTP URL) instead")
     tools.add_argument("--manifest", default=None, help="YAML service manifest for an external server's tools")

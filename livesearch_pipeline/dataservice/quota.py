@@ -10,7 +10,8 @@ Retrying such an answer after a few hundred milliseconds only burns more of the 
   out. A "rate limited" answer blocks the key for a whole window, so every concurrent caller
   pauses instead of each discovering the limit on its own.
 - `call_with_quota` runs one call under the limiter and retries rate-limited answers after the
-  block, at most `max_rejections` times for refusals by the provider itself (a quota set higher
+  block (the tenacity policy `quota_retrying`: the Retry-After a refusal names, else a whole
+  window), at most `max_rejections` times for refusals by the provider itself (a quota set higher
   than the account's, or another process using the same token); waiting for our own limiter is
   queueing, not failure, and is bounded only by `max_wait_s`.
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
+import tenacity
 
 from livesearch_pipeline.core.client import ToolCallError
 from livesearch_pipeline.core.executor import extend_call_deadline
@@ -171,6 +173,49 @@ class QuotaLimiter:
             return fresh
 
 
+@dataclass
+class _QuotaCall:
+    """What one call under `call_with_quota` has spent: provider refusals, seconds queued."""
+
+    rejections: int = 0
+    waited_s: float = 0.0
+
+
+def quota_retrying(limiter: QuotaLimiter, key: str, spent: _QuotaCall, *, tool: str, max_rejections: int,
+                   max_wait_s: float) -> tenacity.AsyncRetrying:
+    """The retry policy of metered-provider calls: rate-limited answers only, each retried after
+    the time the refusal names (its Retry-After; a whole window when it names none); at most
+    `max_rejections` refusals by the provider itself and `max_wait_s` of waiting in all.
+
+    The wait is a hold on `key` in the shared limiter, not a private sleep: the next attempt's
+    `limiter.acquire` waits it out, with every concurrent caller of the key, and hands the time
+    to the executor's call deadline. So tenacity's own sleep has nothing left to do."""
+
+    def retry_after(state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception()
+        return exc.retry_after_s if exc.retry_after_s is not None else limiter.period_s
+
+    def give_up(state: tenacity.RetryCallState) -> bool:
+        return spent.rejections > max_rejections or spent.waited_s + state.upcoming_sleep > max_wait_s
+
+    def hold(state: tenacity.RetryCallState) -> None:
+        exc, after = state.outcome.exception(), state.upcoming_sleep
+        if limiter.block(key, after) and exc.upstream:
+            logger.warning("%s: rate limited by the provider; holding calls to %s for %.0f s", tool, key, after)
+
+    async def waited_in_acquire(_seconds: float) -> None:
+        return None
+
+    return tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_exception_type(RateLimitedError),
+        wait=retry_after,
+        stop=give_up,
+        before_sleep=hold,
+        sleep=waited_in_acquire,
+        reraise=True,
+    )
+
+
 async def call_with_quota(
     limiter: QuotaLimiter,
     key: str,
@@ -182,31 +227,31 @@ async def call_with_quota(
     hint: str = "",
 ) -> T:
     """`await send()` once admitted by `limiter`; on RateLimitedError block `key` for the time
-    the refusal names (a whole period when it names none) and send again.
+    the refusal names (a whole period when it names none) and send again (`quota_retrying`).
 
     Raises a non-transient ToolCallError when the provider refused the call more than
     `max_rejections` times, or when the call has waited more than `max_wait_s` in all: retrying
     that later within the same run only burns quota. `hint` ends those messages (what to change).
     """
-    rejections = 0
-    waited = 0.0
-    while True:
-        waited += await limiter.acquire(key)
-        try:
-            return await send()
-        except RateLimitedError as exc:
-            after = exc.retry_after_s if exc.retry_after_s is not None else limiter.period_s
-            if exc.upstream:
-                rejections += 1
-                if rejections > max_rejections:
-                    raise ToolCallError(
-                        tool, f"{exc.message}; still refused after waiting out {max_rejections} rate-limit "
-                        f"window(s){hint}", transient=False,
-                    ) from None
-            if waited + after > max_wait_s:
-                raise ToolCallError(
-                    tool, f"{exc.message}; gave up after waiting {waited:.0f} s for quota (limit {max_wait_s:.0f} s){hint}",
-                    transient=False,
-                ) from None
-            if limiter.block(key, after) and exc.upstream:
-                logger.warning("%s: rate limited by the provider; holding calls to %s for %.0f s", tool, key, after)
+    spent = _QuotaCall()
+    try:
+        async for attempt in quota_retrying(limiter, key, spent, tool=tool, max_rejections=max_rejections,
+                                            max_wait_s=max_wait_s):
+            with attempt:
+                spent.waited_s += await limiter.acquire(key)
+                try:
+                    return await send()
+                except RateLimitedError as exc:
+                    spent.rejections += exc.upstream
+                    raise
+    except RateLimitedError as exc:
+        if spent.rejections > max_rejections:
+            raise ToolCallError(
+                tool, f"{exc.message}; still refused after waiting out {max_rejections} rate-limit "
+                f"window(s){hint}", transient=False,
+            ) from None
+        raise ToolCallError(
+            tool, f"{exc.message}; gave up after waiting {spent.waited_s:.0f} s for quota (limit {max_wait_s:.0f} s){hint}",
+            transient=False,
+        ) from None
+    raise AssertionError("unreachable: the retry loop returns or raises")

@@ -33,6 +33,7 @@ from livesearch_pipeline.core.snapshot import (
     write_atomic,
 )
 from livesearch_pipeline.evaluation.evaluator import EvaluationError, load_served, score_deterministic
+from livesearch_pipeline.settings import DataPaths
 
 
 class AuditError(ValueError):
@@ -92,8 +93,8 @@ def previous_snapshot_date(store: SnapshotStore, date: dt.date) -> dt.date:
 
 
 def default_served_path(gold_dir: Path, date: dt.date) -> Path:
-    """`data/served/served_questions_<D>.jsonl` beside `data/gold` (DESIGN §4.7)."""
-    return Path(gold_dir).parent / "served" / f"served_questions_{date.isoformat()}.jsonl"
+    """The served file of D in the data root that holds `gold_dir` (`DataPaths.served_file`, DESIGN §4.7)."""
+    return DataPaths(root=Path(gold_dir).parent).served_file(date)
 
 
 def stale_gold_audit(gold_dir: Path, date: dt.date, *, served_path: Path | None = None) -> StaleGoldAudit:

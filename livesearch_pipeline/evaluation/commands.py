@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 from pathlib import Path
+
+from livesearch_pipeline.cliargs import iso_date
 
 EXIT_FAIL_LOUD = 2
 
@@ -28,13 +29,6 @@ def default_llm_cache_dir() -> Path:
     from livesearch_pipeline.settings import DataPaths
 
     return DataPaths.from_env().llm_cache
-
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a date YYYY-MM-DD: {text!r}") from exc
 
 
 def _fail(command: str, message: str) -> int:
@@ -132,7 +126,7 @@ def _register_leaderboard(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--runs", type=Path, nargs="+", required=True, help="evaluation output directories")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--date", type=_date, default=None, help="rank only runs scored against this gold date")
+    parser.add_argument("--date", type=iso_date, default=None, help="rank only runs scored against this gold date")
     parser.add_argument("--gold-dir", type=Path, default=None,
                         help="the gold snapshots whose manifests every figure is recomputed against "
                         "(default: the folder of the gold each summary names)")
@@ -169,7 +163,7 @@ def _register_audits(subparsers: argparse._SubParsersAction) -> None:
         "audit-stale", help="score the previous snapshot's gold against the gold of D (stale-gold rate)"
     )
     stale.add_argument("--gold-dir", type=Path, required=True)
-    stale.add_argument("--date", type=_date, required=True)
+    stale.add_argument("--date", type=iso_date, required=True)
     stale.add_argument("--served", type=Path, default=None, help="default: <gold-dir>/../served/served_questions_<D>.jsonl")
     stale.add_argument("--out", type=Path, default=None, help="also write stale_gold_audit_<D>.json here")
     stale.set_defaults(func=_audit_stale)
@@ -181,8 +175,8 @@ def _register_audits(subparsers: argparse._SubParsersAction) -> None:
     group = longitudinal.add_mutually_exclusive_group(required=True)
     group.add_argument("--qids", nargs="+")
     group.add_argument("--qids-file", type=Path, help="one qid per line")
-    longitudinal.add_argument("--start", type=_date, required=True)
-    longitudinal.add_argument("--end", type=_date, required=True)
+    longitudinal.add_argument("--start", type=iso_date, required=True)
+    longitudinal.add_argument("--end", type=iso_date, required=True)
     longitudinal.add_argument("--out", type=Path, default=None, help="write the JSON and CSV tables here")
     longitudinal.set_defaults(func=_audit_longitudinal)
 

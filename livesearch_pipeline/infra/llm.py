@@ -12,8 +12,9 @@ Every LLM call of the project (the judge, the agents, the construction verbalize
   used because it is broken in the pinned version. Entries are written atomically and hold the
   request beside the response so that an auditor can read what was asked. A corrupt entry is an
   error, not a silent miss.
-- retries with exponential backoff on rate limits, timeouts and server-side failures only;
-  any other error (bad request, authentication, ...) is raised at once as `LLMError`.
+- retries (tenacity, `llm_retrying`) with exponential backoff on rate limits, timeouts and
+  server-side failures only; any other error (bad request, authentication, ...) is raised at
+  once as `LLMError`.
 - fail fast on configuration: an error every call would hit — missing or refused credentials,
   a model the provider does not know, an endpoint that refuses connections before any call to
   it succeeded — is raised at once as `LLMConfigurationError`, one line naming the fix, so a
@@ -29,16 +30,16 @@ one cache folder, `<data root>/cache/llm` (`DataPaths.llm_cache`).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
 import socket
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import tenacity
 
 from livesearch_pipeline.core.qid import canonical_json
 from livesearch_pipeline.core.snapshot import write_atomic
@@ -408,17 +409,17 @@ class _Call:
         hit = self.cache.get(self.key) if self.cache is not None else None
         return LLMResponse.from_payload(hit, cached=True, cache_key=self.key) if hit is not None else None
 
-    def retry_delay(self, exc: Exception, attempt: int, retry: RetryPolicy) -> float:
-        """Seconds to wait before attempt `attempt + 1`; LLMError when `exc` must not be retried
-        (LLMConfigurationError when no call with this configuration can succeed)."""
-        configuration = configuration_error(exc, model=self.request["model"], api_base=self.request.get("api_base"))
+    def configuration(self, exc: BaseException) -> LLMConfigurationError | None:
+        """The configuration error `exc` reveals (no call with this configuration can succeed), if any."""
+        return configuration_error(exc, model=self.request["model"], api_base=self.request.get("api_base"))
+
+    def failure(self, exc: Exception, attempts: int) -> LLMError:
+        """The error a call that failed for good raises (a configuration error, not retryable, or
+        retries exhausted)."""
+        configuration = self.configuration(exc)
         if configuration is not None:
-            raise configuration from exc
-        if not is_retryable(exc) or attempt >= retry.attempts:
-            raise LLMError(
-                f"{self.request['model']}: LLM call failed after {attempt} attempt(s): {_describe(exc)}"
-            ) from exc
-        return _delay_for(exc, attempt, retry)
+            return configuration
+        return LLMError(f"{self.request['model']}: LLM call failed after {attempts} attempt(s): {_describe(exc)}")
 
     def finish(self, raw: Any) -> LLMResponse:
         _REACHED.add((self.request["model"], self.request.get("api_base")))
@@ -478,14 +479,28 @@ def complete(
     return call.cached_response() or call.finish(_send(call, retry))
 
 
+def llm_retrying(retry: RetryPolicy, retrying: type[tenacity.BaseRetrying] = tenacity.Retrying,
+                 *, fatal: Callable[[BaseException], bool] | None = None) -> tenacity.BaseRetrying:
+    """The retry policy of LLM calls (tenacity; `tenacity.AsyncRetrying` for `acomplete`): rate
+    limits, timeouts and server-side failures only (`is_retryable`), `retry.attempts` in all,
+    exponential waits capped at `retry.max_delay_s` and never shorter than a Retry-After header."""
+    return retrying(
+        retry=tenacity.retry_if_exception(lambda exc: is_retryable(exc) and not (fatal and fatal(exc))),
+        stop=tenacity.stop_after_attempt(retry.attempts),
+        wait=lambda state: _delay_for(state.outcome.exception(), state.attempt_number, retry),
+        reraise=True,
+    )
+
+
 def _send(call: _Call, retry: RetryPolicy) -> Any:
-    completion, attempt = litellm_module().completion, 1
-    while True:
-        try:
-            return completion(**call.litellm_kwargs)
-        except Exception as exc:  # call.retry_delay raises on failures that must not be retried
-            time.sleep(call.retry_delay(exc, attempt, retry))
-            attempt += 1
+    completion = litellm_module().completion
+    try:
+        for attempt in llm_retrying(retry, fatal=lambda exc: call.configuration(exc) is not None):
+            with attempt:
+                return completion(**call.litellm_kwargs)
+    except Exception as exc:  # not retryable, or the last attempt's failure
+        raise call.failure(exc, attempt.retry_state.attempt_number) from exc
+    raise AssertionError("unreachable: the retry loop returns or raises")
 
 
 async def acomplete(
@@ -512,10 +527,12 @@ async def acomplete(
 
 
 async def _asend(call: _Call, retry: RetryPolicy) -> Any:
-    acompletion, attempt = litellm_module().acompletion, 1
-    while True:
-        try:
-            return await acompletion(**call.litellm_kwargs)
-        except Exception as exc:  # call.retry_delay raises on failures that must not be retried
-            await asyncio.sleep(call.retry_delay(exc, attempt, retry))
-            attempt += 1
+    acompletion = litellm_module().acompletion
+    try:
+        async for attempt in llm_retrying(retry, tenacity.AsyncRetrying,
+                                          fatal=lambda exc: call.configuration(exc) is not None):
+            with attempt:
+                return await acompletion(**call.litellm_kwargs)
+    except Exception as exc:  # not retryable, or the last attempt's failure
+        raise call.failure(exc, attempt.retry_state.attempt_number) from exc
+    raise AssertionError("unreachable: the retry loop returns or raises")

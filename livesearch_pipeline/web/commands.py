@@ -6,12 +6,7 @@ import argparse
 import datetime as dt
 import sys
 
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+from livesearch_pipeline.cliargs import iso_date
 
 
 def _sessions(text: str) -> int:
@@ -31,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "serve-web", help="serve the offline web of a date: SearXNG JSON API at /search, pages at their URLs",
         description="Point a web agent at it with --searxng-url http://HOST:PORT (the agent appends /search).")
     for parser in (build, serve):
-        parser.add_argument("--date", type=_date, required=True, help="the web's clock YYYY-MM-DD: no page is later")
+        parser.add_argument("--date", type=iso_date, required=True, help="the web's clock YYYY-MM-DD: no page is later")
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"market seed (default {DEFAULT_SEED})")
         parser.add_argument("--history-sessions", type=_sessions, default=default_history,
                             help=f"sessions of dated pages (news, wraps) before the clock (default {default_history})")

@@ -218,7 +218,7 @@ def built(tmp_path_factory):
     from livesearch_pipeline.construction.pipeline import TABLES, read_catalog, read_table
     from livesearch_pipeline.defs.construction.materialize import materialize_pool
     from livesearch_pipeline.defs.resources import StorageResource
-    from livesearch_pipeline_tests.construction.test_build_pool import ThreeLevelsService
+    from livesearch_pipeline_tests.defs.construction.test_build_pool import ThreeLevelsService
 
     root: Path = tmp_path_factory.mktemp("lint_pool")
     materialize_pool(as_of=CLOCK, tools=SUBSET, resources={

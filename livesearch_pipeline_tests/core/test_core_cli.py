@@ -93,6 +93,7 @@ def test_match_bad_input_exits_2_with_a_clear_message(
     assert message in captured.err
 
 
+@pytest.mark.slow  # starts the installed `livesearch` script (seconds): outside `make test-fast`
 def test_installed_script_runs_gate_and_match() -> None:
     script = Path(sys.executable).with_name("livesearch")
     assert script.exists(), f"{script} is not installed"

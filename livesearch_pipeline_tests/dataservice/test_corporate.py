@@ -7,15 +7,9 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from livesearch_pipeline.dataservice.market import Market
 from livesearch_pipeline.dataservice.market.corporate import round_half_up
 
 SEED = 20260101
-
-
-@pytest.fixture(scope="module")
-def market():
-    return Market(SEED)
 
 
 def _sample(market, asset_class, n=40):

@@ -16,11 +16,6 @@ TOOL = {t.name: t for t in TOOLS}
 
 
 @pytest.fixture(scope="module")
-def market() -> Market:
-    return Market()
-
-
-@pytest.fixture(scope="module")
 def codes(market: Market) -> list[str]:
     return [e.code for e in market.universe.of_class("cn_equity")[:5]]
 

@@ -18,11 +18,6 @@ TOOL = {t.name: t for t in TOOLS}
 
 
 @pytest.fixture(scope="module")
-def market() -> Market:
-    return Market()
-
-
-@pytest.fixture(scope="module")
 def cn_codes(market: Market) -> list[str]:
     entities = market.universe.of_class("cn_equity")
     # A spread of boards and listing dates, including a listing after 2015.

@@ -16,11 +16,6 @@ CLOCK = dt.date(2026, 11, 27)
 TOOL = {t.name: t for t in TOOLS}
 
 
-@pytest.fixture(scope="module")
-def market() -> Market:
-    return Market()
-
-
 def call(market: Market, name: str, clock: dt.date = CLOCK, **args):
     return TOOL[name].handler(ToolContext(market=market, clock=clock, seed=market.seed), args)
 

@@ -15,11 +15,6 @@ from livesearch_pipeline.dataservice.market.prices import aggregate
 SEED = 20260101
 
 
-@pytest.fixture(scope="module")
-def market():
-    return Market(SEED)
-
-
 def _sample(market, asset_class, n=30):
     return market.universe.of_class(asset_class)[:n]
 

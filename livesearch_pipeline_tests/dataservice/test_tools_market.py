@@ -11,7 +11,6 @@ import time
 import pytest
 
 from livesearch_pipeline.core.calendars import sessions_back
-from livesearch_pipeline.dataservice.market import Market
 from livesearch_pipeline.dataservice.spec import ToolContext, ToolInputError
 from livesearch_pipeline.dataservice.tools import funds, hk_us, indices, micro, quotes_cn
 
@@ -20,11 +19,6 @@ CLOCK = dt.date(2026, 11, 27)  # a Friday; the US session after Thanksgiving
 SERVICES = {"reference", "cn_quotes", "hk_us", "indices", "funds", "statements", "corporate", "microstructure", "macro"}
 ALL_TOOLS = quotes_cn.TOOLS + hk_us.TOOLS + indices.TOOLS + funds.TOOLS + micro.TOOLS
 BY_NAME = {t.name: t for t in ALL_TOOLS}
-
-
-@pytest.fixture(scope="module")
-def market():
-    return Market(SEED)
 
 
 @pytest.fixture(scope="module")

@@ -18,11 +18,6 @@ TOOL = {t.name: t for t in ALL_TOOLS}
 SERVICES = {"reference", "cn_quotes", "hk_us", "indices", "funds", "statements", "corporate", "microstructure", "macro"}
 
 
-@pytest.fixture(scope="module")
-def market() -> Market:
-    return Market()
-
-
 def call(model: Market, name: str, clock: dt.date = CLOCK, **args):
     return TOOL[name].handler(ToolContext(market=model, clock=clock, seed=model.seed), args)
 

@@ -534,3 +534,53 @@ def test_the_client_reads_the_retry_marking(meta, kind, transient, after):
 def test_a_malformed_retry_marking_is_an_error_that_names_it(meta):
     exc = error_from_retry_meta("daily", "boom", meta)
     assert exc.transient is False and RETRY_META_KEY in exc.message and "boom" in exc.message
+
+
+# --------------------------------------------------------------------------- the retry policy of metered calls
+
+
+def test_a_429_is_retried_after_its_retry_after_not_a_whole_window():
+    """The policy (dataservice/quota.quota_retrying) waits what the provider names: HTTP 429 with
+    Retry-After: 7 is sent again 7 s later, twice, then fails naming the bounded refusals."""
+    clock = FakeClock()
+    with fake_tushare(clock) as url, pytest.raises(ToolCallError) as failure:
+        _call(url, "http_429", {}, clock=clock, limiter=_limiter(clock), rate_limit_retries=2)
+    assert failure.value.transient is False
+    assert "still refused after waiting out 2 rate-limit window(s)" in failure.value.message
+    assert len(FakeTushare.requests) == 3 and clock.sleeps == [7.0, 7.0]
+
+
+def test_the_quota_policy_gives_up_before_waiting_past_its_limit():
+    """`max_wait_s` bounds the waiting: a hold that would end past it is not waited at all."""
+    from livesearch_pipeline.dataservice.quota import call_with_quota
+
+    clock = FakeClock()
+    limiter = _limiter(clock)
+    sent: list[float] = []
+
+    async def send() -> dict:
+        sent.append(clock())
+        raise RateLimitedError("toy", "busy", retry_after_s=40.0, upstream=True)
+
+    with pytest.raises(ToolCallError) as failure:
+        anyio.run(lambda: call_with_quota(limiter, "toy", send, tool="toy", max_rejections=9, max_wait_s=100.0))
+    # Sent at 0 and after 40 s and 80 s; a third hold would end at 120 s > 100 s.
+    assert [t - sent[0] for t in sent] == [0.0, 40.0, 80.0]
+    assert "gave up after waiting 80 s for quota (limit 100 s)" in failure.value.message
+    assert failure.value.transient is False
+
+
+def test_only_rate_limits_are_retried_by_the_quota_policy():
+    from livesearch_pipeline.dataservice.quota import call_with_quota
+
+    clock = FakeClock()
+    attempts = []
+
+    async def send() -> dict:
+        attempts.append(clock())
+        raise ToolCallError("toy", "provider down", transient=True)
+
+    with pytest.raises(ToolCallError, match="provider down"):
+        anyio.run(lambda: call_with_quota(_limiter(clock), "toy", send, tool="toy"))
+    # A transient failure that is not a rate limit is the executor's to retry (core/executor).
+    assert len(attempts) == 1 and clock.sleeps == []

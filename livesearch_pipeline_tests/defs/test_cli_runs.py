@@ -23,7 +23,7 @@ from dagster._core.storage.dagster_run import DagsterRunStatus
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.defs.run_hygiene import WORKER_TAG, fail_orphaned_cli_runs, worker_is_alive
 from livesearch_pipeline.settings import DataPaths
-from livesearch_pipeline_tests.defs.test_refresh_assets import SERVICE_CLOCK, write_trimmed_pool
+from livesearch_pipeline_tests.defs.refresh.test_refresh_assets import SERVICE_CLOCK, write_trimmed_pool
 
 DAY = dt.date(2026, 11, 25)
 REPO = Path(__file__).resolve().parents[2]

@@ -31,14 +31,6 @@ GOOD = {
     "question_zh": "贵州茅台（600519.SH）最近一个交易日的收盘价是多少元？保留2位小数。",
     "match": {"rule": "approx", "abs_tol": 0.005, "rel_tol": None, "unit": "CNY", "decimals": 2},
 }
-LLM_ENV = ("LIVESEARCH_LLM_MODEL", "LIVESEARCH_JUDGE_MODEL", "LIVESEARCH_LLM_API_BASE", "LIVESEARCH_LLM_API_KEY")
-
-
-@pytest.fixture(autouse=True)
-def _no_llm_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in LLM_ENV:
-        monkeypatch.delenv(name, raising=False)
-
 
 def _verbalize_in_a_run(llm: LLMResource, root: Path, times: int = 1) -> list:
     """Materialise an asset that verbalizes one candidate `times` times through the LLM resource."""

@@ -42,11 +42,6 @@ from livesearch_pipeline_tests.evaluation.eval_fixtures import (
 RIGHT = {qid(1): "1234.56", qid(2): "1.23%", qid(3): "Kunlun Brewing", qid(4): "42"}
 
 
-@pytest.fixture(autouse=True)
-def _no_judge_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("LIVESEARCH_JUDGE_MODEL", raising=False)
-
-
 def _run(files: tuple[Path, Path, Path], out: Path) -> int:
     served, gold, predictions = files
     return main(["evaluate", "--served", str(served), "--gold", str(gold), "--predictions", str(predictions),

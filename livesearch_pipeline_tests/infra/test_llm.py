@@ -46,6 +46,7 @@ def test_settings_from_env_reads_livesearch_variables() -> None:
     assert LLMSettings.from_env({"LIVESEARCH_LLM_MODEL": "  "}).model is None
 
 
+@pytest.mark.slow  # imports litellm in a fresh interpreter (seconds): outside `make test-fast`
 def test_litellm_module_sets_offline_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LITELLM_OFFLINE_MODE", raising=False)
     monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)

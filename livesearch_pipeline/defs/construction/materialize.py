@@ -101,12 +101,15 @@ def materialize_pool(*, as_of: Optional[dt.date] = None, tools: Sequence[str] = 
                      replay_days: Optional[int] = None, policy: Optional[PoolPolicy] = None,
                      resources: Optional[Mapping[str, Any]] = None,
                      instance: Optional[dg.DagsterInstance] = None,
-                     tags: Optional[Mapping[str, str]] = None) -> PoolBuild:
+                     tags: Optional[Mapping[str, str]] = None,
+                     run_config: Optional[Mapping[str, Any]] = None,
+                     run_id: Optional[str] = None) -> PoolBuild:
     """Materialise the construction assets (catalog … pool) in one run and return the pool built.
 
     `resources` overrides the project's (`data_service`, `storage`); `instance` defaults to an
     ephemeral one (the CLI passes the instance under DAGSTER_HOME, so the run shows in the UI).
-    Raises PoolBuildError naming the failed step and its cause.
+    `run_config` adds run config beside the options' (the CLI's console loggers), `run_id` names the
+    run (the CLI watches it). Raises PoolBuildError naming the failed step and its cause.
     """
     # The project's job and resources, assembled from the defs modules that declare them (the code
     # location `definitions` sits above this layer and is not imported here). The resources module
@@ -117,9 +120,11 @@ def materialize_pool(*, as_of: Optional[dt.date] = None, tools: Sequence[str] = 
     job = defs.resolve_job_def(BUILD_POOL_JOB)
     if job.asset_layer.executable_asset_keys != {a.key for a in CONSTRUCTION_ASSETS}:
         raise RuntimeError(f"job {BUILD_POOL_JOB} does not select exactly the construction assets")
+    options = construction_run_config(as_of=as_of, tools=tools, sample_size=sample_size, seed=seed,
+                                      replay_days=replay_days, policy=policy)
     result = job.execute_in_process(
-        run_config=construction_run_config(as_of=as_of, tools=tools, sample_size=sample_size, seed=seed,
-                                           replay_days=replay_days, policy=policy),
+        run_config={**(run_config or {}), **options},
+        run_id=run_id,
         resources=dict(resources) if resources else None,
         instance=instance if instance is not None else dg.DagsterInstance.ephemeral(),
         tags=dict(tags or {}),

@@ -20,32 +20,16 @@ from typing import AsyncIterator
 
 from typing import TYPE_CHECKING
 
+from livesearch_pipeline.cliargs import iso_date, positive_int
 from livesearch_pipeline.core.client import ToolCallError
 from livesearch_pipeline.evaluation.agents.loop import LoopLimits
+from livesearch_pipeline.settings import DataPaths
 
 if TYPE_CHECKING:
     from livesearch_pipeline.evaluation.agents.base import Agent, RunReport
 
 AGENT_KINDS = ("oracle", "stale", "closed-book", "web", "plugin")
 ENV_SEARXNG_URL = "LIVESEARCH_SEARXNG_URL"
-
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
-
-
-def _data_dir() -> Path:
-    return Path(os.environ.get("LIVESEARCH_DATA_DIR", "data"))
 
 
 def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -56,9 +40,9 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
     run.add_argument("--agent", required=True, choices=AGENT_KINDS)
     run.add_argument("--served", required=True, type=Path, help="served_questions_<D>.jsonl")
     run.add_argument("--out", required=True, type=Path, help="run folder for predictions.jsonl + .meta.json")
-    run.add_argument("--date", type=_date, default=None,
+    run.add_argument("--date", type=iso_date, default=None,
                      help="partition date D (default: from the served file's name)")
-    run.add_argument("--concurrency", type=_positive_int, default=4, help="questions in flight (default 4)")
+    run.add_argument("--concurrency", type=positive_int, default=4, help="questions in flight (default 4)")
     run.add_argument("--retry-errors", action="store_true",
                      help="on resume, ask again the questions whose line recorded an error")
     llm = run.add_argument_group("LLM agents (closed-book, web, plugin)")
@@ -66,8 +50,8 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
     llm.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint (default: $LIVESEARCH_LLM_API_BASE); "
                      "another endpoint gets the key in --api-key-env, never $LIVESEARCH_LLM_API_KEY")
     llm.add_argument("--api-key-env", default=None, help="with --api-base: the environment variable holding its key")
-    llm.add_argument("--max-steps", type=_positive_int, default=LoopLimits.max_steps, help="model calls per question")
-    llm.add_argument("--max-tokens", type=_positive_int, default=LoopLimits.max_tokens,
+    llm.add_argument("--max-steps", type=positive_int, default=LoopLimits.max_steps, help="model calls per question")
+    llm.add_argument("--max-tokens", type=positive_int, default=LoopLimits.max_tokens,
                      help="total tokens per question")
     llm.add_argument("--time-limit", type=float, default=LoopLimits.time_limit_s, help="seconds per question")
     llm.add_argument("--lang", choices=("en", "zh"), default="en",
@@ -129,7 +113,7 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
         from livesearch_pipeline.core.snapshot import SnapshotStore
         from livesearch_pipeline.evaluation.agents.stale import StaleAgent
 
-        yield StaleAgent.from_store(SnapshotStore(args.gold_dir or _data_dir() / "gold"), as_of)
+        yield StaleAgent.from_store(SnapshotStore(args.gold_dir or DataPaths.from_env().gold), as_of)
     elif args.agent == "oracle":
         from livesearch_pipeline.core.pool import load_checked_pool, read_pool_catalog
         from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
@@ -137,7 +121,7 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
         # The pool is checked before it runs: its manifest's sha256, and every program against the
         # catalog it was built from (the one the pool carries; for an older pool, the construction
         # directory beside it) with the bounds.
-        pool_dir = args.pool.parent if args.pool else _data_dir() / "pool"
+        pool_dir = args.pool.parent if args.pool else DataPaths.from_env().pool
         _, pool = load_checked_pool(pool_dir, read_pool_catalog(pool_dir, pool_dir.parent / "construction"))
         async with _data_client(args, as_of) as client:
             yield OracleAgent(pool=pool, client=client, as_of=as_of)

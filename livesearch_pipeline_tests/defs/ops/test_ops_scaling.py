@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "scaling.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "scaling.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,8 @@
-"""`livesearch` subcommands of the core area: `gate` (date gate) and `match` (answer matching)."""
+"""`livesearch gate` (date gate) and `livesearch match` (answer matching): the command line over the pure core.
+
+An entry point beside `cli` rather than inside `core`, which stays free of argument parsing and printing; the
+construction area has no commands of its own (`livesearch build-pool` materialises its assets, in
+`pipeline_commands`)."""
 
 from __future__ import annotations
 

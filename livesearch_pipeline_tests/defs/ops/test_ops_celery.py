@@ -31,11 +31,11 @@ import pytest
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.dagster_processes import start_process, stop_processes
-from livesearch_pipeline_tests.defs.test_refresh_assets import (
+from livesearch_pipeline_tests.defs.refresh.test_refresh_assets import (
     DAY, SERVICE_CLOCK, refresh_definitions, run_refresh, write_trimmed_pool,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 REDIS_THROWAWAY = REPO / "deploy" / "redis_throwaway.sh"
 CELERY_YAML = REPO / "deploy" / "celery" / "celery.yaml"
 REDIS_URL_ENV, UNAVAILABLE_ENV = "LIVESEARCH_TEST_REDIS_URL", "LIVESEARCH_REDIS_UNAVAILABLE"

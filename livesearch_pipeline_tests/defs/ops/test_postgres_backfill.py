@@ -23,7 +23,7 @@ import yaml
 
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DEPLOY_CONFIG = REPO / "deploy" / "dagster.yaml"
 PG_THROWAWAY = REPO / "deploy" / "pg_throwaway.sh"
 SERVER_URL_ENV = "LIVESEARCH_TEST_POSTGRES_URL"

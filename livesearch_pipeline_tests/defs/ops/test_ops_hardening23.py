@@ -16,7 +16,7 @@ from livesearch_pipeline.defs.ops.alerts import (
 )
 from livesearch_pipeline.defs.ops.analytics import analytics_store_sensor
 from livesearch_pipeline.defs.ops.freshness import FRESHNESS_CHECK, GOLD, OpsClockResource, gold_freshness_sensor
-from livesearch_pipeline_tests.defs.test_ops_alerts import NY, TOKEN, Webhook, assert_no_secret
+from livesearch_pipeline_tests.defs.ops.test_ops_alerts import NY, TOKEN, Webhook, assert_no_secret
 
 @pytest.fixture
 def webhook() -> Iterator[Webhook]:

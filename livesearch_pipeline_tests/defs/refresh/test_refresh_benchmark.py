@@ -18,7 +18,7 @@ from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "refresh.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "refresh.py"
 CLOCK = dt.date(2026, 3, 16)
 DAY = dt.date(2026, 3, 13)
 ENV = ("DAGSTER_HOME", "LIVESEARCH_DATA_DIR", "LIVESEARCH_CLOCK", "LIVESEARCH_DATA_SERVICE")

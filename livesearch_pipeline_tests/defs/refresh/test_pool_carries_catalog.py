@@ -17,7 +17,7 @@ from livesearch_pipeline.core.pool import CATALOG_FILE, catalog_disagreement, re
 from livesearch_pipeline.defs.construction.materialize import step_failures
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
-from livesearch_pipeline_tests.defs.test_refresh_assets import POOL_CLOCK, refresh_definitions, run_refresh
+from livesearch_pipeline_tests.defs.refresh.test_refresh_assets import POOL_CLOCK, refresh_definitions, run_refresh
 
 DAY = dt.date(2026, 11, 25)
 

@@ -11,7 +11,7 @@ import pytest
 from livesearch_pipeline.cli import main
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.settings import DataPaths
-from livesearch_pipeline_tests.defs.test_refresh_assets import SERVICE_CLOCK, file_states, write_trimmed_pool
+from livesearch_pipeline_tests.defs.refresh.test_refresh_assets import SERVICE_CLOCK, file_states, write_trimmed_pool
 
 REFRESH_JOB = "daily_refresh"
 FIRST, SECOND = dt.date(2026, 11, 24), dt.date(2026, 11, 25)

@@ -52,7 +52,7 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads listening sockets and process groups from /proc"),
 ]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 VENV_BIN = Path(sys.executable).parent
 CLOCK = dt.date(2025, 6, 27)  # a Friday: every exchange has a session on both partitions
 PARTITIONS = ("2025-06-26", "2025-06-27")

@@ -1,9 +1,0 @@
-"""`livesearch` subcommands of the construction area."""
-
-from __future__ import annotations
-
-import argparse
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this area's subcommands to the `livesearch` parser."""
