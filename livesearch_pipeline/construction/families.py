@@ -52,7 +52,7 @@ YMD = "%Y%m%d"
 PERCENT = Format(kind="percent", decimals=2, unit="%")
 # A ratio of two amounts, as a percentage (net margin, payout ratio).
 RATIO_PERCENT = Format(kind="percent", decimals=2, unit="%", scale=100.0)
-# Entities per covered class a family is drafted for: every covered one (one per visibility level).
+# Statement tool and bar tool of each equity class (growth, margins, the return since a report).
 STATEMENT_TOOLS = {"cn_equity": ("income", "daily"), "hk_equity": ("hk_income", "hk_daily"),
                    "us_equity": ("us_income", "us_daily")}
 GROWTH_FIELDS = ("revenue", "n_income", "n_income_attr_p", "operate_profit")
