@@ -25,6 +25,14 @@ class DataPaths:
     def pool(self) -> Path:
         return self.root / "pool"
 
+    def checked_pool(self):
+        """The pool under `pool/`, checked before anything executes it (`core.pool.load_checked_pool`:
+        its bytes against its manifest's sha256, every program against the catalog it was built from,
+        which the pool carries, with bounds): (manifest, questions). PoolLoadError names what is wrong."""
+        from livesearch_pipeline.core.pool import load_checked_pool, read_pool_catalog
+
+        return load_checked_pool(self.pool, read_pool_catalog(self.pool, self.construction))
+
     @property
     def construction(self) -> Path:
         return self.root / "construction"

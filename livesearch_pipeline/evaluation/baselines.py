@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from livesearch_pipeline.core.client import ToolClient
-from livesearch_pipeline.core.models import PoolManifest, Question
+from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
 from livesearch_pipeline.evaluation.evaluator import (
     EvaluationSummary,
@@ -210,14 +210,6 @@ def _judge(llm: LLMSettings, llm_cache: Path):
     return judge_from_settings(llm.judge_model, cache_dir=llm_cache, api_base=llm.api_base, api_key=llm.api_key)
 
 
-def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
-    """The pool under `paths.pool`, checked by `load_checked_pool` against the catalog it was built from."""
-    from livesearch_pipeline.core.pool import load_checked_pool, read_pool_catalog
-
-    # The catalog the pool carries (or, for an older pool, the construction folder's).
-    return load_checked_pool(paths.pool, read_pool_catalog(paths.pool, paths.construction))
-
-
 @contextlib.asynccontextmanager
 async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: Sequence[Question] | None,
                      client: ToolClient, llm: LLMSettings | None = None,
@@ -236,7 +228,7 @@ async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: S
         from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
 
         if pool is None:
-            pool = checked_pool(paths)[1]
+            pool = paths.checked_pool()[1]
         yield OracleAgent(pool=pool, client=client, as_of=day, name=spec.name)
     elif spec.kind == "stale":
         from livesearch_pipeline.evaluation.agents.stale import StaleAgent

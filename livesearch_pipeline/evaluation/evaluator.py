@@ -68,6 +68,7 @@ from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl, read_jsonl, 
 from livesearch_pipeline.core.lexicon import LexiconError, load_lexicon
 from livesearch_pipeline.core.matching import MatchOutcome, match_answer, normalize_text
 from livesearch_pipeline.core.normalize import reading_unit
+from livesearch_pipeline.core.served import ServedFileError, read_served
 from livesearch_pipeline.core.models import (
     GoldAnswer,
     Prediction,
@@ -152,11 +153,11 @@ class GoldDay:
 
 
 def load_served(path: Path) -> list[ServedQuestion]:
-    served = _read_jsonl(path, ServedQuestion, "served questions", "served question")
-    duplicates = _duplicates(q.qid for q in served)
-    if duplicates:
-        raise EvaluationError(f"{path}: served questions repeat {_name_qids(duplicates)}")
-    return served
+    """The served file (core.served), its faults as EvaluationError."""
+    try:
+        return read_served(path)
+    except (JsonlError, ServedFileError) as exc:
+        raise EvaluationError(str(exc)) from exc
 
 
 def load_gold(path: Path) -> GoldDay:

@@ -19,7 +19,7 @@ from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotSt
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
 from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers, pool_publication_lags
 from livesearch_pipeline.defs.resources import StorageResource
-from livesearch_pipeline.evaluation.evaluator import load_served
+from livesearch_pipeline.core.served import read_served as load_served
 from livesearch_pipeline.refresh import latest_observations
 
 MANIFEST_VERIFIES = "gold_manifest_verifies"

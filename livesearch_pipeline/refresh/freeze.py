@@ -1,4 +1,5 @@
-"""Glue of the daily refresh shared by the Dagster assets and the CLI (no Dagster here)."""
+"""Validate, then freeze: the close guard on `latest` answers, rejected days, the preview (no Dagster
+here). The served file of a day is written and read by `core.served`."""
 
 from __future__ import annotations
 
@@ -8,53 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from livesearch_pipeline.core.jsonl import render_jsonl
 from livesearch_pipeline.core.models import GoldAnswer, Question, ServedQuestion
 from livesearch_pipeline.core.publication import expected_latest_period
-from livesearch_pipeline.core.qid import qid_set_hash
-from livesearch_pipeline.core.snapshot import render_answers, sha256_bytes, write_atomic
-
-
-class ServedConflictError(RuntimeError):
-    """A served-questions file for D already exists with different content."""
-
-
-@dataclass(frozen=True)
-class ServedWrite:
-    path: Path
-    qid_set_hash: str
-    created: bool
-
-
-def served_from_pool(pool: Sequence[Question]) -> list[ServedQuestion]:
-    """Every pool question is served each day; the served record never carries an answer."""
-    return sorted(
-        (ServedQuestion(qid=q.qid, question=q.question, question_zh=q.question_zh, tier=q.tier,
-                        asset_class=q.asset_class, refresh_class=q.refresh_class, visibility=q.visibility,
-                        entity=q.entity) for q in pool),
-        key=lambda s: s.qid,
-    )
-
-
-def render_served(served: Sequence[ServedQuestion]) -> bytes:
-    return render_jsonl(sorted(served, key=lambda s: s.qid))
-
-
-def write_served(path: Path, served: Sequence[ServedQuestion]) -> ServedWrite:
-    """Write-once, like the gold snapshot: identical bytes are a no-op, different bytes fail."""
-    data = render_served(served)
-    digest = qid_set_hash(s.qid for s in served)
-    if path.exists():
-        existing = path.read_bytes()
-        if existing == data:
-            return ServedWrite(path, digest, created=False)
-        raise ServedConflictError(
-            f"{path} already exists with different content (sha256 {sha256_bytes(existing)} vs new "
-            f"{sha256_bytes(data)}); served questions of a day are frozen once"
-        )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, data)
-    return ServedWrite(path, digest, created=True)
+from livesearch_pipeline.core.served import (  # noqa: F401 - served files, re-exported for the refresh's users
+    ServedConflictError, ServedWrite, render_served, served_from_pool, write_served,
+)
+from livesearch_pipeline.core.snapshot import render_answers, write_atomic
 
 
 def preview_markdown(answers: Sequence[GoldAnswer], questions: Mapping[str, Question | ServedQuestion],
