@@ -11,6 +11,8 @@ these rules drop what should not be asked although it can be computed:
 - an aggregate of a session's extreme other than its own extreme (`daily_high`: only the highest
   high of the window, or its day; `daily_low` likewise) and any aggregate of a vendor's
   bookkeeping number (`artefact`: the count of price ticks);
+- the day of a window's extreme answered with a derived, bound or artefact field of that day
+  ("the previous close on the day it closed highest");
 - a label question whose answer the entity's name gives away (the industry 建工 of 渺珩建工).
 
 What a field *is* comes from the reviewed field lexicon (`quantity` of each entry, or its kind's
@@ -80,6 +82,13 @@ def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | No
         reason = aggregate_reason(tool, field, aggregate, lexicon)
         if reason is not None:
             return reason
+    # The day of a window's extreme answers with a field of that day's record: a copy or a rule-set
+    # limit of it ("the previous close on the day it closed highest") is not a figure anyone asks.
+    if extract.aggregate in ("argmax", "argmin") and extract.arg_field is not None:
+        tool = tools.get(extract.call)
+        quantity = quantity_of(lexicon, tool, extract.arg_field) if tool is not None else None
+        if quantity in NO_AGGREGATE:
+            return f"semantic_arg_field_of_{quantity}"
     return None
 
 

@@ -84,6 +84,19 @@ def test_program_reason_reads_the_other_side_of_a_combine():
     assert program_reason(daily) == "semantic_aggregate_of_derived"
 
 
+def test_the_day_of_an_extreme_answered_with_a_derived_field_is_rejected():
+    """"The previous close on the day it closed highest": argmax's arg_field is a copy of another
+    record's value; the close of that day, or the day itself, stays."""
+    program = bar_program("600519.SH", tool="daily", aggregate="argmax", sessions=20)
+
+    def with_arg(name):
+        return program.model_copy(update={"extract": program.extract.model_copy(update={"arg_field": name})})
+
+    assert program_reason(with_arg("pre_close")) == "semantic_arg_field_of_derived"
+    assert program_reason(with_arg("trade_date")) is None
+    assert program_reason(with_arg("vol")) is None
+
+
 @pytest.mark.parametrize(("name", "answer", "given_away"), [
     ("渺珩建工", "建工", True),
     ("霁珂银行", "银行", True),
