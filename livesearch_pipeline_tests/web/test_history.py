@@ -173,8 +173,17 @@ def test_last_and_first_need_only_their_deciding_record() -> None:
 
 def test_the_months_from_executing_the_pool_are_the_gold_s(case) -> None:
     # Built before D's gold is frozen, the web executes the pool at D: the same arguments.
-    from livesearch_pipeline.web.needs import _execute
+    # Only the questions that may read before the recent months are executed.
+    from livesearch_pipeline.web.needs import _execute, may_reach_back
 
-    _, _, hk, questions, answers, _ = case
-    executed = history_from(questions, _execute(questions, CLOCK, DEFAULT_SEED))
-    assert executed == history_from(questions, answers) and hk in dict(executed)
+    stock, _, _, questions, answers, _ = case
+    reaching = [q for q in questions if may_reach_back(q)]
+    executed = history_from(reaching, _execute(reaching, CLOCK, DEFAULT_SEED), CLOCK)
+    assert executed == history_from(questions, answers, CLOCK) and stock in dict(executed)
+    near = Program(calls=[Call(id="c1", tool="daily", args={"ts_code": stock},
+                               dates={"start_date": DateSpec(sessions_back=9, calendar="XSHG"),
+                                      "end_date": DateSpec(sessions_back=0, calendar="XSHG")})],
+                   extract=Extractor(call="c1", select=Selection(mode="all", key="trade_date"), field="close",
+                                     aggregate="mean", format=PERCENT))
+    assert not may_reach_back(_question(9, near, stock))
+    assert [may_reach_back(q) for q in questions] == [True, True, False, True], "the payout ratio reads no quote"
