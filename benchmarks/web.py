@@ -49,7 +49,9 @@ def build(args: argparse.Namespace, root: Path, tokenizer: str = "cjk"):
 
     config = CorpusConfig(clock=args.date, history_sessions=args.history_sessions)
     before = _cpu_seconds()
-    built = build_web(config, root, workers=args.workers, tokenizer=tokenizer)  # type: ignore[arg-type]
+    # The monthly quote histories reach as far back as the pool's questions read (web/needs.py).
+    built = build_web(config, root, workers=args.workers, tokenizer=tokenizer,  # type: ignore[arg-type]
+                      pool_file=args.pool / "questions.jsonl", gold_file=args.gold)
     cpu = _cpu_seconds() - before
     print(f"[build/{tokenizer}] {built.stats.pages} pages in {built.generate_and_index_s:.1f} s wall, "
           f"{cpu:.1f} CPU-s in all processes ({built.stats.bytes / 1e6:.0f} MB index) {built.stats.by_kind}", flush=True)

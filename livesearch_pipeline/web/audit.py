@@ -1,7 +1,7 @@
 """Audit of a built web: pages whose visible text gives the game away.
 
 A page must read like a page of the real web: it may not name the generator ("synthetic",
-"fictional", "offline web", the project's name), the noise model ("third-party figures that
+"fictional", "offline web", the project's name; 虚构, 合成市场, 模拟指数), the noise model ("third-party figures that
 disagree", "revised by up to"), the data service or its tools (API names such as `hk_hold`,
 parameter names such as `ts_code`). Provenance lives in the manifest and in an opaque digest in
 each page's head, which this audit does not read.
@@ -18,7 +18,8 @@ from livesearch_pipeline.web.index import WebIndex
 
 _GENERATOR = re.compile(
     r"synthetic|fictional|offline web|livesearch|generated|noise model|revised by up to|data service|"
-    r"\bts_code\b|\bdate window\b|\bwith a date window\b|only reports announced by the clock|\btool\b",
+    r"\bts_code\b|\bdate window\b|\bwith a date window\b|only reports announced by the clock|\btool\b|"
+    r"虚构|合成市场|模拟指数|合成.{0,6}指数",
     re.IGNORECASE)
 
 

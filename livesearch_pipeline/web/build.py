@@ -9,6 +9,7 @@ market seed, the clock and the history window.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -39,11 +40,21 @@ def corpus_directory(web_root: Path, day: dt.date) -> Path:
 
 
 def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WORKERS,
-              tokenizer: Tokenizer = "cjk") -> WebBuild:
-    """Generate and index the web of `config.clock` into `web_root/<clock>/`."""
+              tokenizer: Tokenizer = "cjk", pool_file: Path | None = None, gold_file: Path | None = None) -> WebBuild:
+    """Generate and index the web of `config.clock` into `web_root/<clock>/`.
+
+    With `pool_file`, the entities' monthly quote histories reach back as far as the pool's
+    questions read at the clock (web/needs.py: from `gold_file`, D's gold, when it exists, else by
+    executing the pool), unless `config.history_from` is already set."""
     directory = corpus_directory(web_root, config.clock)
     market_identity = ServiceConfig(seed=config.seed, clock=config.clock).identity
     started = time.monotonic()
+    if pool_file is not None and pool_file.is_file() and not config.history_from:
+        from livesearch_pipeline.web.needs import history_from_files
+
+        config = dataclasses.replace(config, history_from=history_from_files(pool_file, gold_file, config.clock,
+                                                                             config.seed))
+    needs_s = time.monotonic() - started
     stats = build_index(generate_pages(config, workers=workers), directory, identity=config.identity,
                         tokenizer=tokenizer,
                         extra_meta={"market": market_identity, "clock": config.clock.isoformat(),
@@ -53,7 +64,8 @@ def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WO
         "identity": config.identity, "market": market_identity, "clock": config.clock.isoformat(),
         "seed": config.seed, "history_sessions": config.history_sessions, "tokenizer": tokenizer,
         "pages": stats.pages, "by_kind": stats.by_kind, "index_file": INDEX_FILE, "index_bytes": stats.bytes,
-        "build_seconds": round(elapsed, 2),
+        "build_seconds": round(elapsed, 2), "history_needs_seconds": round(needs_s, 2),
+        "history_from": len(config.history_from),
     }
     temporary = directory / f".{MANIFEST_FILE}.tmp"
     temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -53,8 +53,12 @@ def build_web_command(args: argparse.Namespace) -> int:
     from livesearch_pipeline.settings import DataPaths
     from livesearch_pipeline.web.build import build_web
 
+    from livesearch_pipeline.core.pool import POOL_FILE
+    from livesearch_pipeline.core.snapshot import SnapshotStore
+
     paths = DataPaths.from_env()
-    built = build_web(_config(args), paths.web, workers=args.workers)
+    built = build_web(_config(args), paths.web, workers=args.workers, pool_file=paths.pool / POOL_FILE,
+                      gold_file=SnapshotStore(paths.gold).path_for(args.date))
     print(f"{built.identity}: {built.stats.pages} pages {built.stats.by_kind} in {built.generate_and_index_s:.1f} s, "
           f"{built.stats.bytes / 1e6:.1f} MB at {built.directory}")
     _evidence(paths, args.date, built.directory)

@@ -122,6 +122,10 @@ class CorpusConfig:
     entities: tuple[str, ...] | None = None
     market_tools: tuple[str, ...] | None = None
     tools: tuple[str, ...] | None = None  # entity tools whose pages exist (None: all)
+    # (entity code, "YYYY-MM"): the earliest month whose quote history the exchange keeps a
+    # monthly page of, for entities whose questions need it (web/needs.py derives it from the
+    # pool and D's gold); every other entity gets its last RECENT_HISTORY_MONTHS months.
+    history_from: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not 1 <= self.history_sessions <= 400:
@@ -138,8 +142,11 @@ class CorpusConfig:
         if self.entities is not None or self.market_tools is not None or self.tools is not None:
             digest = hashlib.sha256(repr((self.entities, self.market_tools, self.tools)).encode()).hexdigest()[:12]
             part = f" part={digest}"
+        months = ""
+        if self.history_from:
+            months = " months=" + hashlib.sha256(repr(sorted(self.history_from)).encode()).hexdigest()[:12]
         return (f"livesearch-offline-web/{CORPUS_VERSION} market-seed={self.seed} clock={self.clock.isoformat()} "
-                f"history={self.history_sessions}{part}")
+                f"history={self.history_sessions}{part}{months}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,14 +230,15 @@ class _Reader:
         days = _WINDOW_DAYS.get(meta.refresh_class, history_days)
         return self.config.clock - dt.timedelta(days=max(days, 10))
 
-    def fetch(self, tool: str, entity: str | None, history_days: int) -> _Fetched:
+    def fetch(self, tool: str, entity: str | None, history_days: int, start: dt.date | None = None) -> _Fetched:
         spec = self.specs[tool]
         meta = spec.meta
         args: dict[str, Any] = {}
         if entity is not None:
             args[meta.entity_param] = entity
         names = {p.name for p in spec.params}
-        start = self.window_start(meta, history_days)
+        start = min(start, self.window_start(meta, history_days)) if start is not None else self.window_start(
+            meta, history_days)
         if meta.time_key is not None and {"start_date", "end_date"} <= names:
             args.update(start_date=start.strftime("%Y%m%d"), end_date=self.config.clock.strftime("%Y%m%d"))
         elif {"start_m", "end_m"} <= names:
@@ -498,6 +506,24 @@ EXCHANGE_DAYS = 115
 EXCHANGE_ROWS = 70
 EXCHANGE_GROUPS = 8
 NEWS_LINKS = 12
+# The exchange's monthly historical-price pages of an entity's quote: the last few months for
+# everyone, further back (to a month or three before the earliest month a question needs) for
+# the entities in `CorpusConfig.history_from`; never more than MAX_HISTORY_MONTHS.
+RECENT_HISTORY_MONTHS = 4
+MAX_HISTORY_MONTHS = 84
+_MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December")
+
+
+def _month_start(day: dt.date, back: int = 0) -> dt.date:
+    """The first day of the month `back` months before `day`'s."""
+    index = day.year * 12 + day.month - 1 - back
+    return dt.date(index // 12, index % 12 + 1, 1)
+
+
+def _month_of(key: Any) -> str | None:
+    day = _key_date(key, None)
+    return f"{day.year:04d}-{day.month:02d}" if day is not None else None
 
 
 def _release_date(meta: ToolMeta, group: list[dict[str, Any]], clock: dt.date) -> dt.date:
@@ -529,6 +555,7 @@ class CorpusGenerator:
         # Calendar days the history window needs, with room for holidays.
         self.history_days = int(config.history_sessions * 1.6) + 20
         self.entity_tools = self._entity_tools()
+        self.history_from = dict(config.history_from)
 
     def _entity_tools(self) -> dict[str, list[str]]:
         by_class: dict[str, list[str]] = defaultdict(list)
@@ -581,15 +608,20 @@ class CorpusGenerator:
         news and forum posts also write about it (and how often they lag)."""
         tools = self.entity_tools.get(entity.asset_class, [])
         fetched: dict[str, _Fetched] = {}
+        quote_tool = _QUOTE_TOOL.get(entity.asset_class, "")
+        history_start = self._history_start(entity)
         for tool in sorted(tools):
             daily = self.reader.specs[tool].meta.refresh_class == "daily"
-            fetched[tool] = self.reader.fetch(tool, entity.code, EXCHANGE_DAYS if daily else RECENT_DAYS)
+            fetched[tool] = self.reader.fetch(tool, entity.code, EXCHANGE_DAYS if daily else RECENT_DAYS,
+                                              start=history_start if tool == quote_tool else None)
+        monthly = self._monthly_history(entity, fetched[quote_tool], history_start) if quote_tool in fetched else []
         pages: list[Page] = [self._filing_index(entity, fetched)]
         pages.extend(self._reports(entity, fetched))
+        pages.extend(monthly)
         report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
         for tool in tools:
             if tool not in report_tools and fetched[tool].groups and _has_figures(fetched[tool].meta, fetched[tool].groups):
-                page = self._official_page(entity, fetched[tool])
+                page = self._official_page(entity, fetched[tool], monthly if tool == quote_tool else ())
                 if page.kind != "quote" and _unit(self.seed, "crawled", entity.code, tool) >= crawl_probability(
                         entity.visibility):
                     page = dataclasses.replace(page, indexed=False)
@@ -642,7 +674,73 @@ class CorpusGenerator:
         return Page(path=path, site=site.key, kind=kind, lang=lang, title=title, published=published,
                     entity=entity, snippet=snippet, text=text, html=body, records=records)
 
-    def _official_page(self, entity: Entity, data: _Fetched) -> Page:
+    def _history_start(self, entity: Entity) -> dt.date:
+        """The first day of the first month of the entity's monthly quote history."""
+        recent = _month_start(self.clock, RECENT_HISTORY_MONTHS - 1)
+        needed = self.history_from.get(entity.code)
+        if needed is None:
+            return recent
+        year, month = (int(part) for part in needed.split("-"))
+        # One to three months more than the question needs, so the first page does not tell a
+        # reader which month a question starts in.
+        pad = 1 + int(3 * _unit(self.seed, "history-pad", entity.code))
+        start = _month_start(dt.date(year, month, 1), pad)
+        return max(min(start, recent), _month_start(self.clock, MAX_HISTORY_MONTHS - 1))
+
+    def _monthly_history(self, entity: Entity, data: _Fetched, start: dt.date) -> list[Page]:
+        """The exchange's historical-price pages of the entity's quote, one per month from `start`
+        to the clock's month, each with the month's sessions (newest first) and links to the
+        months before and after, the quote page and the company page. A month's page is published
+        on its last session (the current month's: its last session so far, never after the clock)."""
+        meta = data.meta
+        if meta.time_key is None or any(len(g) != 1 for g in data.groups):
+            return []
+        by_month: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
+        for group in data.groups:
+            month = _month_of(group[0].get(meta.time_key))
+            if month is not None and month >= f"{start.year:04d}-{start.month:02d}":
+                by_month[month].append(group)
+        months = sorted(by_month)
+        lang = _official_lang(entity)
+        name = _display_name(entity, lang)
+        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
+        pages = []
+        for position, month in enumerate(months):
+            groups = by_month[month]
+            year, number = int(month[:4]), int(month[5:])
+            if lang == "zh":
+                period = f"{year}年{number:02d}月"
+                title = f"{name}（{entity.code}）{period}历史行情"
+                lead = f"{entity.exchange} {entity.code} {name}：{period}每个交易日的行情，共{len(groups)}个交易日，由近及远。"
+                earlier, later, quote_label = "上月", "下月", "最新行情"
+            else:
+                period = f"{_MONTHS_EN[number - 1]} {year}"
+                title = f"{name} ({entity.code}) historical prices, {period}"
+                lead = (f"{entity.exchange} {entity.code} {name}: every session of {period}, "
+                        f"{len(groups)} sessions, newest first.")
+                earlier, later, quote_label = "Previous month", "Next month", "Latest quote"
+            links: list[tuple[str, str]] = []
+            if position > 0:
+                links.append((self._month_path(meta, entity, months[position - 1]), f"{earlier} {months[position - 1]}"))
+            if position + 1 < len(months):
+                links.append((self._month_path(meta, entity, months[position + 1]), f"{later} {months[position + 1]}"))
+            links += [(f"/exchange/{meta.name}/{entity.code}.html", quote_label),
+                      (f"/exchange/company/{entity.code}.html", name)]
+            table = _history_table(meta, groups, look, self.seed, f"month:{entity.code}:{meta.name}:{month}")
+            page = self._page(site=EXCHANGE, kind="history", path=self._month_path(meta, entity, month), lang=lang,
+                              title=title, published=_published(meta, groups[0], self.clock), entity=entity.code,
+                              snippet=lead, blocks=[Paragraph(lead), table, Links(tuple(links))],
+                              records=_keys(meta, entity.code, groups))
+            if _unit(self.seed, "crawled", entity.code, meta.name, month) >= crawl_probability(entity.visibility):
+                page = dataclasses.replace(page, indexed=False)
+            pages.append(page)
+        return pages
+
+    @staticmethod
+    def _month_path(meta: ToolMeta, entity: Entity, month: str) -> str:
+        return f"/exchange/{meta.name}/{entity.code}/history/{month}.html"
+
+    def _official_page(self, entity: Entity, data: _Fetched, monthly: Sequence[Page] = ()) -> Page:
         """The exchange's page of one data set of an entity: the latest record, then the history
         (daily series) or the last periods (holders, plans, schedules)."""
         meta = data.meta
@@ -667,7 +765,10 @@ class CorpusGenerator:
                 blocks.append(_group_table(meta, group, look, self.seed, f"{salt}:{index}"))
         kind = ("quote" if meta.name == _QUOTE_TOOL.get(entity.asset_class)
                 else "profile" if meta.refresh_class == "static" else "data")
-        blocks.append(Links(((f"/exchange/company/{entity.code}.html", name),)))
+        months = tuple((page.path, page.title) for page in reversed(monthly))
+        if months:
+            blocks.append(Heading("历史行情（按月）" if lang == "zh" else "Historical prices by month"))
+        blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *months)))
         return self._page(site=EXCHANGE, kind=kind, path=f"/exchange/{meta.name}/{entity.code}.html", lang=lang,
                           title=title, published=_published(meta, shown[0], self.clock), entity=entity.code,
                           snippet=f"{title}. {_as_of_text(meta, shown[0], lang)}", blocks=blocks,

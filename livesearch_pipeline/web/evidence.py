@@ -81,7 +81,8 @@ def _references(question: Question) -> list[tuple[str, ValueRef]]:
     program = question.program
     refs: list[tuple[str, ValueRef]] = [("extract", program.extract)]
     if program.extract.combine is not None:
-        refs.append(("extract.combine", program.extract.combine.other))
+        for position, step in enumerate(program.extract.combine.chain()):
+            refs.append(("extract.combine" + (f".{position + 1}" if position else ""), step.other))
     for call in program.calls:
         refs += [(f"{call.id}.{arg}", ref) for arg, ref in sorted(call.refs.items())]
     return refs
@@ -123,17 +124,48 @@ def question_links(question: Question, gold: GoldAnswer, replayer: _Replayer,
         if meta is None:
             raise EvidenceError(f"{question.qid}: tool {call.tool} is not a tool of the data service")
         try:
-            records = select_records(ref, responses, gold.date)
+            records = deciding_records(ref, select_records(ref, responses, gold.date))
         except (ExtractionEmpty, ExtractionError) as exc:
             raise EvidenceError(f"{question.qid} {where}: {exc}") from exc
-        args = gold.args[ref.call]
-        subject = str(args[meta.entity_param]) if meta.entity_param and meta.entity_param in args else None
-        keys = tuple(dict.fromkeys(record_key(call.tool, subject, r.get(meta.time_key) if meta.time_key else None)
-                                   for r in records))
-        values = tuple(r.get(ref.field) for r in records)
-        pages, missing = _placed(keys, pages_of) if pages_of is not None else ((), keys)
-        links.append(Link(where, ref.call, call.tool, subject, ref.field, keys, values, pages, missing))
+        links.append(_link(where, ref.call, call.tool, ref.field, records, gold, replayer, pages_of))
+        if ref.times is not None and meta.time_key is not None:
+            # The joined call's records on the selected records' time keys (the adjustment factor
+            # of each session of a window): a link of their own.
+            joined = calls.get(ref.times.call)
+            if joined is None:
+                raise EvidenceError(f"{question.qid} {where}: the join reads call {ref.times.call}, not in the program")
+            stamps = {str(r.get(ref.select.key)) for r in records}
+            partners = [r for r in responses[ref.times.call].get("items", [])
+                        if str(r.get(ref.select.key)) in stamps]
+            links.append(_link(f"{where}.times", ref.times.call, joined.tool, ref.times.field, partners, gold,
+                               replayer, pages_of))
     return links
+
+
+def _link(where: str, call_id: str, tool: str, field: str, records: Sequence[Mapping[str, Any]], gold: GoldAnswer,
+          replayer: _Replayer, pages_of: Mapping[str, Sequence[str]] | None) -> Link:
+    meta = replayer.metas[tool]
+    args = gold.args[call_id]
+    subject = str(args[meta.entity_param]) if meta.entity_param and meta.entity_param in args else None
+    keys = tuple(dict.fromkeys(record_key(tool, subject, r.get(meta.time_key) if meta.time_key else None)
+                               for r in records))
+    values = tuple(r.get(field) for r in records)
+    pages, missing = _placed(keys, pages_of) if pages_of is not None else ((), keys)
+    return Link(where, call_id, tool, subject, field, keys, values, pages, missing)
+
+
+def deciding_records(ref: ValueRef, records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The selected records a reader needs to compute the value: all of them, except for `first`
+    and `last`, which only the first (last) record with a value decides (the latest implemented
+    dividend, not every dividend since the listing). `argmax`/`argmin` keep every record: the
+    winner is only known once each candidate has been compared. Records arrive ascending by key
+    (`select_records`); a null field is skipped as the aggregate skips it."""
+    if ref.aggregate not in ("first", "last"):
+        return list(records)
+    valued = [r for r in records if r.get(ref.field) is not None]
+    if not valued:
+        return list(records)
+    return [valued[0] if ref.aggregate == "first" else valued[-1]]
 
 
 def tools_only(question: Question, replayer: _Replayer) -> bool:

@@ -105,6 +105,20 @@ def test_announcement_dates_follow_regulatory_lags(market, cn_codes, foreign_cod
             assert (r.ann_date - r.end_date).days <= limit
 
 
+def test_an_annual_report_never_comes_after_the_next_first_quarter_report(market):
+    # A-share practice: both by April 30, the annual report first or on the same day. Forty
+    # companies, as the realism check sampled them (three of forty had Q1 first before).
+    together = 0
+    for entity in market.universe.of_class("cn_equity")[:40]:
+        by_end = {r.end_date: r for r in market.fundamentals.reports(entity.code)}
+        for end, report in by_end.items():
+            q1 = by_end.get(dt.date(end.year + 1, 3, 31)) if end.month == 12 else None
+            if q1 is not None:
+                assert report.ann_date <= q1.ann_date, (entity.code, end, report.ann_date, q1.ann_date)
+                together += report.ann_date == q1.ann_date
+    assert together > 0, "some companies publish both on one day"
+
+
 def test_ttm_and_book_equity_are_point_in_time(market, cn_codes):
     fundamentals = market.fundamentals
     code = cn_codes[0]

@@ -4,6 +4,7 @@ reference modules: metadata completeness and records that match their declared f
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -205,3 +206,17 @@ def test_service_identical_calls_identical_records(service, market):
     code = market.universe.of_class("cn_equity")[5].code
     for name, args in (("balancesheet", {"ts_code": code}), ("top10_floatholders", {"ts_code": code}), ("us_tycr", {})):
         assert service.call(name, args) == service.call(name, dict(args))
+
+
+def test_index_reference_data_names_no_generator(market):
+    """The global indices' publisher and weighting rule read like a real index provider's."""
+    from livesearch_pipeline.dataservice.market.universe import GLOBAL_INDEX_PUBLISHER
+
+    specs = market.universe.index_specs
+    globals_ = [code for code, spec in specs.items() if spec.category == "海外指数"]
+    assert globals_ and all(specs[code].publisher == GLOBAL_INDEX_PUBLISHER for code in globals_)
+    rows = [r for r in call(market, "index_basic") if r["ts_code"] in globals_]
+    assert rows and {r["weight_rule"] for r in rows} == {"总市值加权"}
+    for row in rows:
+        assert not re.search(r"synthetic|fictional|模拟|合成|虚构", f"{row['publisher']} {row['weight_rule']}",
+                             re.IGNORECASE)

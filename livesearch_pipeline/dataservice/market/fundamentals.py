@@ -408,6 +408,17 @@ class Fundamentals:
         earliest, latest = _announcement_window(asset_class, end)
         if latest > horizon:
             return None
+        ann = self._raw_ann_date(code, asset_class, calendar, end, list_date, earliest, latest)
+        if asset_class == "cn_equity" and end.month == 12:
+            # A-share practice: the annual report comes out no later than the next first-quarter
+            # report (both by April 30; the same day when the company publishes them together).
+            q1_end = quarter_end(end.year + 1, 1)
+            q1_earliest, q1_latest = _announcement_window(asset_class, q1_end)
+            ann = min(ann, self._raw_ann_date(code, asset_class, calendar, q1_end, list_date, q1_earliest, q1_latest))
+        return ann
+
+    def _raw_ann_date(self, code: str, asset_class: str, calendar: str, end: dt.date, list_date: dt.date,
+                      earliest: dt.date, latest: dt.date) -> dt.date:
         span = (latest - earliest).days
         # Annual reports cluster late in the window, as they do in practice.
         u = unit_uniform(self.market.seed, code, "ann_date", end.isoformat())

@@ -50,7 +50,7 @@ class IndexSpec:
     base_date: dt.date
     base_point: float
     members: tuple[str, ...]
-    weight_rule: str  # "float_mv" (free-float cap weighted) or "" for simulated indices
+    weight_rule: str  # "float_mv" (free-float cap weighted) or "" for the global indices (total-cap weighted)
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,8 @@ _THEME_INDICES = (
     ("新能源车", "New Energy Vehicles", ("汽车整车", "汽车配件", "新型电力", "电气设备")),
     ("高端制造", "Advanced Manufacturing", ("专用机械", "电气设备", "汽车配件")),
 )
+# The publisher of the global indices: a fictional index provider, named as real ones are.
+GLOBAL_INDEX_PUBLISHER = "Meridian Global Indices Ltd."
 _GLOBAL_INDICES = (  # (code, name_en, name_zh, calendar, currency, base point)
     ("SGX500", "Synthetic Grand 500 Index", None, "XNYS", "USD", 1000.0),
     ("SNTX", "Synthetic Tech Composite", None, "XNYS", "USD", 2000.0),
@@ -452,7 +454,7 @@ def _indices(seed: int, names: _Names, cn: list[Entity]) -> tuple[list[Entity], 
                    exchange="GLOBAL", calendar=calendar, currency=currency, industry="海外指数",
                    list_date=base_date, visibility=vis, market="GLOBAL")
         )
-        specs[code] = IndexSpec(code, "海外指数", "Synthetic Index Co.", base_date, base_point, (), "")
+        specs[code] = IndexSpec(code, "海外指数", GLOBAL_INDEX_PUBLISHER, base_date, base_point, (), "")
     return entities, specs
 
 

@@ -165,7 +165,7 @@ def _index_basic(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]
             "ts_code": e.code, "name": e.name, "fullname": e.name_en, "market": e.market, "publisher": spec.publisher,
             "index_type": spec.category, "category": spec.category, "base_date": ymd(spec.base_date),
             "base_point": spec.base_point, "list_date": ymd(e.list_date),
-            "weight_rule": "自由流通市值加权" if spec.weight_rule == "float_mv" else "模拟指数",
+            "weight_rule": "自由流通市值加权" if spec.weight_rule == "float_mv" else "总市值加权",
             "desc": f"{e.name}由{spec.publisher}编制,成分股{len(spec.members)}只" if spec.members else f"{e.name_en} (synthetic global index)",
             "exp_date": None,
         })

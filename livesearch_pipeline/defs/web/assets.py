@@ -66,8 +66,15 @@ def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_
     part = {name: tuple(value) for name, value in
             (("entities", config.entities), ("market_tools", config.market_tools), ("tools", config.tools))
             if value is not None}
+    from livesearch_pipeline.core.pool import POOL_FILE
+    from livesearch_pipeline.core.snapshot import SnapshotStore
+
+    paths = storage.paths()
+    # The whole web's monthly quote histories reach as far back as the pool's questions read
+    # (web/needs.py); a partial web (demos, tests) keeps the recent months only.
+    needs = {} if part else {"pool_file": paths.pool / POOL_FILE, "gold_file": SnapshotStore(paths.gold).path_for(day)}
     built = build_web(CorpusConfig(clock=day, seed=seed, history_sessions=config.history_sessions, **part),
-                      storage.paths().web, workers=config.workers)
+                      paths.web, workers=config.workers, **needs)
     evidence = _evidence_summary(storage.paths(), day, built.directory) if not part else None
     return dg.MaterializeResult(
         data_version=dg.DataVersion(built.identity),
