@@ -6,7 +6,9 @@ published date is the date of the data it shows and is never after the clock.
 
 Visibility (0..10) governs how hard an entity's evidence is to find, never whether it exists:
 - every level: the exchange's own pages: the company page (names, codes, short name, links to
-  every page about the entity), the daily quote page with a history table, one page per data set
+  every page about the entity), the daily quote page with a history table, monthly
+  historical-price pages of the quote (the last RECENT_HISTORY_MONTHS months, further back where
+  `CorpusConfig.history_from` asks), one page per data set
   (daily series with their last EXCHANGE_ROWS records, others with their last EXCHANGE_GROUPS
   periods), the filing index and the periodic reports. Deep data-set pages are indexed by the
   search engine with probability `crawl_probability(level)` (served and linked either way);
@@ -21,7 +23,8 @@ words its labels its own way (web/wording.py). Each page records the records it 
 (`Page.records`), from which the evidence map is derived (web/evidence.py).
 
 All randomness is a hash of (seed, purpose, entity, tool, site[, date]): the corpus is a pure
-function of (seed, clock, history window).
+function of (seed, clock, history window, `history_from`: how far back each entity's monthly
+quote history reaches, web/needs.py).
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def check_index_integrity(index: WebIndex, directory: Path) -> None:
 
 def web_identity(index: WebIndex) -> dict[str, str]:
     """What a run summary records of the web it searched: identity, clock and scope."""
-    part = index.identity.partition(" part=")[2]
+    part = index.identity.partition(" part=")[2].split(" ", 1)[0]  # the identity may go on (" months=…")
     return {"identity": index.identity, "clock": str(index.meta.get("clock", "")),
             "scope": f"part={part}" if part else "full", "pages": str(index.pages)}
 

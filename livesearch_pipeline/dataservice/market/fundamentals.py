@@ -12,7 +12,7 @@ date before that announcement. Reports whose announcement would fall beyond the 
 horizon are not generated, since no valid clock can reach them.
 
 Reporting calendars: A-shares report every quarter (Q1 by Apr 30, H1 by Aug 31, Q3 by Oct 31,
-annual by Apr 30 of the next year); HK companies report half-yearly (interim by Aug 31, annual by
+annual by Apr 30 of the next year, and never after the next Q1 report: the same day at the latest); HK companies report half-yearly (interim by Aug 31, annual by
 Mar 31); US companies quarterly (10-Q within 40 days, 10-K within 60 days). Amounts are in the
 company's reporting currency: CNY for A-shares, HKD for HK, USD for US listings.
 
