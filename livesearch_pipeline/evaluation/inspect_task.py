@@ -267,6 +267,20 @@ def _web_tools_impl(searxng_url: str) -> Any:
     return WebTools(WebToolsConfig(searxng_url=searxng_url), httpx.AsyncClient())
 
 
+async def _call_web_tool(searxng_url: str, name: str, arguments: dict[str, Any]) -> str:
+    """One call of the web agent's own tool `name` (the same search and fetch code), its failures as
+    Inspect's ToolError, which the model sees as the tool's error."""
+    from livesearch_pipeline.evaluation.agents.loop import ToolFailure
+
+    tools = _web_tools_impl(searxng_url)
+    try:
+        return (await getattr(tools, name)(arguments)).content
+    except ToolFailure as exc:
+        raise ToolError(str(exc)) from exc
+    finally:
+        await tools.http.aclose()
+
+
 @tool
 def web_search(searxng_url: str) -> Tool:
     async def execute(query: str, page: int = 1) -> str:
@@ -276,15 +290,7 @@ def web_search(searxng_url: str) -> Tool:
             query: the search query
             page: result page, default 1
         """
-        from livesearch_pipeline.evaluation.agents.loop import ToolFailure
-
-        tools = _web_tools_impl(searxng_url)
-        try:
-            return (await tools.web_search({"query": query, "page": page})).content
-        except ToolFailure as exc:
-            raise ToolError(str(exc)) from exc
-        finally:
-            await tools.http.aclose()
+        return await _call_web_tool(searxng_url, "web_search", {"query": query, "page": page})
 
     return execute
 
@@ -298,15 +304,7 @@ def fetch_page(searxng_url: str) -> Tool:
             url: an http(s) URL
             start: character offset, default 0
         """
-        from livesearch_pipeline.evaluation.agents.loop import ToolFailure
-
-        tools = _web_tools_impl(searxng_url)
-        try:
-            return (await tools.fetch_page({"url": url, "start": start})).content
-        except ToolFailure as exc:
-            raise ToolError(str(exc)) from exc
-        finally:
-            await tools.http.aclose()
+        return await _call_web_tool(searxng_url, "fetch_page", {"url": url, "start": start})
 
     return execute
 

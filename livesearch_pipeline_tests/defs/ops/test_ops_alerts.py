@@ -11,7 +11,6 @@ import datetime as dt
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
 
 import dagster as dg
 import pytest
@@ -56,23 +55,6 @@ class Webhook:
 
     def bodies(self) -> list[dict]:
         return [r["body"] for r in self.received]
-
-
-@pytest.fixture
-def webhook() -> Iterator[Webhook]:
-    hook = Webhook()
-    hook.thread.start()
-    try:
-        yield hook
-    finally:
-        hook.server.shutdown()
-        hook.server.server_close()
-
-
-@pytest.fixture
-def instance() -> Iterator[dg.DagsterInstance]:
-    with dg.instance_for_test() as inst:
-        yield inst
 
 
 def assert_no_secret(hook: Webhook, *secrets: str) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Iterator
 
 import dagster as dg
 import pytest
@@ -16,24 +15,7 @@ from livesearch_pipeline.defs.ops.alerts import (
 )
 from livesearch_pipeline.defs.ops.analytics import analytics_store_sensor
 from livesearch_pipeline.defs.ops.freshness import FRESHNESS_CHECK, GOLD, OpsClockResource, gold_freshness_sensor
-from livesearch_pipeline_tests.defs.ops.test_ops_alerts import NY, TOKEN, Webhook, assert_no_secret
-
-@pytest.fixture
-def webhook() -> Iterator[Webhook]:
-    hook = Webhook()
-    hook.thread.start()
-    try:
-        yield hook
-    finally:
-        hook.server.shutdown()
-        hook.server.server_close()
-
-
-@pytest.fixture
-def instance() -> Iterator[dg.DagsterInstance]:
-    with dg.instance_for_test() as inst:
-        yield inst
-
+from livesearch_pipeline_tests.defs.ops.test_ops_alerts import NY, TOKEN, assert_no_secret
 
 BROKER_PASSWORD = "brokerpw-7d2c11"
 QUERY_KEY = "QQkey-5e8a90b1"
