@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from livesearch_pipeline.construction.formats import unit_phrase_en, value_format, zh_unit
+from livesearch_pipeline.construction.formats import ask_zh, unit_phrase_en, value_format
 from livesearch_pipeline.construction.models import Candidate, EntityInfo
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
@@ -439,13 +439,6 @@ def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
 # --------------------------------------------------------------------------- texts
 
 
-def _ask_zh(fmt: Format) -> str:
-    if fmt.kind == "percent":
-        return "是多少？以百分比表示，保留2位小数。"
-    unit, decimals = zh_unit(fmt)
-    return f"是多少{unit}？保留{decimals}位小数。"
-
-
 def _nouns(c: Candidate, lexicon: Lexicon, field: str | None = None) -> tuple[str, str]:
     entry = lexicon.require(c.facts.tool, field or c.facts.field)
     return entry.en, entry.zh
@@ -522,7 +515,7 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     assert family is not None, f"{c.qid} is not a family candidate"
     name, param = family
     fmt = c.program.extract.format
-    ask = _ask_zh(fmt)
+    ask = ask_zh(fmt)
     _, subj = _subject(c)
     _, noun = _nouns(c, lexicon)
     if name == "growth_period":

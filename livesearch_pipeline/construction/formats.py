@@ -235,3 +235,17 @@ def unit_phrase_en(fmt: Format) -> str:
 
 def _decimals_en(n: int | None) -> str:
     return "1 decimal" if n == 1 else f"{n} decimals"
+
+
+def ask_zh(fmt: Format) -> str:
+    """"是多少亿元？保留2位小数。" — the question word and the one unit of the Chinese text."""
+    if fmt.kind == "percent":
+        return f"是多少？以百分比表示，保留{fmt.decimals}位小数。"
+    if fmt.kind == "date":
+        return "是哪一个交易日？请按YYYY-MM-DD格式作答。"
+    if fmt.kind == "text":
+        return "是什么？"
+    unit, decimals = zh_unit(fmt)
+    if fmt.kind == "integer":
+        return f"是多少{unit}？请给出整数。"
+    return f"是多少{unit}？保留{decimals}位小数。"

@@ -22,7 +22,7 @@ from typing import Sequence
 from pydantic import ValidationError
 
 from livesearch_pipeline.construction import families
-from livesearch_pipeline.construction.formats import proposed_rule, unit_phrase_en, zh_unit
+from livesearch_pipeline.construction.formats import ask_zh, proposed_rule, unit_phrase_en, zh_unit
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.lint import LintContext, lint_question
 from livesearch_pipeline.construction.models import Candidate, RejectRow
@@ -30,7 +30,7 @@ from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM
 from livesearch_pipeline.core.catalog import Catalog, unit_phrase
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.matching import clamp_rule
-from livesearch_pipeline.core.models import Format, MatchRule, Provenance, Question, StrictModel
+from livesearch_pipeline.core.models import MatchRule, Provenance, Question, StrictModel
 
 TEMPLATE = "template"
 # Instruments of the Chinese market always get a Chinese text; series of it that are not
@@ -270,20 +270,6 @@ def _market_zh(c: Candidate, p: _Parts) -> str:
     return {"XSHG": "A股", "XHKG": "港股", "XNYS": "美股"}.get(c.facts.calendar or "", "")
 
 
-def _ask_zh(fmt: Format) -> str:
-    """"是多少亿元？保留2位小数。" — the question word and the one unit of the Chinese text."""
-    if fmt.kind == "percent":
-        return f"是多少？以百分比表示，保留{fmt.decimals}位小数。"
-    if fmt.kind == "date":
-        return "是哪一个交易日？请按YYYY-MM-DD格式作答。"
-    if fmt.kind == "text":
-        return "是什么？"
-    unit, decimals = zh_unit(fmt)
-    if fmt.kind == "integer":
-        return f"是多少{unit}？请给出整数。"
-    return f"是多少{unit}？保留{decimals}位小数。"
-
-
 def _be(p: _Parts) -> str:
     return "were" if p.plural else "was"
 
@@ -367,7 +353,7 @@ def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | 
     f = c.facts
     p = _parts(c, lexicon)
     fmt = c.program.extract.format
-    ask = _ask_zh(fmt)
+    ask = ask_zh(fmt)
     kind, _, rest = f.anchor.partition(":")
     noun, who = p.noun_zh, f"{p.subject_zh or ''}{p.series_zh}"
     if f.other_entity:
