@@ -47,6 +47,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from livesearch_pipeline.core import aio
 from livesearch_pipeline.construction.formats import proposed_rule
 from livesearch_pipeline.construction.models import Candidate, DynamicsRow, FilterCount
 from livesearch_pipeline.core.calendars import sessions_back
@@ -244,7 +245,7 @@ _FORKED: tuple[Mapping[dt.date, Mapping[str, Program]], OpenAt, ExecutorConfig] 
 def _forked_worker(days: list[dt.date]) -> tuple[dict[dt.date, dict[str, DayAnswer]], ReplayStats]:
     assert _FORKED is not None, "replay workers must be forked by replay()"
     programs_by_day, open_at, config = _FORKED
-    return asyncio.run(_replay_days(days, programs_by_day, open_at, None, config))
+    return aio.run(_replay_days(days, programs_by_day, open_at, None, config))
 
 
 async def replay(programs_by_day: Mapping[dt.date, Mapping[str, Program]], *, open_at: OpenAt | None,

@@ -1,7 +1,6 @@
 """Construction stages 1–6 as assets (DESIGN §2). Thin: each calls construction/ and writes its table."""
 
 
-import asyncio
 import datetime as dt
 from collections import Counter
 from typing import Optional
@@ -9,6 +8,7 @@ from typing import Optional
 import dagster as dg
 from pydantic import Field
 
+from livesearch_pipeline.core import aio
 from livesearch_pipeline.construction.enumerate import enumerate_candidates
 from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, ProbeRow
 from livesearch_pipeline.construction.dynamics import DEFAULT_REPLAY_DAYS, DynamicsPolicy, OpenAt
@@ -91,7 +91,7 @@ def tool_catalog(context: dg.AssetExecutionContext, data_service: DataServiceRes
         async with data_service.open() as client:
             return await client.list_tools()
 
-    catalog = asyncio.run(run())
+    catalog = aio.run(run())
     path = storage.paths().construction / TABLES["catalog"]
     write_catalog(path, catalog)
     roles = Counter(t.role for t in catalog.tools)
@@ -121,7 +121,7 @@ def tool_probe(config: ConstructionConfig, data_service: DataServiceResource, st
                                      seed=config.seed)
             return entities, rows
 
-    entities, rows = asyncio.run(run())
+    entities, rows = aio.run(run())
     write_table(paths.construction / TABLES["entities"], [e for g in entities.values() for e in g])
     write_table(paths.construction / TABLES["probe"], rows)
     return dg.MaterializeResult(metadata={
@@ -156,12 +156,19 @@ def candidates(config: ConstructionConfig, data_service: DataServiceResource, st
     rows = [r for r in read_table(paths.construction / TABLES["coverage"], CoverageRow) if r.tool in allowed]
 
     as_of = _as_of(config, data_service)
+    # Like the replay (candidate_dynamics), enumeration calls a point-in-time service directly:
+    # ~7,000 calls, whose JSON-schema validation by the in-process MCP session was ~60 % of this
+    # step. The bytes are the same (ServiceClient); the probe, the gold and the agents keep MCP.
+    open_at = point_in_time_source(data_service)
 
     async def run():
-        async with data_service.open(as_of=_point_in_time(data_service, as_of)) as client:
+        if open_at is not None:
+            async with open_at(as_of) as client:
+                return await enumerate_candidates(client, catalog, rows, entities, as_of)
+        async with data_service.open() as client:
             return await enumerate_candidates(client, catalog, rows, entities, as_of)
 
-    result = asyncio.run(run())
+    result = aio.run(run())
     write_table(paths.construction / TABLES["candidates"], result.candidates)
     write_table(paths.construction / TABLES["filters"], result.filters)
     write_enumeration_date(paths.construction, as_of)
@@ -212,7 +219,7 @@ def candidate_dynamics(config: DynamicsConfig, data_service: DataServiceResource
             return await profile_stage(rows, catalog, paths.construction, as_of, open_at=None, client=client,
                                        policy=policy)
 
-    result = asyncio.run(run())
+    result = aio.run(run())
     return dg.MaterializeResult(metadata={
         **_table_meta(len(result.candidates), paths.construction / TABLES["profiled"]),
         "as_of": as_of.isoformat(), "replayed": len(result.rows), "point_in_time": result.point_in_time,
@@ -232,7 +239,7 @@ def verbalized_questions(config: PoolPolicyConfig, storage: StorageResource, llm
     catalog = read_catalog(paths.construction / TABLES["catalog"])
     reserve = reserve_for_verbalizing(rows, config.policy())
     verbalizer = llm.verbalizer(paths)
-    questions, rejects = asyncio.run(verbalize_candidates(reserve, verbalizer, catalog=catalog))
+    questions, rejects = aio.run(verbalize_candidates(reserve, verbalizer, catalog=catalog))
     write_table(paths.construction / TABLES["verbalized"], questions)
     write_table(paths.construction / TABLES["rejects"], rejects)
     return dg.MaterializeResult(metadata={
