@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
-from livesearch_pipeline.web.corpus import CorpusConfig, WebCorpusError, generate_pages
+from livesearch_pipeline.web.corpus import CorpusConfig, WebCorpusError
+from livesearch_pipeline.web.generate import generate_pages
 from livesearch_pipeline.web.index import INDEX_FILE, BuildStats, Tokenizer, build_index
 
 MANIFEST_FILE = "manifest.json"

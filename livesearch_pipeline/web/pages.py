@@ -1,0 +1,1012 @@
+"""The pages of the offline web at a clock, generated from the embedded data service.
+
+Every figure comes from a tool call to the embedded `DataService` at the corpus clock (never
+the wall clock), so a page can only show what the service would return that day; a page's
+published date is the date of the data it shows and is never after the clock.
+
+Visibility (0..10) governs how hard an entity's evidence is to find, never whether it exists:
+- every level: the exchange's own pages: the company page (names, codes, short name, links to
+  every page about the entity), the daily quote page with a history table, monthly
+  historical-price pages of the quote (the last RECENT_HISTORY_MONTHS months, further back where
+  `CorpusConfig.history_from` asks), one page per data set
+  (daily series with their last EXCHANGE_ROWS records, others with their last EXCHANGE_GROUPS
+  periods), the filing index and the periodic reports. Deep data-set pages are indexed by the
+  search engine with probability `crawl_probability(level)` (served and linked either way);
+- level >= 1: data-portal pages from `1 + level // 2` of six portals (a per-entity choice); each
+  portal covers each of the entity's tools with probability `0.3 + 0.07 * level`, and shows the
+  latest data with probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a
+  stale page); news items on the sessions of the history window, with probability
+  `0.05 + 0.07 * level` per session and news site; history tables from level 4; spam from level 6.
+Portals differ the way real ones do: one restates big amounts in 亿元, one in million, one
+rounds to one decimal, two sometimes carry third-party figures that disagree by 0.5-3%; each
+words its labels its own way (web/wording.py). Each page records the records it prints
+(`Page.records`), from which the evidence map is derived (web/evidence.py).
+
+All randomness is a hash of (seed, purpose, entity, tool, site[, date]): the corpus is a pure
+function of (seed, clock, history window, `history_from`: how far back each entity's monthly
+quote history reaches, web/needs.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import re
+import struct
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+from livesearch_pipeline.core.lexicon import load_lexicon
+from livesearch_pipeline.core.catalog import FieldMeta, ToolMeta
+from livesearch_pipeline.dataservice.catalog import ServiceConfig
+from livesearch_pipeline.dataservice.market import shared_market
+from livesearch_pipeline.dataservice.market.universe import Entity
+from livesearch_pipeline.dataservice.server import DataService
+from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, record_key
+from livesearch_pipeline.web.render import (
+    Block, Heading, Links, Paragraph, Table, format_number, render_page, restate_amount,
+)
+from livesearch_pipeline.web.wording import data_title, site_label
+
+
+@dataclass(frozen=True)
+class Site:
+    key: str  # first path segment of its URLs
+    name: str
+    lang: str  # "en" | "zh"
+    role: str  # "exchange" | "portal" | "news" | "stats" | "spam"
+    restates: bool = False  # big amounts in 亿元 (zh) / million (en)
+    rounding: int | None = None  # every figure rounded to this many decimals
+    disagree: float = 0.0  # probability that a page carries a third-party feed's (different) figures
+
+
+PORTALS = (
+    Site("finquote", "FinQuote", "en", "portal"),
+    Site("caijing", "财经数据网", "zh", "portal"),
+    Site("marketpulse", "MarketPulse", "en", "portal", restates=True),
+    Site("gushi", "股市通", "zh", "portal", restates=True, disagree=0.35),
+    Site("quotehub", "QuoteHub", "en", "portal", rounding=1),
+    Site("hangqing", "行情中心", "zh", "portal", disagree=0.2),
+)
+NEWS_SITES = (Site("investwire", "InvestWire", "en", "news"), Site("caixun", "财讯网", "zh", "news"))
+EXCHANGE = Site("exchange", "Exchange Disclosure Portal 交易所信息披露平台", "zh", "exchange")
+_EXCHANGE_EN = Site("exchange", EXCHANGE.name, "en", "exchange")
+STATS = Site("stats", "Statistics Release Portal 统计数据发布", "zh", "stats")
+SPAM_SITES = (Site("hotstocktips", "Hot Stock Tips", "en", "spam"), Site("niugu", "牛股天天荐", "zh", "spam"))
+SITES = {s.key: s for s in (*PORTALS, *NEWS_SITES, EXCHANGE, STATS, *SPAM_SITES)}
+
+# Tools with no entity whose data a portal publishes (macro releases, rates, FX, market flows).
+MARKET_TOOL_CLASSES = frozenset({"macro", "rates_fx", "market"})
+# Reference lists and calendars are not pages anyone reads for a figure.
+_SKIPPED_TOOLS = frozenset({"trade_cal", "hk_tradecal", "us_tradecal", "new_share", "hs_const", "fund_company",
+                            "index_classify"})
+# Market-wide series (rates, FX, macro releases) are household names: the pool scores them 10.
+MARKET_VISIBILITY = 10
+# How far back each refresh class is fetched, in days (a lag of up to three updates must fit).
+_WINDOW_DAYS = {"weekly": 60, "monthly": 200, "quarterly": 800, "annual": 1500}
+# Announcing tools whose records the exchange's filing index lists, with the title they get.
+_FILINGS = {
+    "income": ("Periodic report", "定期报告"), "hk_income": ("Periodic report", "定期报告"),
+    "us_income": ("Periodic report", "定期报告"), "dividend": ("Dividend announcement", "分红派息公告"),
+    "fund_div": ("Distribution announcement", "基金分红公告"), "forecast": ("Earnings forecast", "业绩预告"),
+    "express": ("Preliminary results", "业绩快报"), "share_float": ("Lock-up expiry notice", "限售股解禁公告"),
+    "repurchase": ("Share repurchase announcement", "回购公告"),
+}
+_REPORT_TOOLS = {
+    "cn_equity": ("income", "balancesheet", "cashflow", "fina_indicator"),
+    "hk_equity": ("hk_income", "hk_balancesheet", "hk_cashflow", "hk_fina_indicator"),
+    "us_equity": ("us_income", "us_balancesheet", "us_cashflow", "us_fina_indicator"),
+}
+_QUOTE_TOOL = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
+               "fund": "fund_nav"}
+REPORTS_BACK = 8
+# Calendar days fetched for daily tools other than the quote tool: a history table and a lag of
+# three updates fit; only the quote tool reaches back over the whole history window.
+RECENT_DAYS = 100
+HISTORY_ROWS = 60
+FILING_ROWS = 40
+
+
+def crawl_probability(visibility: int) -> float:
+    """How likely the engine indexed one of an entity's exchange data-set pages: search engines
+    crawl the deep pages of a popular entity, fewer of an obscure one's (its company, quote,
+    filing and report pages are always indexed)."""
+    return min(1.0, 0.25 + 0.1 * visibility)
+
+
+def _unit(seed: int, *parts: object) -> float:
+    """A uniform number in [0, 1) fixed by the seed and the parts."""
+    digest = hashlib.blake2b("|".join(map(str, (seed, *parts))).encode(), digest_size=8).digest()
+    return struct.unpack(">Q", digest)[0] / 2**64
+
+
+def sources_for(visibility: int) -> int:
+    """How many portals publish data pages about an entity of this visibility level."""
+    return 0 if visibility <= 0 else min(len(PORTALS), 1 + visibility // 2)
+
+
+def coverage_probability(visibility: int) -> float:
+    return min(1.0, 0.3 + 0.07 * visibility)
+
+
+def fresh_probability(visibility: int) -> float:
+    return min(0.97, 0.5 + 0.045 * visibility)
+
+
+def news_probability(visibility: int) -> float:
+    return 0.0 if visibility <= 0 else min(0.9, 0.05 + 0.07 * visibility)
+
+
+# --------------------------------------------------------------------------- data access
+
+
+@dataclass
+class _Fetched:
+    """Records of one tool for one entity (or none), newest first, grouped by time key."""
+
+    meta: ToolMeta
+    groups: list[list[dict[str, Any]]]
+
+
+class _Reader:
+    """The data service at the corpus clock; every call is checked and read once."""
+
+    def __init__(self, config: CorpusConfig) -> None:
+        self.config = config
+        self.service = DataService(config=ServiceConfig(seed=config.seed, clock=config.clock),
+                                   market=shared_market(config.seed))
+        self.market = self.service.market
+        self.specs = {s.name: s for s in self.service.specs if s.meta.role == "data"}
+
+    def window_start(self, meta: ToolMeta, history_days: int) -> dt.date:
+        days = _WINDOW_DAYS.get(meta.refresh_class, history_days)
+        return self.config.clock - dt.timedelta(days=max(days, 10))
+
+    def fetch(self, tool: str, entity: str | None, history_days: int, start: dt.date | None = None) -> _Fetched:
+        spec = self.specs[tool]
+        meta = spec.meta
+        args: dict[str, Any] = {}
+        if entity is not None:
+            args[meta.entity_param] = entity
+        names = {p.name for p in spec.params}
+        start = min(start, self.window_start(meta, history_days)) if start is not None else self.window_start(
+            meta, history_days)
+        if meta.time_key is not None and {"start_date", "end_date"} <= names:
+            args.update(start_date=start.strftime("%Y%m%d"), end_date=self.config.clock.strftime("%Y%m%d"))
+        elif {"start_m", "end_m"} <= names:
+            args.update(start_m=(self.config.clock - dt.timedelta(days=800)).strftime("%Y%m"),
+                        end_m=self.config.clock.strftime("%Y%m"))
+        elif {"start_q", "end_q"} <= names:
+            first = self.config.clock - dt.timedelta(days=1100)
+            args.update(start_q=f"{first.year}Q{(first.month - 1) // 3 + 1}",
+                        end_q=f"{self.config.clock.year}Q{(self.config.clock.month - 1) // 3 + 1}")
+        args["limit"] = 2000
+        try:
+            result = self.service.call(tool, args)
+        except Exception as exc:
+            raise WebCorpusError(f"tool {tool} failed for {entity or 'the market'} at clock "
+                                 f"{self.config.clock}: {type(exc).__name__}: {exc}") from exc
+        if result["has_more"]:
+            raise WebCorpusError(f"tool {tool} returned more than 2000 records for {entity} in the corpus window")
+        key = meta.time_key
+        if key is None:
+            return _Fetched(meta, [[record] for record in result["items"]])
+        # One group per time key, newest first (records of several series may interleave).
+        by_key: dict[Any, list[dict[str, Any]]] = {}
+        for record in result["items"]:
+            by_key.setdefault(record.get(key), []).append(record)
+        ordered = sorted(by_key, key=lambda k: str(k), reverse=True)
+        return _Fetched(meta, [by_key[k] for k in ordered])
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _key_date(value: Any, fmt: str | None) -> dt.date | None:
+    """The last calendar day a time-key value covers (a month's last day, a quarter's)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        if re.fullmatch(r"\d{8}", text):
+            return dt.datetime.strptime(text, "%Y%m%d").date()
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            return dt.date.fromisoformat(text)
+        if re.fullmatch(r"\d{6}", text):
+            year, month = int(text[:4]), int(text[4:])
+            nxt = dt.date(year + month // 12, month % 12 + 1, 1)
+            return nxt - dt.timedelta(days=1)
+        found = re.fullmatch(r"(\d{4})Q([1-4])", text)
+        if found:
+            year, quarter = int(found.group(1)), int(found.group(2))
+            nxt = dt.date(year + quarter // 4, (quarter * 3) % 12 + 1, 1)
+            return nxt - dt.timedelta(days=1)
+        if re.fullmatch(r"\d{8} \d{2}:\d{2}(:\d{2})?", text):
+            return dt.datetime.strptime(text[:8], "%Y%m%d").date()
+    except ValueError:
+        return None
+    return None
+
+
+def _published(meta: ToolMeta, group: list[dict[str, Any]], clock: dt.date) -> dt.date:
+    """When a page showing `group` went up: its announcement date when it has one, else its time key;
+    never after the clock (the service shows nothing dated later)."""
+    record = group[0]
+    for name in ("ann_date", "f_ann_date"):
+        day = _key_date(record.get(name), None)
+        if day is not None:
+            return min(day, clock)
+    day = _key_date(record.get(meta.time_key), meta.time_key_fmt) if meta.time_key else None
+    return min(day, clock) if day is not None else clock
+
+
+def _decimals_of(value: float) -> int:
+    text = repr(value)
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+
+
+def _shown_fields(meta: ToolMeta) -> list[FieldMeta]:
+    """Fields a page prints: figures, labels, dates, adjustment factors, and the fields that tell
+    several series of one time key apart (the exchange of a market-wide margin row, a pair)."""
+    return [f for f in meta.fields
+            if (f.role in ("measure", "label", "date", "factor") or f.name in meta.series_keys)
+            and f.name != meta.entity_param]
+
+
+# Hong Kong prices are quoted at their tick sizes: three decimals below HKD 0.50, two above.
+_HK_PRICE_TOOLS = frozenset({"hk_daily", "hk_daily_adj"})
+
+
+def _hk_price_decimals(meta: ToolMeta, f: FieldMeta, number: float) -> int | None:
+    if meta.name in _HK_PRICE_TOOLS and f.unit == "HKD" and f.name in ("open", "high", "low", "close", "pre_close",
+                                                                        "change", "vwap", "avg_price"):
+        return 3 if abs(number) < 0.5 and f.name != "change" else 2
+    return None
+
+
+@dataclass
+class _Look:
+    """How one site shows figures on one page."""
+
+    site: Site
+    disagree_seed: float | None  # not None: figures come from a third-party feed that differs
+
+
+def _figure(look: _Look, f: FieldMeta, value: Any, seed: int, salt: str,
+            meta: ToolMeta | None = None) -> tuple[str, str]:
+    """(value text, unit text) of one field as `look` prints it."""
+    if value is None:
+        return ("—" if look.site.lang == "en" else "--"), ""
+    if f.type not in ("number", "integer") or isinstance(value, str):
+        return str(value), ""
+    number = float(value)
+    decimals: int | None = _decimals_of(number) if isinstance(value, float) else 0
+    tick = _hk_price_decimals(meta, f, number) if meta is not None and isinstance(value, float) else None
+    if tick is not None:
+        decimals = tick
+    if look.disagree_seed is not None and f.role == "measure" and number != 0:
+        shift = 0.005 + 0.025 * _unit(seed, "disagree", salt, f.name)
+        number *= 1 + (shift if look.disagree_seed < 0.5 else -shift)
+    unit = f.unit or ""
+    if look.site.restates:
+        restated = restate_amount(number, f.unit, look.site.lang)
+        if restated is not None:
+            number, unit = restated
+            decimals = 2
+    if look.site.rounding is not None and isinstance(decimals, int) and decimals > look.site.rounding:
+        decimals = look.site.rounding
+    if unit == "points" and look.site.lang == "zh":
+        unit = "点"
+    if isinstance(value, int) and decimals == 0 and look.disagree_seed is None and not look.site.restates:
+        return str(value), unit
+    return format_number(number, decimals), unit
+
+
+def _label(meta: ToolMeta, f: FieldMeta, lang: str, site: str = "exchange") -> str:
+    """A field's label as `site` prints it: the reviewed lexicon's noun in the site's own words
+    ("Close", "收盘"; web/wording.py), the catalog's description where the lexicon has no entry
+    (non-answer fields)."""
+    entry = load_lexicon().entry(meta.name, f.name)
+    if entry is None:
+        text = (f.description_zh or f.description) if lang == "zh" else f.description
+        return re.split(r"[;(（]", text, maxsplit=1)[0].strip() or f.name
+    return site_label(entry.zh if lang == "zh" else entry.en, lang, site)
+
+
+# The market names its industry indices after their construction ("Synthetic Bank Industry Index",
+# "合成银行行业指数"); a real site prints the industry's name.
+_CONSTRUCTION_WORDS = re.compile(r"^(?:Synthetic|Fictional)\s+|^(?:合成|虚构)")
+
+
+def _plain(name: str | None) -> str | None:
+    return _CONSTRUCTION_WORDS.sub("", name) if name else name
+
+
+def _display_name(entity: Entity | None, lang: str) -> str:
+    if entity is None:
+        return ""
+    name_en, name_zh = _plain(entity.name_en) or "", _plain(entity.name_zh)
+    if lang == "zh":
+        return name_zh or name_en
+    return name_en if not name_zh else f"{name_en} {name_zh}"
+
+
+_NAME_SUFFIXES_ZH = ("金融控股", "实业集团", "控股集团", "股份有限公司", "有限公司", "集团", "股份", "控股", "科技", "医疗",
+                     "实业", "银行", "证券", "保险", "能源", "电子", "指数", "基金")
+
+
+def _short_name(entity: Entity) -> str:
+    """The name people shorten it to: a Chinese name without its company-form suffix
+    ("槿垚金融控股" → "槿垚"), else the first word of the English name."""
+    name_zh, name_en = _plain(entity.name_zh), _plain(entity.name_en) or entity.name_en
+    if name_zh:
+        for suffix in _NAME_SUFFIXES_ZH:
+            if name_zh.endswith(suffix) and len(name_zh) > len(suffix) + 1:
+                return name_zh[: -len(suffix)]
+        return name_zh
+    return name_en.split(" ")[0]
+
+
+def _tool_title(meta: ToolMeta, lang: str) -> str:
+    """The data set's name as a site prints it ("Daily quotes", "日行情"): never a tool's name."""
+    return data_title(meta.name, meta.service, lang)
+
+
+def _as_of_text(meta: ToolMeta, group: list[dict[str, Any]], lang: str) -> str:
+    record = group[0]
+    key = record.get(meta.time_key) if meta.time_key else None
+    if key is None:
+        return "Reference data." if lang == "en" else "参考资料。"
+    return f"Data as of {key}." if lang == "en" else f"数据截至{key}。"
+
+
+def _unit_text(unit: str | None, lang: str) -> str:
+    if unit == "points" and lang == "zh":
+        return "点"
+    return unit or ""
+
+
+def _group_table(meta: ToolMeta, group: list[dict[str, Any]], look: _Look, seed: int, salt: str) -> Table:
+    """One record: Item | Value | Unit rows. Several records of one time key (holders, segments,
+    series): one row per record, one column per field."""
+    lang, site = look.site.lang, look.site.key
+    fields = _shown_fields(meta)
+    if len(group) == 1:
+        rows = []
+        for f in fields:
+            text, unit = _figure(look, f, group[0].get(f.name), seed, salt, meta)
+            rows.append((_label(meta, f, lang, site), text, unit))
+        header = ("Item", "Value", "Unit") if lang == "en" else ("项目", "数值", "单位")
+        return Table(header=header, rows=tuple(rows))
+    header = tuple(_label(meta, f, lang, site) + (f" ({_unit_text(f.unit, lang)})" if f.unit and not look.site.restates
+                                                  else "") for f in fields)
+    rows = []
+    for index, record in enumerate(group):
+        cells = []
+        for f in fields:
+            text, unit = _figure(look, f, record.get(f.name), seed, f"{salt}:{index}", meta)
+            cells.append(f"{text} {unit}".strip() if look.site.restates and unit and unit != (f.unit or "") else text)
+        rows.append(tuple(cells))
+    return Table(header=header, rows=tuple(rows))
+
+
+def _history_table(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]], look: _Look, seed: int,
+                   salt: str) -> Table:
+    """Records of a daily series, newest first: Date | <series fields> | <figures>, one row per
+    record (several per date when the series carries several, e.g. one per exchange)."""
+    lang = look.site.lang
+    series = [f for f in meta.fields if f.name in meta.series_keys and f.name != meta.entity_param]
+    fields = [f for f in _shown_fields(meta) if f.type in ("number", "integer") and f.name not in meta.series_keys]
+    units: dict[str, str | None] = {f.name: f.unit for f in fields}
+    if look.site.restates and groups:
+        sample = groups[0][0]
+        units = {f.name: (restate_amount(float(sample[f.name]), f.unit, lang) or (0, f.unit))[1]
+                 if isinstance(sample.get(f.name), (int, float)) else f.unit for f in fields}
+    rows = []
+    for index, group in enumerate(groups):
+        for position, record in enumerate(group):
+            cells = [str(record.get(meta.time_key))]
+            cells += [str(record.get(f.name) if record.get(f.name) is not None else "") for f in series]
+            for f in fields:
+                text, _ = _figure(look, f, record.get(f.name), seed, f"{salt}:h{index}:{position}", meta)
+                cells.append(text)
+            rows.append(tuple(cells))
+    header = ("Date" if lang == "en" else "日期", *(_label(meta, f, lang, look.site.key) for f in series),
+              *(_label(meta, f, lang, look.site.key) + (f" ({_unit_text(units[f.name], lang)})" if units[f.name] else "")
+                for f in fields))
+    return Table(header, tuple(rows))
+
+
+def _has_figures(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]]) -> bool:
+    """Whether the records hold anything but their dates and codes (no page shows only a date row)."""
+    names = [f.name for f in _shown_fields(meta) if f.role in ("measure", "label", "factor")]
+    return any(record.get(name) is not None for group in groups for record in group for name in names)
+
+
+def _keys(meta: ToolMeta, subject: str | None, groups: Sequence[list[dict[str, Any]]]) -> tuple[str, ...]:
+    return tuple(record_key(meta.name, subject, group[0].get(meta.time_key) if meta.time_key else None)
+                 for group in groups)
+
+
+# Official statistics are released some days after the period they cover (the day after the
+# period end for PMI, about two weeks for prices and money, nearly three weeks for GDP).
+RELEASE_LAG_DAYS = {"cn_cpi": 12, "cn_ppi": 12, "cn_m": 13, "sf_month": 14, "cn_gdp": 19, "cn_pmi": 0}
+# The exchange's own pages for every listed entity, whatever its visibility: daily series over
+# this many calendar days (a 60-session window, holidays and a few sessions' lag fit), at most
+# EXCHANGE_ROWS records; other series their last EXCHANGE_GROUPS periods.
+EXCHANGE_DAYS = 115
+EXCHANGE_ROWS = 70
+EXCHANGE_GROUPS = 8
+NEWS_LINKS = 12
+# The exchange's monthly historical-price pages of an entity's quote: the last few months for
+# everyone, further back (to a month or three before the earliest month a question needs) for
+# the entities in `CorpusConfig.history_from`; never more than MAX_HISTORY_MONTHS.
+RECENT_HISTORY_MONTHS = 4
+MAX_HISTORY_MONTHS = 84
+_MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December")
+
+
+def _month_start(day: dt.date, back: int = 0) -> dt.date:
+    """The first day of the month `back` months before `day`'s."""
+    index = day.year * 12 + day.month - 1 - back
+    return dt.date(index // 12, index % 12 + 1, 1)
+
+
+def _month_of(key: Any) -> str | None:
+    day = _key_date(key, None)
+    return f"{day.year:04d}-{day.month:02d}" if day is not None else None
+
+
+def _release_date(meta: ToolMeta, group: list[dict[str, Any]], clock: dt.date) -> dt.date:
+    """When an official statistic was released: its period's end plus the publication lag; never
+    after the clock (the service only shows what was out by then)."""
+    published = _published(meta, group, clock)
+    lag = RELEASE_LAG_DAYS.get(meta.name)
+    if lag is None:
+        return published
+    return min(published + dt.timedelta(days=lag), clock)
+
+
+def _official_lang(entity: Entity) -> str:
+    """The language the entity's exchange publishes in: Chinese in Shanghai/Shenzhen, English elsewhere."""
+    return "zh" if entity.calendar == "XSHG" and entity.name_zh else "en"
+
+
+# --------------------------------------------------------------------------- the generator
+
+
+class CorpusGenerator:
+    """Yields every page of the web at `config.clock`, in a fixed order."""
+
+    def __init__(self, config: CorpusConfig) -> None:
+        self.config = config
+        self.reader = _Reader(config)
+        self.seed = config.seed
+        self.clock = config.clock
+        # Calendar days the history window needs, with room for holidays.
+        self.history_days = int(config.history_sessions * 1.6) + 20
+        self.entity_tools = self._entity_tools()
+        self.history_from = dict(config.history_from)
+
+    def _entity_tools(self) -> dict[str, list[str]]:
+        by_class: dict[str, list[str]] = defaultdict(list)
+        for name, spec in sorted(self.reader.specs.items()):
+            meta = spec.meta
+            if name in _SKIPPED_TOOLS or meta.entity_param is None or meta.time_key == "trade_time":
+                continue
+            if self.config.tools is not None and name not in self.config.tools:
+                continue
+            required = {p.name for p in spec.params if p.required} - {meta.entity_param}
+            if required:
+                continue
+            for asset_class in meta.asset_classes:
+                by_class[asset_class].append(name)
+        return by_class
+
+    def market_tools(self) -> list[str]:
+        tools = [name for name, spec in sorted(self.reader.specs.items())
+                 if spec.meta.entity_param is None and name not in _SKIPPED_TOOLS and spec.meta.time_key is not None
+                 and set(spec.meta.asset_classes) & MARKET_TOOL_CLASSES]  # reference lists have no time key
+        if self.config.market_tools is None:
+            return tools
+        unknown = sorted(set(self.config.market_tools) - set(tools))
+        if unknown:
+            raise WebCorpusError(f"market_tools {unknown} are not market series of the service (known: {tools})")
+        return [t for t in tools if t in self.config.market_tools]
+
+    def entity_batch(self, codes: Sequence[str]) -> tuple[list[Page], list[tuple[str, str, dict[str, Any]]]]:
+        """The pages of these entities, and their recent sessions (calendar, code, quote record)
+        that the market wraps are made from."""
+        pages: list[Page] = []
+        moves: list[tuple[str, str, dict[str, Any]]] = []
+        universe = self.reader.market.universe
+        for code in codes:
+            pages.extend(self._entity_pages(universe.get(code), moves))
+        return pages, moves
+
+    def market_batch(self) -> list[Page]:
+        return [page for tool in self.market_tools() for page in self._market_tool_pages(tool)]
+
+    # ------------------------------------------------------------------ per entity
+
+    def _portals(self, entity: Entity) -> list[Site]:
+        ranked = sorted(PORTALS, key=lambda s: _unit(self.seed, "portal-rank", entity.code, s.key))
+        return ranked[: sources_for(entity.visibility)]
+
+    def _entity_pages(self, entity: Entity, moves: list[tuple[str, str, dict[str, Any]]]) -> list[Page]:
+        """Every page about one entity. Whatever its visibility, its exchange publishes its quote
+        and data pages, its filings and periodic reports; visibility decides how many portals,
+        news and forum posts also write about it (and how often they lag)."""
+        tools = self.entity_tools.get(entity.asset_class, [])
+        fetched: dict[str, _Fetched] = {}
+        quote_tool = _QUOTE_TOOL.get(entity.asset_class, "")
+        history_start = self._history_start(entity)
+        for tool in sorted(tools):
+            daily = self.reader.specs[tool].meta.refresh_class == "daily"
+            fetched[tool] = self.reader.fetch(tool, entity.code, EXCHANGE_DAYS if daily else RECENT_DAYS,
+                                              start=history_start if tool == quote_tool else None)
+        monthly = self._monthly_history(entity, fetched[quote_tool], history_start) if quote_tool in fetched else []
+        pages: list[Page] = [self._filing_index(entity, fetched)]
+        pages.extend(self._reports(entity, fetched))
+        pages.extend(monthly)
+        report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
+        for tool in tools:
+            if tool not in report_tools and fetched[tool].groups and _has_figures(fetched[tool].meta, fetched[tool].groups):
+                page = self._official_page(entity, fetched[tool], monthly if tool == quote_tool else ())
+                if page.kind != "quote" and _unit(self.seed, "crawled", entity.code, tool) >= crawl_probability(
+                        entity.visibility):
+                    page = dataclasses.replace(page, indexed=False)
+                pages.append(page)
+        quote = fetched.get(_QUOTE_TOOL.get(entity.asset_class, ""))
+        recent = [g[0] for g in quote.groups[: self.config.history_sessions]] if quote is not None else []
+        moves.extend((entity.calendar, entity.code, record) for record in recent)
+        if entity.visibility > 0:
+            portals = self._portals(entity)
+            for tool in tools:
+                data = fetched[tool]
+                if not data.groups or not _has_figures(data.meta, data.groups):
+                    continue
+                for rank, site in enumerate(portals):
+                    if _unit(self.seed, "covers", entity.code, tool, site.key) >= coverage_probability(entity.visibility):
+                        continue
+                    lag = self._lag(entity.visibility, entity.code, tool, site.key)
+                    if lag >= len(data.groups):
+                        continue
+                    pages.append(self._data_page(entity, site, data, lag))
+                    if (rank < 2 and entity.visibility >= 4 and data.meta.refresh_class == "daily"
+                            and all(len(g) == 1 for g in data.groups[lag: lag + HISTORY_ROWS])
+                            and len(data.groups) - lag >= 5):
+                        pages.append(self._history_page(entity, site, data, lag))
+            if quote is not None:
+                pages.extend(self._news(entity, quote, recent))
+        if entity.visibility >= 6:
+            pages.extend(self._spam(entity))
+        pages.append(self._hub(entity, pages))
+        return pages
+
+    def _lag(self, visibility: int, code: str, tool: str, site: str) -> int:
+        u = _unit(self.seed, "fresh", code, tool, site, self.clock.isoformat())
+        if u < fresh_probability(visibility):
+            return 0
+        return 1 + int(3 * _unit(self.seed, "lag", code, tool, site, self.clock.isoformat()))
+
+    def _look(self, site: Site, salt: str) -> _Look:
+        if site.disagree and _unit(self.seed, "feed", site.key, salt) < site.disagree:
+            return _Look(site, _unit(self.seed, "feed-sign", site.key, salt))
+        return _Look(site, None)
+
+    def _page(self, *, site: Site, kind: str, path: str, lang: str, title: str, published: dt.date,
+              entity: str | None, snippet: str, blocks: Sequence[Block], records: tuple[str, ...] = ()) -> Page:
+        if published > self.clock:
+            raise WebCorpusError(f"{path}: published {published} after the clock {self.clock}")
+        body, text = render_page(lang=lang, site_name=site.name, title=title, published=published,
+                                 description=snippet, blocks=blocks, url_path=path,
+                                 marker=self.config.identity_digest)
+        return Page(path=path, site=site.key, kind=kind, lang=lang, title=title, published=published,
+                    entity=entity, snippet=snippet, text=text, html=body, records=records)
+
+    def _history_start(self, entity: Entity) -> dt.date:
+        """The first day of the first month of the entity's monthly quote history."""
+        recent = _month_start(self.clock, RECENT_HISTORY_MONTHS - 1)
+        needed = self.history_from.get(entity.code)
+        if needed is None:
+            return recent
+        year, month = (int(part) for part in needed.split("-"))
+        # One to three months more than the question needs, so the first page does not tell a
+        # reader which month a question starts in.
+        pad = 1 + int(3 * _unit(self.seed, "history-pad", entity.code))
+        start = _month_start(dt.date(year, month, 1), pad)
+        return max(min(start, recent), _month_start(self.clock, MAX_HISTORY_MONTHS - 1))
+
+    def _monthly_history(self, entity: Entity, data: _Fetched, start: dt.date) -> list[Page]:
+        """The exchange's historical-price pages of the entity's quote, one per month from `start`
+        to the clock's month, each with the month's sessions (newest first) and links to the
+        months before and after, the quote page and the company page. A month's page is published
+        on its last session (the current month's: its last session so far, never after the clock)."""
+        meta = data.meta
+        if meta.time_key is None or any(len(g) != 1 for g in data.groups):
+            return []
+        by_month: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
+        for group in data.groups:
+            month = _month_of(group[0].get(meta.time_key))
+            if month is not None and month >= f"{start.year:04d}-{start.month:02d}":
+                by_month[month].append(group)
+        months = sorted(by_month)
+        lang = _official_lang(entity)
+        name = _display_name(entity, lang)
+        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
+        pages = []
+        for position, month in enumerate(months):
+            groups = by_month[month]
+            year, number = int(month[:4]), int(month[5:])
+            if lang == "zh":
+                period = f"{year}年{number:02d}月"
+                title = f"{name}（{entity.code}）{period}历史行情"
+                lead = f"{entity.exchange} {entity.code} {name}：{period}每个交易日的行情，共{len(groups)}个交易日，由近及远。"
+                earlier, later, quote_label = "上月", "下月", "最新行情"
+            else:
+                period = f"{_MONTHS_EN[number - 1]} {year}"
+                title = f"{name} ({entity.code}) historical prices, {period}"
+                lead = (f"{entity.exchange} {entity.code} {name}: every session of {period}, "
+                        f"{len(groups)} sessions, newest first.")
+                earlier, later, quote_label = "Previous month", "Next month", "Latest quote"
+            links: list[tuple[str, str]] = []
+            if position > 0:
+                links.append((self._month_path(meta, entity, months[position - 1]), f"{earlier} {months[position - 1]}"))
+            if position + 1 < len(months):
+                links.append((self._month_path(meta, entity, months[position + 1]), f"{later} {months[position + 1]}"))
+            links += [(f"/exchange/{meta.name}/{entity.code}.html", quote_label),
+                      (f"/exchange/company/{entity.code}.html", name)]
+            table = _history_table(meta, groups, look, self.seed, f"month:{entity.code}:{meta.name}:{month}")
+            page = self._page(site=EXCHANGE, kind="history", path=self._month_path(meta, entity, month), lang=lang,
+                              title=title, published=_published(meta, groups[0], self.clock), entity=entity.code,
+                              snippet=lead, blocks=[Paragraph(lead), table, Links(tuple(links))],
+                              records=_keys(meta, entity.code, groups))
+            if _unit(self.seed, "crawled", entity.code, meta.name, month) >= crawl_probability(entity.visibility):
+                page = dataclasses.replace(page, indexed=False)
+            pages.append(page)
+        return pages
+
+    @staticmethod
+    def _month_path(meta: ToolMeta, entity: Entity, month: str) -> str:
+        return f"/exchange/{meta.name}/{entity.code}/history/{month}.html"
+
+    def _official_page(self, entity: Entity, data: _Fetched, monthly: Sequence[Page] = ()) -> Page:
+        """The exchange's page of one data set of an entity: the latest record, then the history
+        (daily series) or the last periods (holders, plans, schedules)."""
+        meta = data.meta
+        lang = _official_lang(entity)
+        name = _display_name(entity, lang)
+        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
+        salt = f"official:{entity.code}:{meta.name}"
+        heading = _tool_title(meta, lang)
+        title = f"{name}（{entity.code}）{heading}" if lang == "zh" else f"{name} ({entity.code}) {heading}"
+        blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}. {_as_of_text(meta, data.groups[0], lang)}")]
+        if meta.refresh_class == "daily" and all(len(g) == 1 for g in data.groups[:EXCHANGE_ROWS]):
+            shown = data.groups[:EXCHANGE_ROWS]
+            blocks.append(_group_table(meta, shown[0], look, self.seed, salt))
+            if len(shown) > 1:
+                blocks.append(Heading("历史数据" if lang == "zh" else "History"))
+                blocks.append(_history_table(meta, shown, look, self.seed, salt))
+        else:
+            shown = data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily" else EXCHANGE_GROUPS]
+            for index, group in enumerate(shown):
+                if meta.time_key is not None:
+                    blocks.append(Heading(str(group[0].get(meta.time_key)), level=3))
+                blocks.append(_group_table(meta, group, look, self.seed, f"{salt}:{index}"))
+        kind = ("quote" if meta.name == _QUOTE_TOOL.get(entity.asset_class)
+                else "profile" if meta.refresh_class == "static" else "data")
+        months = tuple((page.path, page.title) for page in reversed(monthly))
+        if months:
+            blocks.append(Heading("历史行情（按月）" if lang == "zh" else "Historical prices by month"))
+        blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *months)))
+        return self._page(site=EXCHANGE, kind=kind, path=f"/exchange/{meta.name}/{entity.code}.html", lang=lang,
+                          title=title, published=_published(meta, shown[0], self.clock), entity=entity.code,
+                          snippet=f"{title}. {_as_of_text(meta, shown[0], lang)}", blocks=blocks,
+                          records=_keys(meta, entity.code, shown))
+
+    def _hub(self, entity: Entity, pages: Sequence[Page]) -> Page:
+        """The entity's page on its exchange: names, codes and links to every page about it."""
+        lang = _official_lang(entity)
+        name = _display_name(entity, lang)
+        ticker = entity.code.split(".")[0]
+        names = " / ".join(dict.fromkeys(filter(None, (_plain(entity.name_en), _plain(entity.name_zh),
+                                                       _plain(_short_name(entity))))))
+        if lang == "zh":
+            title = f"{name}（{entity.code}）公司主页"
+            lead = f"{entity.exchange} 代码 {entity.code}（{ticker}），名称：{names}。行情、公告、定期报告与新闻。"
+        else:
+            title = f"{name} ({entity.code}) company page"
+            lead = f"{entity.exchange} code {entity.code} ({ticker}), names: {names}. Quotes, filings, reports and news."
+        own = [p for p in pages if p.site == "exchange"]
+        others = [p for p in pages if p.site != "exchange" and p.kind not in ("news", "spam")]
+        news = sorted((p for p in pages if p.kind == "news"), key=lambda p: p.published, reverse=True)[:NEWS_LINKS]
+        links = tuple((p.path, p.title) for p in (*own, *others, *news))
+        published = max((p.published for p in own), default=min(entity.list_date, self.clock))
+        return self._page(site=EXCHANGE, kind="hub", path=f"/exchange/company/{entity.code}.html", lang=lang,
+                          title=title, published=min(published, self.clock), entity=entity.code, snippet=lead,
+                          blocks=[Paragraph(lead), Links(links)])
+
+    def _data_page(self, entity: Entity, site: Site, data: _Fetched, lag: int) -> Page:
+        meta, group = data.meta, data.groups[lag]
+        lang = site.lang
+        name = _display_name(entity, lang)
+        salt = f"{entity.code}:{meta.name}:{group[0].get(meta.time_key) if meta.time_key else ''}"
+        look = self._look(site, salt)
+        table = _group_table(meta, group, look, self.seed, salt)
+        kind = ("quote" if meta.name == _QUOTE_TOOL.get(entity.asset_class)
+                else "profile" if meta.refresh_class == "static" else "data")
+        if lang == "en":
+            title = f"{name} ({entity.code}) {_tool_title(meta, lang)}"
+        else:
+            title = f"{name}（{entity.code}）{_tool_title(meta, lang)}"
+        lead = f"{title}. {_as_of_text(meta, group, lang)}"
+        if look.disagree_seed is not None:
+            lead += " Source: third-party data feed." if lang == "en" else " 数据来源：第三方数据商。"
+        snippet = f"{lead} " + "; ".join(f"{r[0]} {r[1]}" for r in table.rows[:4] if len(r) == 3)[:220]
+        records = _keys(meta, entity.code, [group]) if look.disagree_seed is None else ()
+        return self._page(site=site, kind=kind, path=f"/{site.key}/{meta.name}/{entity.code}.html", lang=lang,
+                          title=title, published=_published(meta, group, self.clock), entity=entity.code,
+                          snippet=snippet, blocks=[Paragraph(lead), table], records=records)
+
+    def _history_page(self, entity: Entity | None, site: Site, data: _Fetched, lag: int,
+                      subject: str | None = None) -> Page:
+        """The last HISTORY_ROWS records of a daily series, newest first (an entity's or a market series')."""
+        meta = data.meta
+        lang = site.lang
+        code = entity.code if entity is not None else subject or meta.name
+        look = self._look(site, f"history:{code}:{meta.name}")
+        groups = data.groups[lag: lag + HISTORY_ROWS]
+        table = _history_table(meta, groups, look, self.seed, f"{code}:{meta.name}")
+        if entity is not None:
+            name = _display_name(entity, lang)
+            title = (f"{name} ({code}) {_tool_title(meta, lang)}: historical data" if lang == "en"
+                     else f"{name}（{code}）{_tool_title(meta, lang)}历史数据")
+        else:
+            name = _tool_title(meta, lang)
+            title = f"{name} — historical data" if lang == "en" else f"{name}历史数据"
+        lead = (f"{name}: the last {len(table.rows)} records, newest first." if lang == "en"
+                else f"{name}最近{len(table.rows)}条记录（由近及远）。")
+        records = _keys(meta, entity.code if entity is not None else None, groups) if look.disagree_seed is None else ()
+        return self._page(site=site, kind="history", path=f"/{site.key}/{meta.name}/{code}/history.html",
+                          lang=lang, title=title, published=_published(meta, data.groups[lag], self.clock),
+                          entity=entity.code if entity is not None else None, snippet=lead,
+                          blocks=[Paragraph(lead), table], records=records)
+
+    def _filing_index(self, entity: Entity, fetched: dict[str, _Fetched]) -> Page:
+        lang = _official_lang(entity)
+        entries: list[tuple[dt.date, str, str, str | None]] = []
+        for tool, (title_en, title_zh) in _FILINGS.items():
+            data = fetched.get(tool)
+            if data is None:
+                continue
+            for group in data.groups:
+                day = _published(data.meta, group, self.clock)
+                period = str(group[0].get("end_date") or "")
+                label = f"{title_zh if lang == 'zh' else title_en} {period}".strip()
+                link = None
+                if tool in ("income", "hk_income", "us_income"):
+                    link = f"/exchange/reports/{entity.code}/{period}.html"
+                entries.append((day, period, label, link))
+        # Newest first; on one day, the later period first (an annual report and the next
+        # first-quarter report published together list the quarter above the year).
+        entries.sort(key=lambda e: (e[0], e[1], e[2]), reverse=True)
+        entries = entries[:FILING_ROWS]
+        name = _display_name(entity, lang)
+        title = f"{name}（{entity.code}）公告列表" if lang == "zh" else f"{name} ({entity.code}) filings"
+        rows = tuple((d.isoformat(), label) for d, _, label, _ in entries)
+        links = tuple((link, label) for _, _, label, link in entries if link)
+        blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}"),
+                               Table(("Date", "Title") if lang == "en" else ("公告日期", "公告标题"), rows)]
+        blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *links)))
+        published = entries[0][0] if entries else min(entity.list_date, self.clock)
+        return self._page(site=EXCHANGE, kind="filings", path=f"/exchange/filings/{entity.code}.html", lang=lang,
+                          title=title, published=published, entity=entity.code,
+                          snippet=f"{title}: {len(entries)}", blocks=blocks)
+
+    def _reports(self, entity: Entity, fetched: dict[str, _Fetched]) -> Iterator[Page]:
+        tools = _REPORT_TOOLS.get(entity.asset_class)
+        if not tools or tools[0] not in fetched:
+            return
+        lang = _official_lang(entity)
+        name = _display_name(entity, lang)
+        by_period: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
+        for tool in tools:
+            data = fetched.get(tool)
+            if data is None:
+                continue
+            for group in data.groups:
+                period = group[0].get("end_date")
+                if isinstance(period, str):
+                    by_period[period][tool] = group
+        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
+        for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
+            statements = by_period[period]
+            blocks: list[Block] = []
+            records: list[str] = []
+            published = self.clock
+            for tool in tools:
+                group = statements.get(tool)
+                if group is None:
+                    continue
+                meta = fetched[tool].meta
+                published = min(published, _published(meta, group, self.clock))
+                blocks.append(Heading(_tool_title(meta, lang)))
+                blocks.append(_group_table(meta, group, look, self.seed, f"report:{entity.code}:{tool}:{period}"))
+                records.append(record_key(tool, entity.code, period))
+            blocks.append(Links(((f"/exchange/company/{entity.code}.html", name),
+                                 (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))))
+            title = (f"{name}（{entity.code}）{period}定期报告" if lang == "zh"
+                     else f"{name} ({entity.code}) periodic report for the period ended {period}")
+            yield self._page(site=EXCHANGE, kind="report", path=f"/exchange/reports/{entity.code}/{period}.html",
+                             lang=lang, title=title, published=published, entity=entity.code,
+                             snippet=title, blocks=blocks, records=tuple(records))
+
+    def _news(self, entity: Entity, quote: _Fetched, recent: list[dict[str, Any]]) -> Iterator[Page]:
+        meta = quote.meta
+        for site in NEWS_SITES:
+            if site.lang == "zh" and not entity.name_zh:
+                continue
+            for record in recent:
+                key = record.get(meta.time_key)
+                day = _key_date(key, None)
+                if day is None or _unit(self.seed, "news", entity.code, site.key, key) >= news_probability(entity.visibility):
+                    continue
+                yield self._news_item(entity, site, meta, record, day)
+
+    def _news_item(self, entity: Entity, site: Site, meta: ToolMeta, record: dict[str, Any], day: dt.date) -> Page:
+        lang = site.lang
+        name = _display_name(entity, lang)
+        look = _Look(site, None)
+        price_field = "unit_nav" if "unit_nav" in record else "close"
+        price = record.get(price_field)
+        field_meta = meta.field(price_field)
+        unit = _unit_text(field_meta.unit if field_meta is not None else entity.currency, lang)
+        pct = record.get("pct_chg")
+        if lang == "en":
+            move = "" if pct is None else (f" up {abs(pct):.2f}%" if pct >= 0 else f" down {abs(pct):.2f}%")
+            title = f"{name} ({entity.code}) closes{move} at {price} on {day.isoformat()}"
+            lead = (f"{name} ({entity.code}) ended the session of {day.isoformat()} at {price} {unit}"
+                    f"{move}. Figures below are for that session only.")
+        else:
+            move = "" if pct is None else (f"涨{abs(pct):.2f}%" if pct >= 0 else f"跌{abs(pct):.2f}%")
+            title = f"{name}（{entity.code}）{day.isoformat()}收盘{move}，报{price}"
+            lead = f"{day.isoformat()}，{name}（{entity.code}）收于{price}{unit}{move}。以下为当日数据。"
+        table = _group_table(meta, [record], look, self.seed, f"news:{entity.code}:{day}")
+        quote_label = "行情" if lang == "zh" else "Quote"
+        links = Links(((f"/exchange/{meta.name}/{entity.code}.html", f"{name} {quote_label}"),
+                       (f"/exchange/company/{entity.code}.html", name)))
+        return self._page(site=site, kind="news", path=f"/{site.key}/{day.isoformat()}/{entity.code}.html",
+                          lang=lang, title=title, published=day, entity=entity.code, snippet=lead,
+                          blocks=[Paragraph(lead), table, links],
+                          records=(record_key(meta.name, entity.code, record.get(meta.time_key)),))
+
+    def _spam(self, entity: Entity) -> Iterator[Page]:
+        for site in SPAM_SITES:
+            count = 1 + int(3 * _unit(self.seed, "spam-count", entity.code, site.key))
+            for index in range(count):
+                lang = site.lang
+                name = _display_name(entity, lang)
+                fake = [round(1 + 200 * _unit(self.seed, "spam", entity.code, site.key, index, k), 2) for k in range(4)]
+                if lang == "en":
+                    title = f"{name} {entity.code} stock price target: buy now before it is too late! #{index + 1}"
+                    lead = (f"{name} {entity.code} closing price, market value, net profit, NAV — insider tips. "
+                            f"{name} price prediction. {name} closing price today {fake[0]}.")
+                    header = ("Item", "Value")
+                    rows = (("Closing price", str(fake[0])), ("Target price", str(fake[1])),
+                            ("Net profit", f"{fake[2]} million"), ("Market value", f"{fake[3]} billion"))
+                else:
+                    title = f"{name}{entity.code}牛股推荐！主力资金抢筹，目标价曝光 #{index + 1}"
+                    lead = f"{name}（{entity.code}）收盘价、总市值、净利润内部消息！{name}今日收盘价{fake[0]}元。"
+                    header = ("项目", "数值")
+                    rows = (("收盘价", str(fake[0])), ("目标价", str(fake[1])), ("净利润", f"{fake[2]}亿元"),
+                            ("总市值", f"{fake[3]}亿元"))
+                published = self.clock - dt.timedelta(days=int(30 * _unit(self.seed, "spam-day", entity.code, index)))
+                yield self._page(site=site, kind="spam", path=f"/{site.key}/{entity.code}-{index + 1}.html", lang=lang,
+                                 title=title, published=published, entity=entity.code, snippet=lead,
+                                 blocks=[Paragraph(lead), Table(header, rows), Paragraph(lead)])
+
+    # ------------------------------------------------------------------ market pages
+
+    def wraps(self, moves: Sequence[tuple[str, str, dict[str, Any]]]) -> Iterator[Page]:
+        """Daily market wraps (top gainers and losers of each exchange's session) from the entities' quotes."""
+        names = {"XSHG": ("Shanghai/Shenzhen", "沪深"), "XHKG": ("Hong Kong", "港股"), "XNYS": ("New York", "美股")}
+        universe = self.reader.market.universe
+        sessions: dict[str, dict[dt.date, list[tuple[Entity, dict[str, Any]]]]] = defaultdict(lambda: defaultdict(list))
+        for calendar, code, record in moves:
+            day = _key_date(record.get("trade_date") or record.get("nav_date"), None)
+            if day is not None:
+                sessions[calendar][day].append((universe.get(code), record))
+        for calendar in sorted(sessions):
+            for day in sorted(sessions[calendar]):
+                movers = [(e, r) for e, r in sessions[calendar][day]
+                          if e.asset_class.endswith("equity") and isinstance(r.get("pct_chg"), (int, float))]
+                if len(movers) < 5:
+                    continue
+                movers.sort(key=lambda item: (-item[1]["pct_chg"], item[0].code))
+                for site in NEWS_SITES:
+                    lang = site.lang
+                    market = names.get(calendar, (calendar, calendar))[0 if lang == "en" else 1]
+                    picks = movers[:10] + movers[-10:]
+                    rows = tuple((_display_name(e, lang), e.code, str(r.get("close")), f"{r['pct_chg']:.2f}")
+                                 for e, r in picks)
+                    if lang == "en":
+                        title = f"{market} market wrap for {day.isoformat()}: top gainers and losers"
+                        header = ("Name", "Code", "Close", "Change (%)")
+                    else:
+                        title = f"{day.isoformat()}{market}收评：涨跌幅榜"
+                        header = ("名称", "代码", "收盘价", "涨跌幅（%）")
+                    records = tuple(record_key(_QUOTE_TOOL.get(e.asset_class, ""), e.code, r.get("trade_date"))
+                                    for e, r in picks)
+                    yield self._page(site=site, kind="wrap", path=f"/{site.key}/{day.isoformat()}/wrap-{calendar}.html",
+                                     lang=lang, title=title, published=day, entity=None, snippet=title,
+                                     blocks=[Paragraph(title), Table(header, rows)], records=records)
+
+    def _market_tool_pages(self, tool: str) -> Iterator[Page]:
+        data = self.reader.fetch(tool, None, EXCHANGE_DAYS)
+        if not data.groups:
+            return
+        meta = data.meta
+        for site in PORTALS:
+            if _unit(self.seed, "covers", tool, site.key) >= coverage_probability(MARKET_VISIBILITY):
+                continue
+            lag = self._lag(MARKET_VISIBILITY, tool, tool, site.key)
+            if lag < len(data.groups):
+                yield self._market_page(site, data, lag, f"/{site.key}/{tool}/latest.html")
+                if (meta.refresh_class == "daily" and len(data.groups) - lag >= 5
+                        and all(len(g) == 1 for g in data.groups[lag: lag + HISTORY_ROWS])):
+                    yield self._history_page(None, site, data, lag, subject=tool)
+        # The official release pages: every period in the window, each at its own URL; daily
+        # series the last sessions of the history window, and the whole window as one table per
+        # series (per exchange, per currency pair).
+        periodic = meta.refresh_class in ("monthly", "quarterly")
+        count = len(data.groups) if periodic else min(len(data.groups), self.config.history_sessions)
+        for position in range(count):
+            key = data.groups[position][0].get(meta.time_key)
+            yield self._market_page(STATS, data, position, f"/stats/{tool}/{key}.html", release=True)
+        if meta.refresh_class == "daily":
+            yield from self._series_histories(data)
+
+    def _series_histories(self, data: _Fetched) -> Iterator[Page]:
+        meta = data.meta
+        by_series: dict[tuple[str, ...], list[list[dict[str, Any]]]] = defaultdict(list)
+        for group in data.groups[:EXCHANGE_ROWS]:
+            for record in group:
+                series = tuple(str(record.get(k) or "") for k in meta.series_keys)
+                by_series[series].append([record])
+        look = _Look(STATS, None)
+        for series in sorted(by_series):
+            groups = by_series[series]
+            label = " ".join(series)
+            slug = "-".join(re.sub(r"[^A-Za-z0-9]+", "", s) or "x" for s in series) if series else ""
+            title_base = _tool_title(meta, "zh")
+            title = f"{title_base}{(' ' + label) if label else ''}历史数据（{len(groups)}期）"
+            table = _history_table(meta, groups, look, self.seed, f"stats-history:{meta.name}:{slug}")
+            lead = f"{title_base}{(' ' + label) if label else ''}：最近{len(groups)}期数据，由近及远。"
+            path = f"/stats/{meta.name}/{slug + '/' if slug else ''}history.html"
+            yield self._page(site=STATS, kind="history", path=path, lang="zh", title=title,
+                             published=_published(meta, groups[0], self.clock), entity=None, snippet=lead,
+                             blocks=[Paragraph(lead), table], records=_keys(meta, None, groups))
+
+    def _market_page(self, site: Site, data: _Fetched, lag: int, path: str, release: bool = False) -> Page:
+        meta, group = data.meta, data.groups[lag]
+        lang = site.lang
+        salt = f"{meta.name}:{group[0].get(meta.time_key)}"
+        look = _Look(site, None) if release else self._look(site, salt)
+        table = _group_table(meta, group, look, self.seed, salt)
+        key = group[0].get(meta.time_key)
+        title = f"{_tool_title(meta, lang)} — {key}" if lang == "en" else f"{_tool_title(meta, lang)} {key}"
+        published = _release_date(meta, group, self.clock)
+        if lang == "en":
+            lead = f"{_tool_title(meta, lang)}. {_as_of_text(meta, group, lang)} Released {published.isoformat()}."
+        else:
+            lead = f"{_tool_title(meta, lang)}。{_as_of_text(meta, group, lang)}发布日期：{published.isoformat()}。"
+        records = _keys(meta, None, [group]) if look.disagree_seed is None else ()
+        return self._page(site=site, kind="release" if release else "data", path=path, lang=lang, title=title,
+                          published=published, entity=None, snippet=lead[:220], blocks=[Paragraph(lead), table],
+                          records=records)
+
+
