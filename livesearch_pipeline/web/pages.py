@@ -31,9 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import re
-import struct
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -48,42 +46,18 @@ from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, r
 from livesearch_pipeline.web.render import (
     Block, Heading, Links, Paragraph, Table, format_number, render_page, restate_amount,
 )
+from livesearch_pipeline.web.sites import (
+    EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, SPAM_SITES, STATS, Site, coverage_probability,
+    crawl_probability, fresh_probability, news_probability, official_lang, sources_for, uniform,
+)
 from livesearch_pipeline.web.wording import data_title, site_label
 
-
-@dataclass(frozen=True)
-class Site:
-    key: str  # first path segment of its URLs
-    name: str
-    lang: str  # "en" | "zh"
-    role: str  # "exchange" | "portal" | "news" | "stats" | "spam"
-    restates: bool = False  # big amounts in 亿元 (zh) / million (en)
-    rounding: int | None = None  # every figure rounded to this many decimals
-    disagree: float = 0.0  # probability that a page carries a third-party feed's (different) figures
-
-
-PORTALS = (
-    Site("finquote", "FinQuote", "en", "portal"),
-    Site("caijing", "财经数据网", "zh", "portal"),
-    Site("marketpulse", "MarketPulse", "en", "portal", restates=True),
-    Site("gushi", "股市通", "zh", "portal", restates=True, disagree=0.35),
-    Site("quotehub", "QuoteHub", "en", "portal", rounding=1),
-    Site("hangqing", "行情中心", "zh", "portal", disagree=0.2),
-)
-NEWS_SITES = (Site("investwire", "InvestWire", "en", "news"), Site("caixun", "财讯网", "zh", "news"))
-EXCHANGE = Site("exchange", "Exchange Disclosure Portal 交易所信息披露平台", "zh", "exchange")
-_EXCHANGE_EN = Site("exchange", EXCHANGE.name, "en", "exchange")
-STATS = Site("stats", "Statistics Release Portal 统计数据发布", "zh", "stats")
-SPAM_SITES = (Site("hotstocktips", "Hot Stock Tips", "en", "spam"), Site("niugu", "牛股天天荐", "zh", "spam"))
-SITES = {s.key: s for s in (*PORTALS, *NEWS_SITES, EXCHANGE, STATS, *SPAM_SITES)}
 
 # Tools with no entity whose data a portal publishes (macro releases, rates, FX, market flows).
 MARKET_TOOL_CLASSES = frozenset({"macro", "rates_fx", "market"})
 # Reference lists and calendars are not pages anyone reads for a figure.
 _SKIPPED_TOOLS = frozenset({"trade_cal", "hk_tradecal", "us_tradecal", "new_share", "hs_const", "fund_company",
                             "index_classify"})
-# Market-wide series (rates, FX, macro releases) are household names: the pool scores them 10.
-MARKET_VISIBILITY = 10
 # How far back each refresh class is fetched, in days (a lag of up to three updates must fit).
 _WINDOW_DAYS = {"weekly": 60, "monthly": 200, "quarterly": 800, "annual": 1500}
 # Announcing tools whose records the exchange's filing index lists, with the title they get.
@@ -107,36 +81,6 @@ REPORTS_BACK = 8
 RECENT_DAYS = 100
 HISTORY_ROWS = 60
 FILING_ROWS = 40
-
-
-def crawl_probability(visibility: int) -> float:
-    """How likely the engine indexed one of an entity's exchange data-set pages: search engines
-    crawl the deep pages of a popular entity, fewer of an obscure one's (its company, quote,
-    filing and report pages are always indexed)."""
-    return min(1.0, 0.25 + 0.1 * visibility)
-
-
-def _unit(seed: int, *parts: object) -> float:
-    """A uniform number in [0, 1) fixed by the seed and the parts."""
-    digest = hashlib.blake2b("|".join(map(str, (seed, *parts))).encode(), digest_size=8).digest()
-    return struct.unpack(">Q", digest)[0] / 2**64
-
-
-def sources_for(visibility: int) -> int:
-    """How many portals publish data pages about an entity of this visibility level."""
-    return 0 if visibility <= 0 else min(len(PORTALS), 1 + visibility // 2)
-
-
-def coverage_probability(visibility: int) -> float:
-    return min(1.0, 0.3 + 0.07 * visibility)
-
-
-def fresh_probability(visibility: int) -> float:
-    return min(0.97, 0.5 + 0.045 * visibility)
-
-
-def news_probability(visibility: int) -> float:
-    return 0.0 if visibility <= 0 else min(0.9, 0.05 + 0.07 * visibility)
 
 
 # --------------------------------------------------------------------------- data access
@@ -287,7 +231,7 @@ def _figure(look: _Look, f: FieldMeta, value: Any, seed: int, salt: str,
     if tick is not None:
         decimals = tick
     if look.disagree_seed is not None and f.role == "measure" and number != 0:
-        shift = 0.005 + 0.025 * _unit(seed, "disagree", salt, f.name)
+        shift = 0.005 + 0.025 * uniform(seed, "disagree", salt, f.name)
         number *= 1 + (shift if look.disagree_seed < 0.5 else -shift)
     unit = f.unit or ""
     if look.site.restates:
@@ -470,11 +414,6 @@ def _release_date(meta: ToolMeta, group: list[dict[str, Any]], clock: dt.date) -
     return min(published + dt.timedelta(days=lag), clock)
 
 
-def _official_lang(entity: Entity) -> str:
-    """The language the entity's exchange publishes in: Chinese in Shanghai/Shenzhen, English elsewhere."""
-    return "zh" if entity.calendar == "XSHG" and entity.name_zh else "en"
-
-
 # --------------------------------------------------------------------------- the generator
 
 
@@ -533,7 +472,7 @@ class CorpusGenerator:
     # ------------------------------------------------------------------ per entity
 
     def _portals(self, entity: Entity) -> list[Site]:
-        ranked = sorted(PORTALS, key=lambda s: _unit(self.seed, "portal-rank", entity.code, s.key))
+        ranked = sorted(PORTALS, key=lambda s: uniform(self.seed, "portal-rank", entity.code, s.key))
         return ranked[: sources_for(entity.visibility)]
 
     def _entity_pages(self, entity: Entity, moves: list[tuple[str, str, dict[str, Any]]]) -> list[Page]:
@@ -556,7 +495,7 @@ class CorpusGenerator:
         for tool in tools:
             if tool not in report_tools and fetched[tool].groups and _has_figures(fetched[tool].meta, fetched[tool].groups):
                 page = self._official_page(entity, fetched[tool], monthly if tool == quote_tool else ())
-                if page.kind != "quote" and _unit(self.seed, "crawled", entity.code, tool) >= crawl_probability(
+                if page.kind != "quote" and uniform(self.seed, "crawled", entity.code, tool) >= crawl_probability(
                         entity.visibility):
                     page = dataclasses.replace(page, indexed=False)
                 pages.append(page)
@@ -570,7 +509,7 @@ class CorpusGenerator:
                 if not data.groups or not _has_figures(data.meta, data.groups):
                     continue
                 for rank, site in enumerate(portals):
-                    if _unit(self.seed, "covers", entity.code, tool, site.key) >= coverage_probability(entity.visibility):
+                    if uniform(self.seed, "covers", entity.code, tool, site.key) >= coverage_probability(entity.visibility):
                         continue
                     lag = self._lag(entity.visibility, entity.code, tool, site.key)
                     if lag >= len(data.groups):
@@ -588,14 +527,14 @@ class CorpusGenerator:
         return pages
 
     def _lag(self, visibility: int, code: str, tool: str, site: str) -> int:
-        u = _unit(self.seed, "fresh", code, tool, site, self.clock.isoformat())
+        u = uniform(self.seed, "fresh", code, tool, site, self.clock.isoformat())
         if u < fresh_probability(visibility):
             return 0
-        return 1 + int(3 * _unit(self.seed, "lag", code, tool, site, self.clock.isoformat()))
+        return 1 + int(3 * uniform(self.seed, "lag", code, tool, site, self.clock.isoformat()))
 
     def _look(self, site: Site, salt: str) -> _Look:
-        if site.disagree and _unit(self.seed, "feed", site.key, salt) < site.disagree:
-            return _Look(site, _unit(self.seed, "feed-sign", site.key, salt))
+        if site.disagree and uniform(self.seed, "feed", site.key, salt) < site.disagree:
+            return _Look(site, uniform(self.seed, "feed-sign", site.key, salt))
         return _Look(site, None)
 
     def _page(self, *, site: Site, kind: str, path: str, lang: str, title: str, published: dt.date,
@@ -617,7 +556,7 @@ class CorpusGenerator:
         year, month = (int(part) for part in needed.split("-"))
         # One to three months more than the question needs, so the first page does not tell a
         # reader which month a question starts in.
-        pad = 1 + int(3 * _unit(self.seed, "history-pad", entity.code))
+        pad = 1 + int(3 * uniform(self.seed, "history-pad", entity.code))
         start = _month_start(dt.date(year, month, 1), pad)
         return max(min(start, recent), _month_start(self.clock, MAX_HISTORY_MONTHS - 1))
 
@@ -635,9 +574,9 @@ class CorpusGenerator:
             if month is not None and month >= f"{start.year:04d}-{start.month:02d}":
                 by_month[month].append(group)
         months = sorted(by_month)
-        lang = _official_lang(entity)
+        lang = official_lang(entity)
         name = _display_name(entity, lang)
-        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
+        look = _Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
         pages = []
         for position, month in enumerate(months):
             groups = by_month[month]
@@ -665,7 +604,7 @@ class CorpusGenerator:
                               title=title, published=_published(meta, groups[0], self.clock), entity=entity.code,
                               snippet=lead, blocks=[Paragraph(lead), table, Links(tuple(links))],
                               records=_keys(meta, entity.code, groups))
-            if _unit(self.seed, "crawled", entity.code, meta.name, month) >= crawl_probability(entity.visibility):
+            if uniform(self.seed, "crawled", entity.code, meta.name, month) >= crawl_probability(entity.visibility):
                 page = dataclasses.replace(page, indexed=False)
             pages.append(page)
         return pages
@@ -678,9 +617,9 @@ class CorpusGenerator:
         """The exchange's page of one data set of an entity: the latest record, then the history
         (daily series) or the last periods (holders, plans, schedules)."""
         meta = data.meta
-        lang = _official_lang(entity)
+        lang = official_lang(entity)
         name = _display_name(entity, lang)
-        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
+        look = _Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
         salt = f"official:{entity.code}:{meta.name}"
         heading = _tool_title(meta, lang)
         title = f"{name}（{entity.code}）{heading}" if lang == "zh" else f"{name} ({entity.code}) {heading}"
@@ -710,7 +649,7 @@ class CorpusGenerator:
 
     def _hub(self, entity: Entity, pages: Sequence[Page]) -> Page:
         """The entity's page on its exchange: names, codes and links to every page about it."""
-        lang = _official_lang(entity)
+        lang = official_lang(entity)
         name = _display_name(entity, lang)
         ticker = entity.code.split(".")[0]
         names = " / ".join(dict.fromkeys(filter(None, (_plain(entity.name_en), _plain(entity.name_zh),
@@ -777,7 +716,7 @@ class CorpusGenerator:
                           blocks=[Paragraph(lead), table], records=records)
 
     def _filing_index(self, entity: Entity, fetched: dict[str, _Fetched]) -> Page:
-        lang = _official_lang(entity)
+        lang = official_lang(entity)
         entries: list[tuple[dt.date, str, str, str | None]] = []
         for tool, (title_en, title_zh) in _FILINGS.items():
             data = fetched.get(tool)
@@ -811,7 +750,7 @@ class CorpusGenerator:
         tools = _REPORT_TOOLS.get(entity.asset_class)
         if not tools or tools[0] not in fetched:
             return
-        lang = _official_lang(entity)
+        lang = official_lang(entity)
         name = _display_name(entity, lang)
         by_period: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
         for tool in tools:
@@ -822,7 +761,7 @@ class CorpusGenerator:
                 period = group[0].get("end_date")
                 if isinstance(period, str):
                     by_period[period][tool] = group
-        look = _Look(EXCHANGE if lang == "zh" else _EXCHANGE_EN, None)
+        look = _Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
         for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
             statements = by_period[period]
             blocks: list[Block] = []
@@ -853,7 +792,7 @@ class CorpusGenerator:
             for record in recent:
                 key = record.get(meta.time_key)
                 day = _key_date(key, None)
-                if day is None or _unit(self.seed, "news", entity.code, site.key, key) >= news_probability(entity.visibility):
+                if day is None or uniform(self.seed, "news", entity.code, site.key, key) >= news_probability(entity.visibility):
                     continue
                 yield self._news_item(entity, site, meta, record, day)
 
@@ -886,11 +825,11 @@ class CorpusGenerator:
 
     def _spam(self, entity: Entity) -> Iterator[Page]:
         for site in SPAM_SITES:
-            count = 1 + int(3 * _unit(self.seed, "spam-count", entity.code, site.key))
+            count = 1 + int(3 * uniform(self.seed, "spam-count", entity.code, site.key))
             for index in range(count):
                 lang = site.lang
                 name = _display_name(entity, lang)
-                fake = [round(1 + 200 * _unit(self.seed, "spam", entity.code, site.key, index, k), 2) for k in range(4)]
+                fake = [round(1 + 200 * uniform(self.seed, "spam", entity.code, site.key, index, k), 2) for k in range(4)]
                 if lang == "en":
                     title = f"{name} {entity.code} stock price target: buy now before it is too late! #{index + 1}"
                     lead = (f"{name} {entity.code} closing price, market value, net profit, NAV — insider tips. "
@@ -904,7 +843,7 @@ class CorpusGenerator:
                     header = ("项目", "数值")
                     rows = (("收盘价", str(fake[0])), ("目标价", str(fake[1])), ("净利润", f"{fake[2]}亿元"),
                             ("总市值", f"{fake[3]}亿元"))
-                published = self.clock - dt.timedelta(days=int(30 * _unit(self.seed, "spam-day", entity.code, index)))
+                published = self.clock - dt.timedelta(days=int(30 * uniform(self.seed, "spam-day", entity.code, index)))
                 yield self._page(site=site, kind="spam", path=f"/{site.key}/{entity.code}-{index + 1}.html", lang=lang,
                                  title=title, published=published, entity=entity.code, snippet=lead,
                                  blocks=[Paragraph(lead), Table(header, rows), Paragraph(lead)])
@@ -951,7 +890,7 @@ class CorpusGenerator:
             return
         meta = data.meta
         for site in PORTALS:
-            if _unit(self.seed, "covers", tool, site.key) >= coverage_probability(MARKET_VISIBILITY):
+            if uniform(self.seed, "covers", tool, site.key) >= coverage_probability(MARKET_VISIBILITY):
                 continue
             lag = self._lag(MARKET_VISIBILITY, tool, tool, site.key)
             if lag < len(data.groups):

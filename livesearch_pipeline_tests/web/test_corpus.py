@@ -11,7 +11,7 @@ import pytest
 
 from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError
 from livesearch_pipeline.web.generate import generate_pages
-from livesearch_pipeline.web.pages import sources_for
+from livesearch_pipeline.web.sites import sources_for
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, latest_daily, small_web
 
 EARLIER = dt.date(2026, 11, 20)
