@@ -58,9 +58,10 @@ def history_from(questions: Sequence[Question], answers: Sequence[GoldAnswer],
 
 
 def _recent_month(clock: dt.date) -> str:
-    from livesearch_pipeline.web.pages import RECENT_HISTORY_MONTHS, _month_start
+    from livesearch_pipeline.web.pages import RECENT_HISTORY_MONTHS
+    from livesearch_pipeline.web.reader import month_start
 
-    start = _month_start(clock, RECENT_HISTORY_MONTHS - 1)
+    start = month_start(clock, RECENT_HISTORY_MONTHS - 1)
     return f"{start.year:04d}-{start.month:02d}"
 
 

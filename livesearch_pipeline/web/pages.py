@@ -38,11 +38,11 @@ from typing import Any, Iterator, Sequence
 
 from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.catalog import FieldMeta, ToolMeta
-from livesearch_pipeline.dataservice.catalog import ServiceConfig
-from livesearch_pipeline.dataservice.market import shared_market
 from livesearch_pipeline.dataservice.market.universe import Entity
-from livesearch_pipeline.dataservice.server import DataService
 from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, record_key
+from livesearch_pipeline.web.reader import (
+    Fetched, Reader, key_date, month_of, month_start, published_on, release_date,
+)
 from livesearch_pipeline.web.render import (
     Block, Heading, Links, Paragraph, Table, format_number, render_page, restate_amount,
 )
@@ -58,8 +58,6 @@ MARKET_TOOL_CLASSES = frozenset({"macro", "rates_fx", "market"})
 # Reference lists and calendars are not pages anyone reads for a figure.
 _SKIPPED_TOOLS = frozenset({"trade_cal", "hk_tradecal", "us_tradecal", "new_share", "hs_const", "fund_company",
                             "index_classify"})
-# How far back each refresh class is fetched, in days (a lag of up to three updates must fit).
-_WINDOW_DAYS = {"weekly": 60, "monthly": 200, "quarterly": 800, "annual": 1500}
 # Announcing tools whose records the exchange's filing index lists, with the title they get.
 _FILINGS = {
     "income": ("Periodic report", "定期报告"), "hk_income": ("Periodic report", "定期报告"),
@@ -83,107 +81,7 @@ HISTORY_ROWS = 60
 FILING_ROWS = 40
 
 
-# --------------------------------------------------------------------------- data access
-
-
-@dataclass
-class _Fetched:
-    """Records of one tool for one entity (or none), newest first, grouped by time key."""
-
-    meta: ToolMeta
-    groups: list[list[dict[str, Any]]]
-
-
-class _Reader:
-    """The data service at the corpus clock; every call is checked and read once."""
-
-    def __init__(self, config: CorpusConfig) -> None:
-        self.config = config
-        self.service = DataService(config=ServiceConfig(seed=config.seed, clock=config.clock),
-                                   market=shared_market(config.seed))
-        self.market = self.service.market
-        self.specs = {s.name: s for s in self.service.specs if s.meta.role == "data"}
-
-    def window_start(self, meta: ToolMeta, history_days: int) -> dt.date:
-        days = _WINDOW_DAYS.get(meta.refresh_class, history_days)
-        return self.config.clock - dt.timedelta(days=max(days, 10))
-
-    def fetch(self, tool: str, entity: str | None, history_days: int, start: dt.date | None = None) -> _Fetched:
-        spec = self.specs[tool]
-        meta = spec.meta
-        args: dict[str, Any] = {}
-        if entity is not None:
-            args[meta.entity_param] = entity
-        names = {p.name for p in spec.params}
-        start = min(start, self.window_start(meta, history_days)) if start is not None else self.window_start(
-            meta, history_days)
-        if meta.time_key is not None and {"start_date", "end_date"} <= names:
-            args.update(start_date=start.strftime("%Y%m%d"), end_date=self.config.clock.strftime("%Y%m%d"))
-        elif {"start_m", "end_m"} <= names:
-            args.update(start_m=(self.config.clock - dt.timedelta(days=800)).strftime("%Y%m"),
-                        end_m=self.config.clock.strftime("%Y%m"))
-        elif {"start_q", "end_q"} <= names:
-            first = self.config.clock - dt.timedelta(days=1100)
-            args.update(start_q=f"{first.year}Q{(first.month - 1) // 3 + 1}",
-                        end_q=f"{self.config.clock.year}Q{(self.config.clock.month - 1) // 3 + 1}")
-        args["limit"] = 2000
-        try:
-            result = self.service.call(tool, args)
-        except Exception as exc:
-            raise WebCorpusError(f"tool {tool} failed for {entity or 'the market'} at clock "
-                                 f"{self.config.clock}: {type(exc).__name__}: {exc}") from exc
-        if result["has_more"]:
-            raise WebCorpusError(f"tool {tool} returned more than 2000 records for {entity} in the corpus window")
-        key = meta.time_key
-        if key is None:
-            return _Fetched(meta, [[record] for record in result["items"]])
-        # One group per time key, newest first (records of several series may interleave).
-        by_key: dict[Any, list[dict[str, Any]]] = {}
-        for record in result["items"]:
-            by_key.setdefault(record.get(key), []).append(record)
-        ordered = sorted(by_key, key=lambda k: str(k), reverse=True)
-        return _Fetched(meta, [by_key[k] for k in ordered])
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-def _key_date(value: Any, fmt: str | None) -> dt.date | None:
-    """The last calendar day a time-key value covers (a month's last day, a quarter's)."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    try:
-        if re.fullmatch(r"\d{8}", text):
-            return dt.datetime.strptime(text, "%Y%m%d").date()
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            return dt.date.fromisoformat(text)
-        if re.fullmatch(r"\d{6}", text):
-            year, month = int(text[:4]), int(text[4:])
-            nxt = dt.date(year + month // 12, month % 12 + 1, 1)
-            return nxt - dt.timedelta(days=1)
-        found = re.fullmatch(r"(\d{4})Q([1-4])", text)
-        if found:
-            year, quarter = int(found.group(1)), int(found.group(2))
-            nxt = dt.date(year + quarter // 4, (quarter * 3) % 12 + 1, 1)
-            return nxt - dt.timedelta(days=1)
-        if re.fullmatch(r"\d{8} \d{2}:\d{2}(:\d{2})?", text):
-            return dt.datetime.strptime(text[:8], "%Y%m%d").date()
-    except ValueError:
-        return None
-    return None
-
-
-def _published(meta: ToolMeta, group: list[dict[str, Any]], clock: dt.date) -> dt.date:
-    """When a page showing `group` went up: its announcement date when it has one, else its time key;
-    never after the clock (the service shows nothing dated later)."""
-    record = group[0]
-    for name in ("ann_date", "f_ann_date"):
-        day = _key_date(record.get(name), None)
-        if day is not None:
-            return min(day, clock)
-    day = _key_date(record.get(meta.time_key), meta.time_key_fmt) if meta.time_key else None
-    return min(day, clock) if day is not None else clock
 
 
 def _decimals_of(value: float) -> int:
@@ -374,9 +272,6 @@ def _keys(meta: ToolMeta, subject: str | None, groups: Sequence[list[dict[str, A
                  for group in groups)
 
 
-# Official statistics are released some days after the period they cover (the day after the
-# period end for PMI, about two weeks for prices and money, nearly three weeks for GDP).
-RELEASE_LAG_DAYS = {"cn_cpi": 12, "cn_ppi": 12, "cn_m": 13, "sf_month": 14, "cn_gdp": 19, "cn_pmi": 0}
 # The exchange's own pages for every listed entity, whatever its visibility: daily series over
 # this many calendar days (a 60-session window, holidays and a few sessions' lag fit), at most
 # EXCHANGE_ROWS records; other series their last EXCHANGE_GROUPS periods.
@@ -393,27 +288,6 @@ _MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "A
               "November", "December")
 
 
-def _month_start(day: dt.date, back: int = 0) -> dt.date:
-    """The first day of the month `back` months before `day`'s."""
-    index = day.year * 12 + day.month - 1 - back
-    return dt.date(index // 12, index % 12 + 1, 1)
-
-
-def _month_of(key: Any) -> str | None:
-    day = _key_date(key, None)
-    return f"{day.year:04d}-{day.month:02d}" if day is not None else None
-
-
-def _release_date(meta: ToolMeta, group: list[dict[str, Any]], clock: dt.date) -> dt.date:
-    """When an official statistic was released: its period's end plus the publication lag; never
-    after the clock (the service only shows what was out by then)."""
-    published = _published(meta, group, clock)
-    lag = RELEASE_LAG_DAYS.get(meta.name)
-    if lag is None:
-        return published
-    return min(published + dt.timedelta(days=lag), clock)
-
-
 # --------------------------------------------------------------------------- the generator
 
 
@@ -422,7 +296,7 @@ class CorpusGenerator:
 
     def __init__(self, config: CorpusConfig) -> None:
         self.config = config
-        self.reader = _Reader(config)
+        self.reader = Reader(config)
         self.seed = config.seed
         self.clock = config.clock
         # Calendar days the history window needs, with room for holidays.
@@ -480,7 +354,7 @@ class CorpusGenerator:
         and data pages, its filings and periodic reports; visibility decides how many portals,
         news and forum posts also write about it (and how often they lag)."""
         tools = self.entity_tools.get(entity.asset_class, [])
-        fetched: dict[str, _Fetched] = {}
+        fetched: dict[str, Fetched] = {}
         quote_tool = _QUOTE_TOOL.get(entity.asset_class, "")
         history_start = self._history_start(entity)
         for tool in sorted(tools):
@@ -549,7 +423,7 @@ class CorpusGenerator:
 
     def _history_start(self, entity: Entity) -> dt.date:
         """The first day of the first month of the entity's monthly quote history."""
-        recent = _month_start(self.clock, RECENT_HISTORY_MONTHS - 1)
+        recent = month_start(self.clock, RECENT_HISTORY_MONTHS - 1)
         needed = self.history_from.get(entity.code)
         if needed is None:
             return recent
@@ -557,10 +431,10 @@ class CorpusGenerator:
         # One to three months more than the question needs, so the first page does not tell a
         # reader which month a question starts in.
         pad = 1 + int(3 * uniform(self.seed, "history-pad", entity.code))
-        start = _month_start(dt.date(year, month, 1), pad)
-        return max(min(start, recent), _month_start(self.clock, MAX_HISTORY_MONTHS - 1))
+        start = month_start(dt.date(year, month, 1), pad)
+        return max(min(start, recent), month_start(self.clock, MAX_HISTORY_MONTHS - 1))
 
-    def _monthly_history(self, entity: Entity, data: _Fetched, start: dt.date) -> list[Page]:
+    def _monthly_history(self, entity: Entity, data: Fetched, start: dt.date) -> list[Page]:
         """The exchange's historical-price pages of the entity's quote, one per month from `start`
         to the clock's month, each with the month's sessions (newest first) and links to the
         months before and after, the quote page and the company page. A month's page is published
@@ -570,7 +444,7 @@ class CorpusGenerator:
             return []
         by_month: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
         for group in data.groups:
-            month = _month_of(group[0].get(meta.time_key))
+            month = month_of(group[0].get(meta.time_key))
             if month is not None and month >= f"{start.year:04d}-{start.month:02d}":
                 by_month[month].append(group)
         months = sorted(by_month)
@@ -601,7 +475,7 @@ class CorpusGenerator:
                       (f"/exchange/company/{entity.code}.html", name)]
             table = _history_table(meta, groups, look, self.seed, f"month:{entity.code}:{meta.name}:{month}")
             page = self._page(site=EXCHANGE, kind="history", path=self._month_path(meta, entity, month), lang=lang,
-                              title=title, published=_published(meta, groups[0], self.clock), entity=entity.code,
+                              title=title, published=published_on(meta, groups[0], self.clock), entity=entity.code,
                               snippet=lead, blocks=[Paragraph(lead), table, Links(tuple(links))],
                               records=_keys(meta, entity.code, groups))
             if uniform(self.seed, "crawled", entity.code, meta.name, month) >= crawl_probability(entity.visibility):
@@ -613,7 +487,7 @@ class CorpusGenerator:
     def _month_path(meta: ToolMeta, entity: Entity, month: str) -> str:
         return f"/exchange/{meta.name}/{entity.code}/history/{month}.html"
 
-    def _official_page(self, entity: Entity, data: _Fetched, monthly: Sequence[Page] = ()) -> Page:
+    def _official_page(self, entity: Entity, data: Fetched, monthly: Sequence[Page] = ()) -> Page:
         """The exchange's page of one data set of an entity: the latest record, then the history
         (daily series) or the last periods (holders, plans, schedules)."""
         meta = data.meta
@@ -643,7 +517,7 @@ class CorpusGenerator:
             blocks.append(Heading("历史行情（按月）" if lang == "zh" else "Historical prices by month"))
         blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *months)))
         return self._page(site=EXCHANGE, kind=kind, path=f"/exchange/{meta.name}/{entity.code}.html", lang=lang,
-                          title=title, published=_published(meta, shown[0], self.clock), entity=entity.code,
+                          title=title, published=published_on(meta, shown[0], self.clock), entity=entity.code,
                           snippet=f"{title}. {_as_of_text(meta, shown[0], lang)}", blocks=blocks,
                           records=_keys(meta, entity.code, shown))
 
@@ -669,7 +543,7 @@ class CorpusGenerator:
                           title=title, published=min(published, self.clock), entity=entity.code, snippet=lead,
                           blocks=[Paragraph(lead), Links(links)])
 
-    def _data_page(self, entity: Entity, site: Site, data: _Fetched, lag: int) -> Page:
+    def _data_page(self, entity: Entity, site: Site, data: Fetched, lag: int) -> Page:
         meta, group = data.meta, data.groups[lag]
         lang = site.lang
         name = _display_name(entity, lang)
@@ -688,10 +562,10 @@ class CorpusGenerator:
         snippet = f"{lead} " + "; ".join(f"{r[0]} {r[1]}" for r in table.rows[:4] if len(r) == 3)[:220]
         records = _keys(meta, entity.code, [group]) if look.disagree_seed is None else ()
         return self._page(site=site, kind=kind, path=f"/{site.key}/{meta.name}/{entity.code}.html", lang=lang,
-                          title=title, published=_published(meta, group, self.clock), entity=entity.code,
+                          title=title, published=published_on(meta, group, self.clock), entity=entity.code,
                           snippet=snippet, blocks=[Paragraph(lead), table], records=records)
 
-    def _history_page(self, entity: Entity | None, site: Site, data: _Fetched, lag: int,
+    def _history_page(self, entity: Entity | None, site: Site, data: Fetched, lag: int,
                       subject: str | None = None) -> Page:
         """The last HISTORY_ROWS records of a daily series, newest first (an entity's or a market series')."""
         meta = data.meta
@@ -711,11 +585,11 @@ class CorpusGenerator:
                 else f"{name}最近{len(table.rows)}条记录（由近及远）。")
         records = _keys(meta, entity.code if entity is not None else None, groups) if look.disagree_seed is None else ()
         return self._page(site=site, kind="history", path=f"/{site.key}/{meta.name}/{code}/history.html",
-                          lang=lang, title=title, published=_published(meta, data.groups[lag], self.clock),
+                          lang=lang, title=title, published=published_on(meta, data.groups[lag], self.clock),
                           entity=entity.code if entity is not None else None, snippet=lead,
                           blocks=[Paragraph(lead), table], records=records)
 
-    def _filing_index(self, entity: Entity, fetched: dict[str, _Fetched]) -> Page:
+    def _filing_index(self, entity: Entity, fetched: dict[str, Fetched]) -> Page:
         lang = official_lang(entity)
         entries: list[tuple[dt.date, str, str, str | None]] = []
         for tool, (title_en, title_zh) in _FILINGS.items():
@@ -723,7 +597,7 @@ class CorpusGenerator:
             if data is None:
                 continue
             for group in data.groups:
-                day = _published(data.meta, group, self.clock)
+                day = published_on(data.meta, group, self.clock)
                 period = str(group[0].get("end_date") or "")
                 label = f"{title_zh if lang == 'zh' else title_en} {period}".strip()
                 link = None
@@ -746,7 +620,7 @@ class CorpusGenerator:
                           title=title, published=published, entity=entity.code,
                           snippet=f"{title}: {len(entries)}", blocks=blocks)
 
-    def _reports(self, entity: Entity, fetched: dict[str, _Fetched]) -> Iterator[Page]:
+    def _reports(self, entity: Entity, fetched: dict[str, Fetched]) -> Iterator[Page]:
         tools = _REPORT_TOOLS.get(entity.asset_class)
         if not tools or tools[0] not in fetched:
             return
@@ -772,7 +646,7 @@ class CorpusGenerator:
                 if group is None:
                     continue
                 meta = fetched[tool].meta
-                published = min(published, _published(meta, group, self.clock))
+                published = min(published, published_on(meta, group, self.clock))
                 blocks.append(Heading(_tool_title(meta, lang)))
                 blocks.append(_group_table(meta, group, look, self.seed, f"report:{entity.code}:{tool}:{period}"))
                 records.append(record_key(tool, entity.code, period))
@@ -784,14 +658,14 @@ class CorpusGenerator:
                              lang=lang, title=title, published=published, entity=entity.code,
                              snippet=title, blocks=blocks, records=tuple(records))
 
-    def _news(self, entity: Entity, quote: _Fetched, recent: list[dict[str, Any]]) -> Iterator[Page]:
+    def _news(self, entity: Entity, quote: Fetched, recent: list[dict[str, Any]]) -> Iterator[Page]:
         meta = quote.meta
         for site in NEWS_SITES:
             if site.lang == "zh" and not entity.name_zh:
                 continue
             for record in recent:
                 key = record.get(meta.time_key)
-                day = _key_date(key, None)
+                day = key_date(key, None)
                 if day is None or uniform(self.seed, "news", entity.code, site.key, key) >= news_probability(entity.visibility):
                     continue
                 yield self._news_item(entity, site, meta, record, day)
@@ -856,7 +730,7 @@ class CorpusGenerator:
         universe = self.reader.market.universe
         sessions: dict[str, dict[dt.date, list[tuple[Entity, dict[str, Any]]]]] = defaultdict(lambda: defaultdict(list))
         for calendar, code, record in moves:
-            day = _key_date(record.get("trade_date") or record.get("nav_date"), None)
+            day = key_date(record.get("trade_date") or record.get("nav_date"), None)
             if day is not None:
                 sessions[calendar][day].append((universe.get(code), record))
         for calendar in sorted(sessions):
@@ -909,7 +783,7 @@ class CorpusGenerator:
         if meta.refresh_class == "daily":
             yield from self._series_histories(data)
 
-    def _series_histories(self, data: _Fetched) -> Iterator[Page]:
+    def _series_histories(self, data: Fetched) -> Iterator[Page]:
         meta = data.meta
         by_series: dict[tuple[str, ...], list[list[dict[str, Any]]]] = defaultdict(list)
         for group in data.groups[:EXCHANGE_ROWS]:
@@ -927,10 +801,10 @@ class CorpusGenerator:
             lead = f"{title_base}{(' ' + label) if label else ''}：最近{len(groups)}期数据，由近及远。"
             path = f"/stats/{meta.name}/{slug + '/' if slug else ''}history.html"
             yield self._page(site=STATS, kind="history", path=path, lang="zh", title=title,
-                             published=_published(meta, groups[0], self.clock), entity=None, snippet=lead,
+                             published=published_on(meta, groups[0], self.clock), entity=None, snippet=lead,
                              blocks=[Paragraph(lead), table], records=_keys(meta, None, groups))
 
-    def _market_page(self, site: Site, data: _Fetched, lag: int, path: str, release: bool = False) -> Page:
+    def _market_page(self, site: Site, data: Fetched, lag: int, path: str, release: bool = False) -> Page:
         meta, group = data.meta, data.groups[lag]
         lang = site.lang
         salt = f"{meta.name}:{group[0].get(meta.time_key)}"
@@ -938,7 +812,7 @@ class CorpusGenerator:
         table = _group_table(meta, group, look, self.seed, salt)
         key = group[0].get(meta.time_key)
         title = f"{_tool_title(meta, lang)} — {key}" if lang == "en" else f"{_tool_title(meta, lang)} {key}"
-        published = _release_date(meta, group, self.clock)
+        published = release_date(meta, group, self.clock)
         if lang == "en":
             lead = f"{_tool_title(meta, lang)}. {_as_of_text(meta, group, lang)} Released {published.isoformat()}."
         else:
