@@ -1,7 +1,7 @@
-"""The pages of the offline web at a clock, generated from the embedded data service.
+"""The pages of the offline web at a clock: which exist for each entity and market series, and what they say.
 
-Every figure comes from a tool call to the embedded `DataService` at the corpus clock (never
-the wall clock), so a page can only show what the service would return that day; a page's
+Every figure comes from a tool call to the embedded `DataService` at the corpus clock (web/reader.py,
+never the wall clock), so a page can only show what the service would return that day; a page's
 published date is the date of the data it shows and is never after the clock.
 
 Visibility (0..10) governs how hard an entity's evidence is to find, never whether it exists:
@@ -16,15 +16,17 @@ Visibility (0..10) governs how hard an entity's evidence is to find, never wheth
   portal covers each of the entity's tools with probability `0.3 + 0.07 * level`, and shows the
   latest data with probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a
   stale page); news items on the sessions of the history window, with probability
-  `0.05 + 0.07 * level` per session and news site; history tables from level 4; spam from level 6.
+  `0.05 + 0.07 * level` per session and news site; history tables from level 4; spam from level 6
+  (the sites and these chances: web/sites.py).
 Portals differ the way real ones do: one restates big amounts in 亿元, one in million, one
 rounds to one decimal, two sometimes carry third-party figures that disagree by 0.5-3%; each
-words its labels its own way (web/wording.py). Each page records the records it prints
-(`Page.records`), from which the evidence map is derived (web/evidence.py).
+words its labels its own way (web/formatting.py, web/wording.py). Each page records the records
+it prints (`Page.records`), from which the evidence map is derived (web/evidence.py). Market-wide
+series get portal pages, official release pages and a history page per series.
 
-All randomness is a hash of (seed, purpose, entity, tool, site[, date]): the corpus is a pure
-function of (seed, clock, history window, `history_from`: how far back each entity's monthly
-quote history reaches, web/needs.py).
+All randomness is a hash of (seed, purpose, entity, tool, site[, date]) (`sites.uniform`): the
+corpus is a pure function of (seed, clock, history window, `history_from`: how far back each
+entity's monthly quote history reaches, web/needs.py).
 """
 
 from __future__ import annotations
@@ -33,25 +35,23 @@ import dataclasses
 import datetime as dt
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from livesearch_pipeline.core.lexicon import load_lexicon
-from livesearch_pipeline.core.catalog import FieldMeta, ToolMeta
+from livesearch_pipeline.core.catalog import ToolMeta
 from livesearch_pipeline.dataservice.market.universe import Entity
 from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, record_key
+from livesearch_pipeline.web.formatting import (
+    Look, as_of_text, display_name, group_table, has_figures, history_table, plain, short_name, tool_title,
+    unit_text,
+)
 from livesearch_pipeline.web.reader import (
     Fetched, Reader, key_date, month_of, month_start, published_on, release_date,
 )
-from livesearch_pipeline.web.render import (
-    Block, Heading, Links, Paragraph, Table, format_number, render_page, restate_amount,
-)
+from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table, render_page
 from livesearch_pipeline.web.sites import (
     EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, SPAM_SITES, STATS, Site, coverage_probability,
     crawl_probability, fresh_probability, news_probability, official_lang, sources_for, uniform,
 )
-from livesearch_pipeline.web.wording import data_title, site_label
-
 
 # Tools with no entity whose data a portal publishes (macro releases, rates, FX, market flows).
 MARKET_TOOL_CLASSES = frozenset({"macro", "rates_fx", "market"})
@@ -79,199 +79,6 @@ REPORTS_BACK = 8
 RECENT_DAYS = 100
 HISTORY_ROWS = 60
 FILING_ROWS = 40
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _decimals_of(value: float) -> int:
-    text = repr(value)
-    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
-
-
-def _shown_fields(meta: ToolMeta) -> list[FieldMeta]:
-    """Fields a page prints: figures, labels, dates, adjustment factors, and the fields that tell
-    several series of one time key apart (the exchange of a market-wide margin row, a pair)."""
-    return [f for f in meta.fields
-            if (f.role in ("measure", "label", "date", "factor") or f.name in meta.series_keys)
-            and f.name != meta.entity_param]
-
-
-# Hong Kong prices are quoted at their tick sizes: three decimals below HKD 0.50, two above.
-_HK_PRICE_TOOLS = frozenset({"hk_daily", "hk_daily_adj"})
-
-
-def _hk_price_decimals(meta: ToolMeta, f: FieldMeta, number: float) -> int | None:
-    if meta.name in _HK_PRICE_TOOLS and f.unit == "HKD" and f.name in ("open", "high", "low", "close", "pre_close",
-                                                                        "change", "vwap", "avg_price"):
-        return 3 if abs(number) < 0.5 and f.name != "change" else 2
-    return None
-
-
-@dataclass
-class _Look:
-    """How one site shows figures on one page."""
-
-    site: Site
-    disagree_seed: float | None  # not None: figures come from a third-party feed that differs
-
-
-def _figure(look: _Look, f: FieldMeta, value: Any, seed: int, salt: str,
-            meta: ToolMeta | None = None) -> tuple[str, str]:
-    """(value text, unit text) of one field as `look` prints it."""
-    if value is None:
-        return ("—" if look.site.lang == "en" else "--"), ""
-    if f.type not in ("number", "integer") or isinstance(value, str):
-        return str(value), ""
-    number = float(value)
-    decimals: int | None = _decimals_of(number) if isinstance(value, float) else 0
-    tick = _hk_price_decimals(meta, f, number) if meta is not None and isinstance(value, float) else None
-    if tick is not None:
-        decimals = tick
-    if look.disagree_seed is not None and f.role == "measure" and number != 0:
-        shift = 0.005 + 0.025 * uniform(seed, "disagree", salt, f.name)
-        number *= 1 + (shift if look.disagree_seed < 0.5 else -shift)
-    unit = f.unit or ""
-    if look.site.restates:
-        restated = restate_amount(number, f.unit, look.site.lang)
-        if restated is not None:
-            number, unit = restated
-            decimals = 2
-    if look.site.rounding is not None and isinstance(decimals, int) and decimals > look.site.rounding:
-        decimals = look.site.rounding
-    if unit == "points" and look.site.lang == "zh":
-        unit = "点"
-    if isinstance(value, int) and decimals == 0 and look.disagree_seed is None and not look.site.restates:
-        return str(value), unit
-    return format_number(number, decimals), unit
-
-
-def _label(meta: ToolMeta, f: FieldMeta, lang: str, site: str = "exchange") -> str:
-    """A field's label as `site` prints it: the reviewed lexicon's noun in the site's own words
-    ("Close", "收盘"; web/wording.py), the catalog's description where the lexicon has no entry
-    (non-answer fields)."""
-    entry = load_lexicon().entry(meta.name, f.name)
-    if entry is None:
-        text = (f.description_zh or f.description) if lang == "zh" else f.description
-        return re.split(r"[;(（]", text, maxsplit=1)[0].strip() or f.name
-    return site_label(entry.zh if lang == "zh" else entry.en, lang, site)
-
-
-# The market names its industry indices after their construction ("Synthetic Bank Industry Index",
-# "合成银行行业指数"); a real site prints the industry's name.
-_CONSTRUCTION_WORDS = re.compile(r"^(?:Synthetic|Fictional)\s+|^(?:合成|虚构)")
-
-
-def _plain(name: str | None) -> str | None:
-    return _CONSTRUCTION_WORDS.sub("", name) if name else name
-
-
-def _display_name(entity: Entity | None, lang: str) -> str:
-    if entity is None:
-        return ""
-    name_en, name_zh = _plain(entity.name_en) or "", _plain(entity.name_zh)
-    if lang == "zh":
-        return name_zh or name_en
-    return name_en if not name_zh else f"{name_en} {name_zh}"
-
-
-_NAME_SUFFIXES_ZH = ("金融控股", "实业集团", "控股集团", "股份有限公司", "有限公司", "集团", "股份", "控股", "科技", "医疗",
-                     "实业", "银行", "证券", "保险", "能源", "电子", "指数", "基金")
-
-
-def _short_name(entity: Entity) -> str:
-    """The name people shorten it to: a Chinese name without its company-form suffix
-    ("槿垚金融控股" → "槿垚"), else the first word of the English name."""
-    name_zh, name_en = _plain(entity.name_zh), _plain(entity.name_en) or entity.name_en
-    if name_zh:
-        for suffix in _NAME_SUFFIXES_ZH:
-            if name_zh.endswith(suffix) and len(name_zh) > len(suffix) + 1:
-                return name_zh[: -len(suffix)]
-        return name_zh
-    return name_en.split(" ")[0]
-
-
-def _tool_title(meta: ToolMeta, lang: str) -> str:
-    """The data set's name as a site prints it ("Daily quotes", "日行情"): never a tool's name."""
-    return data_title(meta.name, meta.service, lang)
-
-
-def _as_of_text(meta: ToolMeta, group: list[dict[str, Any]], lang: str) -> str:
-    record = group[0]
-    key = record.get(meta.time_key) if meta.time_key else None
-    if key is None:
-        return "Reference data." if lang == "en" else "参考资料。"
-    return f"Data as of {key}." if lang == "en" else f"数据截至{key}。"
-
-
-def _unit_text(unit: str | None, lang: str) -> str:
-    if unit == "points" and lang == "zh":
-        return "点"
-    return unit or ""
-
-
-def _group_table(meta: ToolMeta, group: list[dict[str, Any]], look: _Look, seed: int, salt: str) -> Table:
-    """One record: Item | Value | Unit rows. Several records of one time key (holders, segments,
-    series): one row per record, one column per field."""
-    lang, site = look.site.lang, look.site.key
-    fields = _shown_fields(meta)
-    if len(group) == 1:
-        rows = []
-        for f in fields:
-            text, unit = _figure(look, f, group[0].get(f.name), seed, salt, meta)
-            rows.append((_label(meta, f, lang, site), text, unit))
-        header = ("Item", "Value", "Unit") if lang == "en" else ("项目", "数值", "单位")
-        return Table(header=header, rows=tuple(rows))
-    header = tuple(_label(meta, f, lang, site) + (f" ({_unit_text(f.unit, lang)})" if f.unit and not look.site.restates
-                                                  else "") for f in fields)
-    rows = []
-    for index, record in enumerate(group):
-        cells = []
-        for f in fields:
-            text, unit = _figure(look, f, record.get(f.name), seed, f"{salt}:{index}", meta)
-            cells.append(f"{text} {unit}".strip() if look.site.restates and unit and unit != (f.unit or "") else text)
-        rows.append(tuple(cells))
-    return Table(header=header, rows=tuple(rows))
-
-
-def _history_table(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]], look: _Look, seed: int,
-                   salt: str) -> Table:
-    """Records of a daily series, newest first: Date | <series fields> | <figures>, one row per
-    record (several per date when the series carries several, e.g. one per exchange)."""
-    lang = look.site.lang
-    series = [f for f in meta.fields if f.name in meta.series_keys and f.name != meta.entity_param]
-    fields = [f for f in _shown_fields(meta) if f.type in ("number", "integer") and f.name not in meta.series_keys]
-    units: dict[str, str | None] = {f.name: f.unit for f in fields}
-    if look.site.restates and groups:
-        sample = groups[0][0]
-        units = {f.name: (restate_amount(float(sample[f.name]), f.unit, lang) or (0, f.unit))[1]
-                 if isinstance(sample.get(f.name), (int, float)) else f.unit for f in fields}
-    rows = []
-    for index, group in enumerate(groups):
-        for position, record in enumerate(group):
-            cells = [str(record.get(meta.time_key))]
-            cells += [str(record.get(f.name) if record.get(f.name) is not None else "") for f in series]
-            for f in fields:
-                text, _ = _figure(look, f, record.get(f.name), seed, f"{salt}:h{index}:{position}", meta)
-                cells.append(text)
-            rows.append(tuple(cells))
-    header = ("Date" if lang == "en" else "日期", *(_label(meta, f, lang, look.site.key) for f in series),
-              *(_label(meta, f, lang, look.site.key) + (f" ({_unit_text(units[f.name], lang)})" if units[f.name] else "")
-                for f in fields))
-    return Table(header, tuple(rows))
-
-
-def _has_figures(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]]) -> bool:
-    """Whether the records hold anything but their dates and codes (no page shows only a date row)."""
-    names = [f.name for f in _shown_fields(meta) if f.role in ("measure", "label", "factor")]
-    return any(record.get(name) is not None for group in groups for record in group for name in names)
-
-
-def _keys(meta: ToolMeta, subject: str | None, groups: Sequence[list[dict[str, Any]]]) -> tuple[str, ...]:
-    return tuple(record_key(meta.name, subject, group[0].get(meta.time_key) if meta.time_key else None)
-                 for group in groups)
-
-
 # The exchange's own pages for every listed entity, whatever its visibility: daily series over
 # this many calendar days (a 60-session window, holidays and a few sessions' lag fit), at most
 # EXCHANGE_ROWS records; other series their last EXCHANGE_GROUPS periods.
@@ -288,7 +95,9 @@ _MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "A
               "November", "December")
 
 
-# --------------------------------------------------------------------------- the generator
+def _keys(meta: ToolMeta, subject: str | None, groups: Sequence[list[dict[str, Any]]]) -> tuple[str, ...]:
+    return tuple(record_key(meta.name, subject, group[0].get(meta.time_key) if meta.time_key else None)
+                 for group in groups)
 
 
 class CorpusGenerator:
@@ -367,7 +176,7 @@ class CorpusGenerator:
         pages.extend(monthly)
         report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
         for tool in tools:
-            if tool not in report_tools and fetched[tool].groups and _has_figures(fetched[tool].meta, fetched[tool].groups):
+            if tool not in report_tools and fetched[tool].groups and has_figures(fetched[tool].meta, fetched[tool].groups):
                 page = self._official_page(entity, fetched[tool], monthly if tool == quote_tool else ())
                 if page.kind != "quote" and uniform(self.seed, "crawled", entity.code, tool) >= crawl_probability(
                         entity.visibility):
@@ -380,7 +189,7 @@ class CorpusGenerator:
             portals = self._portals(entity)
             for tool in tools:
                 data = fetched[tool]
-                if not data.groups or not _has_figures(data.meta, data.groups):
+                if not data.groups or not has_figures(data.meta, data.groups):
                     continue
                 for rank, site in enumerate(portals):
                     if uniform(self.seed, "covers", entity.code, tool, site.key) >= coverage_probability(entity.visibility):
@@ -406,10 +215,10 @@ class CorpusGenerator:
             return 0
         return 1 + int(3 * uniform(self.seed, "lag", code, tool, site, self.clock.isoformat()))
 
-    def _look(self, site: Site, salt: str) -> _Look:
+    def _look(self, site: Site, salt: str) -> Look:
         if site.disagree and uniform(self.seed, "feed", site.key, salt) < site.disagree:
-            return _Look(site, uniform(self.seed, "feed-sign", site.key, salt))
-        return _Look(site, None)
+            return Look(site, uniform(self.seed, "feed-sign", site.key, salt))
+        return Look(site, None)
 
     def _page(self, *, site: Site, kind: str, path: str, lang: str, title: str, published: dt.date,
               entity: str | None, snippet: str, blocks: Sequence[Block], records: tuple[str, ...] = ()) -> Page:
@@ -449,8 +258,8 @@ class CorpusGenerator:
                 by_month[month].append(group)
         months = sorted(by_month)
         lang = official_lang(entity)
-        name = _display_name(entity, lang)
-        look = _Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
+        name = display_name(entity, lang)
+        look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
         pages = []
         for position, month in enumerate(months):
             groups = by_month[month]
@@ -473,7 +282,7 @@ class CorpusGenerator:
                 links.append((self._month_path(meta, entity, months[position + 1]), f"{later} {months[position + 1]}"))
             links += [(f"/exchange/{meta.name}/{entity.code}.html", quote_label),
                       (f"/exchange/company/{entity.code}.html", name)]
-            table = _history_table(meta, groups, look, self.seed, f"month:{entity.code}:{meta.name}:{month}")
+            table = history_table(meta, groups, look, self.seed, f"month:{entity.code}:{meta.name}:{month}")
             page = self._page(site=EXCHANGE, kind="history", path=self._month_path(meta, entity, month), lang=lang,
                               title=title, published=published_on(meta, groups[0], self.clock), entity=entity.code,
                               snippet=lead, blocks=[Paragraph(lead), table, Links(tuple(links))],
@@ -492,24 +301,24 @@ class CorpusGenerator:
         (daily series) or the last periods (holders, plans, schedules)."""
         meta = data.meta
         lang = official_lang(entity)
-        name = _display_name(entity, lang)
-        look = _Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
+        name = display_name(entity, lang)
+        look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
         salt = f"official:{entity.code}:{meta.name}"
-        heading = _tool_title(meta, lang)
+        heading = tool_title(meta, lang)
         title = f"{name}（{entity.code}）{heading}" if lang == "zh" else f"{name} ({entity.code}) {heading}"
-        blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}. {_as_of_text(meta, data.groups[0], lang)}")]
+        blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}. {as_of_text(meta, data.groups[0], lang)}")]
         if meta.refresh_class == "daily" and all(len(g) == 1 for g in data.groups[:EXCHANGE_ROWS]):
             shown = data.groups[:EXCHANGE_ROWS]
-            blocks.append(_group_table(meta, shown[0], look, self.seed, salt))
+            blocks.append(group_table(meta, shown[0], look, self.seed, salt))
             if len(shown) > 1:
                 blocks.append(Heading("历史数据" if lang == "zh" else "History"))
-                blocks.append(_history_table(meta, shown, look, self.seed, salt))
+                blocks.append(history_table(meta, shown, look, self.seed, salt))
         else:
             shown = data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily" else EXCHANGE_GROUPS]
             for index, group in enumerate(shown):
                 if meta.time_key is not None:
                     blocks.append(Heading(str(group[0].get(meta.time_key)), level=3))
-                blocks.append(_group_table(meta, group, look, self.seed, f"{salt}:{index}"))
+                blocks.append(group_table(meta, group, look, self.seed, f"{salt}:{index}"))
         kind = ("quote" if meta.name == _QUOTE_TOOL.get(entity.asset_class)
                 else "profile" if meta.refresh_class == "static" else "data")
         months = tuple((page.path, page.title) for page in reversed(monthly))
@@ -518,16 +327,16 @@ class CorpusGenerator:
         blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *months)))
         return self._page(site=EXCHANGE, kind=kind, path=f"/exchange/{meta.name}/{entity.code}.html", lang=lang,
                           title=title, published=published_on(meta, shown[0], self.clock), entity=entity.code,
-                          snippet=f"{title}. {_as_of_text(meta, shown[0], lang)}", blocks=blocks,
+                          snippet=f"{title}. {as_of_text(meta, shown[0], lang)}", blocks=blocks,
                           records=_keys(meta, entity.code, shown))
 
     def _hub(self, entity: Entity, pages: Sequence[Page]) -> Page:
         """The entity's page on its exchange: names, codes and links to every page about it."""
         lang = official_lang(entity)
-        name = _display_name(entity, lang)
+        name = display_name(entity, lang)
         ticker = entity.code.split(".")[0]
-        names = " / ".join(dict.fromkeys(filter(None, (_plain(entity.name_en), _plain(entity.name_zh),
-                                                       _plain(_short_name(entity))))))
+        names = " / ".join(dict.fromkeys(filter(None, (plain(entity.name_en), plain(entity.name_zh),
+                                                       plain(short_name(entity))))))
         if lang == "zh":
             title = f"{name}（{entity.code}）公司主页"
             lead = f"{entity.exchange} 代码 {entity.code}（{ticker}），名称：{names}。行情、公告、定期报告与新闻。"
@@ -546,17 +355,17 @@ class CorpusGenerator:
     def _data_page(self, entity: Entity, site: Site, data: Fetched, lag: int) -> Page:
         meta, group = data.meta, data.groups[lag]
         lang = site.lang
-        name = _display_name(entity, lang)
+        name = display_name(entity, lang)
         salt = f"{entity.code}:{meta.name}:{group[0].get(meta.time_key) if meta.time_key else ''}"
         look = self._look(site, salt)
-        table = _group_table(meta, group, look, self.seed, salt)
+        table = group_table(meta, group, look, self.seed, salt)
         kind = ("quote" if meta.name == _QUOTE_TOOL.get(entity.asset_class)
                 else "profile" if meta.refresh_class == "static" else "data")
         if lang == "en":
-            title = f"{name} ({entity.code}) {_tool_title(meta, lang)}"
+            title = f"{name} ({entity.code}) {tool_title(meta, lang)}"
         else:
-            title = f"{name}（{entity.code}）{_tool_title(meta, lang)}"
-        lead = f"{title}. {_as_of_text(meta, group, lang)}"
+            title = f"{name}（{entity.code}）{tool_title(meta, lang)}"
+        lead = f"{title}. {as_of_text(meta, group, lang)}"
         if look.disagree_seed is not None:
             lead += " Source: third-party data feed." if lang == "en" else " 数据来源：第三方数据商。"
         snippet = f"{lead} " + "; ".join(f"{r[0]} {r[1]}" for r in table.rows[:4] if len(r) == 3)[:220]
@@ -573,13 +382,13 @@ class CorpusGenerator:
         code = entity.code if entity is not None else subject or meta.name
         look = self._look(site, f"history:{code}:{meta.name}")
         groups = data.groups[lag: lag + HISTORY_ROWS]
-        table = _history_table(meta, groups, look, self.seed, f"{code}:{meta.name}")
+        table = history_table(meta, groups, look, self.seed, f"{code}:{meta.name}")
         if entity is not None:
-            name = _display_name(entity, lang)
-            title = (f"{name} ({code}) {_tool_title(meta, lang)}: historical data" if lang == "en"
-                     else f"{name}（{code}）{_tool_title(meta, lang)}历史数据")
+            name = display_name(entity, lang)
+            title = (f"{name} ({code}) {tool_title(meta, lang)}: historical data" if lang == "en"
+                     else f"{name}（{code}）{tool_title(meta, lang)}历史数据")
         else:
-            name = _tool_title(meta, lang)
+            name = tool_title(meta, lang)
             title = f"{name} — historical data" if lang == "en" else f"{name}历史数据"
         lead = (f"{name}: the last {len(table.rows)} records, newest first." if lang == "en"
                 else f"{name}最近{len(table.rows)}条记录（由近及远）。")
@@ -608,7 +417,7 @@ class CorpusGenerator:
         # first-quarter report published together list the quarter above the year).
         entries.sort(key=lambda e: (e[0], e[1], e[2]), reverse=True)
         entries = entries[:FILING_ROWS]
-        name = _display_name(entity, lang)
+        name = display_name(entity, lang)
         title = f"{name}（{entity.code}）公告列表" if lang == "zh" else f"{name} ({entity.code}) filings"
         rows = tuple((d.isoformat(), label) for d, _, label, _ in entries)
         links = tuple((link, label) for _, _, label, link in entries if link)
@@ -625,7 +434,7 @@ class CorpusGenerator:
         if not tools or tools[0] not in fetched:
             return
         lang = official_lang(entity)
-        name = _display_name(entity, lang)
+        name = display_name(entity, lang)
         by_period: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
         for tool in tools:
             data = fetched.get(tool)
@@ -635,7 +444,7 @@ class CorpusGenerator:
                 period = group[0].get("end_date")
                 if isinstance(period, str):
                     by_period[period][tool] = group
-        look = _Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
+        look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
         for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
             statements = by_period[period]
             blocks: list[Block] = []
@@ -647,8 +456,8 @@ class CorpusGenerator:
                     continue
                 meta = fetched[tool].meta
                 published = min(published, published_on(meta, group, self.clock))
-                blocks.append(Heading(_tool_title(meta, lang)))
-                blocks.append(_group_table(meta, group, look, self.seed, f"report:{entity.code}:{tool}:{period}"))
+                blocks.append(Heading(tool_title(meta, lang)))
+                blocks.append(group_table(meta, group, look, self.seed, f"report:{entity.code}:{tool}:{period}"))
                 records.append(record_key(tool, entity.code, period))
             blocks.append(Links(((f"/exchange/company/{entity.code}.html", name),
                                  (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))))
@@ -672,12 +481,12 @@ class CorpusGenerator:
 
     def _news_item(self, entity: Entity, site: Site, meta: ToolMeta, record: dict[str, Any], day: dt.date) -> Page:
         lang = site.lang
-        name = _display_name(entity, lang)
-        look = _Look(site, None)
+        name = display_name(entity, lang)
+        look = Look(site, None)
         price_field = "unit_nav" if "unit_nav" in record else "close"
         price = record.get(price_field)
         field_meta = meta.field(price_field)
-        unit = _unit_text(field_meta.unit if field_meta is not None else entity.currency, lang)
+        unit = unit_text(field_meta.unit if field_meta is not None else entity.currency, lang)
         pct = record.get("pct_chg")
         if lang == "en":
             move = "" if pct is None else (f" up {abs(pct):.2f}%" if pct >= 0 else f" down {abs(pct):.2f}%")
@@ -688,7 +497,7 @@ class CorpusGenerator:
             move = "" if pct is None else (f"涨{abs(pct):.2f}%" if pct >= 0 else f"跌{abs(pct):.2f}%")
             title = f"{name}（{entity.code}）{day.isoformat()}收盘{move}，报{price}"
             lead = f"{day.isoformat()}，{name}（{entity.code}）收于{price}{unit}{move}。以下为当日数据。"
-        table = _group_table(meta, [record], look, self.seed, f"news:{entity.code}:{day}")
+        table = group_table(meta, [record], look, self.seed, f"news:{entity.code}:{day}")
         quote_label = "行情" if lang == "zh" else "Quote"
         links = Links(((f"/exchange/{meta.name}/{entity.code}.html", f"{name} {quote_label}"),
                        (f"/exchange/company/{entity.code}.html", name)))
@@ -702,7 +511,7 @@ class CorpusGenerator:
             count = 1 + int(3 * uniform(self.seed, "spam-count", entity.code, site.key))
             for index in range(count):
                 lang = site.lang
-                name = _display_name(entity, lang)
+                name = display_name(entity, lang)
                 fake = [round(1 + 200 * uniform(self.seed, "spam", entity.code, site.key, index, k), 2) for k in range(4)]
                 if lang == "en":
                     title = f"{name} {entity.code} stock price target: buy now before it is too late! #{index + 1}"
@@ -744,7 +553,7 @@ class CorpusGenerator:
                     lang = site.lang
                     market = names.get(calendar, (calendar, calendar))[0 if lang == "en" else 1]
                     picks = movers[:10] + movers[-10:]
-                    rows = tuple((_display_name(e, lang), e.code, str(r.get("close")), f"{r['pct_chg']:.2f}")
+                    rows = tuple((display_name(e, lang), e.code, str(r.get("close")), f"{r['pct_chg']:.2f}")
                                  for e, r in picks)
                     if lang == "en":
                         title = f"{market} market wrap for {day.isoformat()}: top gainers and losers"
@@ -790,14 +599,14 @@ class CorpusGenerator:
             for record in group:
                 series = tuple(str(record.get(k) or "") for k in meta.series_keys)
                 by_series[series].append([record])
-        look = _Look(STATS, None)
+        look = Look(STATS, None)
         for series in sorted(by_series):
             groups = by_series[series]
             label = " ".join(series)
             slug = "-".join(re.sub(r"[^A-Za-z0-9]+", "", s) or "x" for s in series) if series else ""
-            title_base = _tool_title(meta, "zh")
+            title_base = tool_title(meta, "zh")
             title = f"{title_base}{(' ' + label) if label else ''}历史数据（{len(groups)}期）"
-            table = _history_table(meta, groups, look, self.seed, f"stats-history:{meta.name}:{slug}")
+            table = history_table(meta, groups, look, self.seed, f"stats-history:{meta.name}:{slug}")
             lead = f"{title_base}{(' ' + label) if label else ''}：最近{len(groups)}期数据，由近及远。"
             path = f"/stats/{meta.name}/{slug + '/' if slug else ''}history.html"
             yield self._page(site=STATS, kind="history", path=path, lang="zh", title=title,
@@ -808,15 +617,15 @@ class CorpusGenerator:
         meta, group = data.meta, data.groups[lag]
         lang = site.lang
         salt = f"{meta.name}:{group[0].get(meta.time_key)}"
-        look = _Look(site, None) if release else self._look(site, salt)
-        table = _group_table(meta, group, look, self.seed, salt)
+        look = Look(site, None) if release else self._look(site, salt)
+        table = group_table(meta, group, look, self.seed, salt)
         key = group[0].get(meta.time_key)
-        title = f"{_tool_title(meta, lang)} — {key}" if lang == "en" else f"{_tool_title(meta, lang)} {key}"
+        title = f"{tool_title(meta, lang)} — {key}" if lang == "en" else f"{tool_title(meta, lang)} {key}"
         published = release_date(meta, group, self.clock)
         if lang == "en":
-            lead = f"{_tool_title(meta, lang)}. {_as_of_text(meta, group, lang)} Released {published.isoformat()}."
+            lead = f"{tool_title(meta, lang)}. {as_of_text(meta, group, lang)} Released {published.isoformat()}."
         else:
-            lead = f"{_tool_title(meta, lang)}。{_as_of_text(meta, group, lang)}发布日期：{published.isoformat()}。"
+            lead = f"{tool_title(meta, lang)}。{as_of_text(meta, group, lang)}发布日期：{published.isoformat()}。"
         records = _keys(meta, None, [group]) if look.disagree_seed is None else ()
         return self._page(site=site, kind="release" if release else "data", path=path, lang=lang, title=title,
                           published=published, entity=None, snippet=lead[:220], blocks=[Paragraph(lead), table],
