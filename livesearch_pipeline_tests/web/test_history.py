@@ -21,11 +21,11 @@ from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
 from livesearch_pipeline.web.audit import pages_giving_the_game_away
 from livesearch_pipeline.web.build import build_web
 from livesearch_pipeline.web.corpus import CorpusConfig
-from livesearch_pipeline.web.pages import RECENT_HISTORY_MONTHS
-from livesearch_pipeline.web.reader import month_start
 from livesearch_pipeline.web.evidence import build_evidence_map, deciding_records
 from livesearch_pipeline.web.index import WebIndex
 from livesearch_pipeline.web.needs import history_from
+from livesearch_pipeline.web.pages import RECENT_HISTORY_MONTHS
+from livesearch_pipeline.web.reader import month_start
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
 
 TOOLS = ("daily", "dividend", "income", "fina_indicator", "hk_daily", "hk_income")
