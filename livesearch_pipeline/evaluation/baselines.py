@@ -25,13 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
-from livesearch_pipeline.evaluation.evaluator import (
-    EvaluationSummary,
-    evaluate,
-    evaluation_inputs,
-    load_served,
-    write_evaluation,
-)
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.inputs import evaluation_inputs, load_served
+from livesearch_pipeline.evaluation.outputs import write_evaluation
+from livesearch_pipeline.evaluation.summary import EvaluationSummary
 from livesearch_pipeline.infra.llm import LLMSettings
 from livesearch_pipeline.settings import DataPaths
 

@@ -33,10 +33,10 @@ from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, Serve
 from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.evaluation.agents.chat import ChatModelConfigurationError
-from livesearch_pipeline.evaluation.evaluator import load_served
+from livesearch_pipeline.evaluation.inputs import load_served
 
-# Served files are read exactly as the evaluator reads them (`load_served` and `qid_set_hash`
-# are re-exported), so a run's qid-set hash always equals the one the evaluator computes.
+# Served files are read exactly as the evaluator reads them (`evaluation.inputs.load_served` and
+# `qid_set_hash` are re-exported), so a run's qid-set hash always equals the one the evaluator computes.
 __all__ = ["Agent", "AgentConfigurationError", "AgentRunError", "RunReport", "date_from_served_path", "load_served", "qid_set_hash",
            "read_predictions_for_resume", "run_agent"]
 

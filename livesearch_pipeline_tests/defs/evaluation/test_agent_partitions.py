@@ -35,7 +35,7 @@ from livesearch_pipeline.evaluation.baselines import (
     registry_path,
 )
 from livesearch_pipeline.core.qid import qid_set_hash
-from livesearch_pipeline.evaluation.evaluator import load_served
+from livesearch_pipeline.evaluation.inputs import load_served
 from livesearch_pipeline.evaluation.leaderboard import CHART_CSV, CHART_PNG, LEADERBOARD_JSON, Leaderboard
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
