@@ -238,3 +238,14 @@ def test_the_oracle_partition_fails_the_run_when_gold_is_tampered(evaluated_day:
     assert f"gold self-test failed for {DAY}" in message and "not 1.0" in message
     # The stale partition is not a self-test: the same tampered day scores it without failing.
     assert run_agent_partition(day, DAY, "stale").success
+
+
+@pytest.mark.slow
+def test_an_agent_run_without_its_days_gold_fails_naming_it_before_running(evaluated_day: Day, tmp_path: Path) -> None:
+    day = copy_day(evaluated_day, tmp_path)
+    gold = SnapshotStore(day.paths.gold).path_for(DAY)
+    gold.unlink()
+    result = run_agent_partition(day, DAY, "stale")
+    assert not result.success
+    assert f"no gold snapshot for {DAY}: {gold} does not exist" in failure_messages(result)
+    assert not day.paths.run_dir(DAY, "stale").exists()  # the agent never opened
