@@ -17,7 +17,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, AsyncIterator, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -259,14 +259,15 @@ async def open_agent(spec: AgentSpec, inputs: AgentDay, *, client: ToolClient,
 
 
 async def run_registered_agent(spec: AgentSpec, inputs: AgentDay, client: ToolClient, *,
-                               llm: LLMSettings | None = None) -> AgentRunResult:
+                               llm: LLMSettings | None = None,
+                               progress: Callable[[str], None] | None = None) -> AgentRunResult:
     """Put D's served questions to one agent (resuming an interrupted run) and score it on D's gold.
 
     `inputs` is the day, built once by its caller (`AgentDay.build`: the served file, the gold,
     the run folder, the LLM cache), so that the run, its scoring and its record of the web read
     the same files and a missing one fails before the agent opens. `llm`: the LLM settings of the
     LLM kinds and of their judge (Dagster passes its LLM resource's; default: the environment,
-    read now)."""
+    read now). `progress` receives a line about every 10% of the questions answered (`run_agent`)."""
     from livesearch_pipeline.evaluation.agents.base import run_agent
 
     out_dir = inputs.run_dir(spec.name)
@@ -274,7 +275,8 @@ async def run_registered_agent(spec: AgentSpec, inputs: AgentDay, client: ToolCl
     # One writer per run folder: a second run of this agent and day is refused, naming the first.
     with run_folder_lock(out_dir):
         async with open_agent(spec, inputs, client=client, llm=llm) as agent:
-            await run_agent(agent, inputs.served, out_dir, date=inputs.day, concurrency=spec.concurrency)
+            await run_agent(agent, inputs.served, out_dir, date=inputs.day, concurrency=spec.concurrency,
+                            progress=progress)
         judge = _judge(llm, inputs.llm_cache) if spec.kind in LLM_KINDS else None
         predictions_path = out_dir / "predictions.jsonl"
         result = await asyncio.to_thread(evaluate, inputs.served_path, inputs.gold_path, predictions_path,

@@ -241,6 +241,21 @@ def test_the_oracle_partition_fails_the_run_when_gold_is_tampered(evaluated_day:
 
 
 @pytest.mark.slow
+def test_an_agent_run_logs_its_progress_as_lines_of_its_step(evaluated_day: Day, tmp_path: Path) -> None:
+    """The command line prints a step's own INFO lines below it (infra/run_console.py)."""
+    day = copy_day(evaluated_day, tmp_path)
+    result = run_agent_partition(day, DAY, "stale")
+    assert result.success, failure_messages(result)
+    logged = [e.user_message for e in day.instance.all_logs(result.run_id)
+              if e.dagster_event is None and e.step_key == "agent_runs"]
+    served = len(load_served(day.paths.served_file(DAY)))
+    progress = [m for m in logged if m.startswith("stale: ")]
+    assert 1 <= len(progress) <= 10 and progress[-1] == f"stale: {served:,} of {served:,} answered"
+    counts = [int(m.split()[1].replace(",", "")) for m in progress]
+    assert counts == sorted(counts)
+
+
+@pytest.mark.slow
 def test_an_agent_run_without_its_days_gold_fails_naming_it_before_running(evaluated_day: Day, tmp_path: Path) -> None:
     day = copy_day(evaluated_day, tmp_path)
     gold = SnapshotStore(day.paths.gold).path_for(DAY)
