@@ -47,6 +47,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from livesearch_pipeline.core import aio
 from livesearch_pipeline.construction.formats import proposed_rule
 from livesearch_pipeline.construction.models import Candidate, DynamicsRow, FilterCount
 from livesearch_pipeline.core.calendars import sessions_back
@@ -66,6 +67,7 @@ from livesearch_pipeline.core.models import (
     Tier,
 )
 from livesearch_pipeline.core.program import ProgramError, call_levels, concrete_args
+from livesearch_pipeline.core.progress import Progress, Report, say
 from livesearch_pipeline.core.publication import expected_latest_period, publication_lags
 
 # 21 days = 20 consecutive pairs, the "20 trading days" the issue measured over.
@@ -223,7 +225,7 @@ async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, cli
 
 async def _replay_days(days: Sequence[dt.date], programs_by_day: Mapping[dt.date, Mapping[str, Program]],
                        open_at: OpenAt | None, client: ToolClient | None, config: ExecutorConfig,
-                       ) -> tuple[dict[dt.date, dict[str, DayAnswer]], ReplayStats]:
+                       progress: Progress | None = None) -> tuple[dict[dt.date, dict[str, DayAnswer]], ReplayStats]:
     stats = ReplayStats()
     out: dict[dt.date, dict[str, DayAnswer]] = {}
     for day in days:
@@ -234,6 +236,8 @@ async def _replay_days(days: Sequence[dt.date], programs_by_day: Mapping[dt.date
             assert client is not None
             out[day] = await run_programs_on_day(programs_by_day[day], day, client, config, stats)
         stats.days += 1
+        if progress is not None:
+            progress.advance(detail=f"{day.isoformat()}: {len(out[day]):,} programs")
     return out, stats
 
 
@@ -244,41 +248,46 @@ _FORKED: tuple[Mapping[dt.date, Mapping[str, Program]], OpenAt, ExecutorConfig] 
 def _forked_worker(days: list[dt.date]) -> tuple[dict[dt.date, dict[str, DayAnswer]], ReplayStats]:
     assert _FORKED is not None, "replay workers must be forked by replay()"
     programs_by_day, open_at, config = _FORKED
-    return asyncio.run(_replay_days(days, programs_by_day, open_at, None, config))
+    return aio.run(_replay_days(days, programs_by_day, open_at, None, config))
 
 
 async def replay(programs_by_day: Mapping[dt.date, Mapping[str, Program]], *, open_at: OpenAt | None,
                  client: ToolClient | None, config: ExecutorConfig = ExecutorConfig(), workers: int = 1,
-                 ) -> tuple[dict[str, dict[dt.date, DayAnswer]], ReplayStats]:
+                 report: Report = None) -> tuple[dict[str, dict[dt.date, DayAnswer]], ReplayStats]:
     """Run each day's programs against the service as of that day; answers per qid and day.
 
     `open_at(day)` gives a client whose clock is `day` (point in time). Without it every day goes
     to `client` as it is (a provider without a clock: the programs are re-dated, the data vintage
-    is today's). With `workers` > 1 and `open_at`, the days are split over forked processes
-    (interleaved, so each gets early and late days alike); the answers do not depend on it.
+    is today's). With `workers` > 1 and `open_at`, the days are handed one at a time to forked
+    processes (a free worker takes the next day, so the cores stay busy and each finished day
+    can be reported); the answers do not depend on which process replays a day. `report` gets
+    a line at each quarter of the days replayed (core/progress.py).
     """
     global _FORKED
     if open_at is None and client is None:
         raise ValueError("replay needs open_at (a point-in-time service) or a client")
     days = sorted(programs_by_day)
-    chunks = [days[i::workers] for i in range(workers)] if open_at is not None and workers > 1 else [days]
-    chunks = [c for c in chunks if c]
-    if len(chunks) == 1:
-        by_day, stats = await _replay_days(days, programs_by_day, open_at, client, config)
+    progress = Progress(total=len(days), what="replayed", report=report, unit="days")
+    workers = min(workers, len(days)) if open_at is not None else 1
+    if workers <= 1:
+        by_day, stats = await _replay_days(days, programs_by_day, open_at, client, config, progress)
     else:
         assert open_at is not None
         _FORKED = (programs_by_day, open_at, config)
+        by_day, stats = {}, ReplayStats()
         try:
-            with ProcessPoolExecutor(max_workers=len(chunks), mp_context=multiprocessing.get_context("fork")) as pool:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
                 loop = asyncio.get_running_loop()
-                parts = await asyncio.gather(*(loop.run_in_executor(pool, _forked_worker, c) for c in chunks))
+                for finished in asyncio.as_completed([loop.run_in_executor(pool, _forked_worker, [day])
+                                                      for day in days]):
+                    part, part_stats = await finished
+                    by_day.update(part)
+                    for name in ("days", "programs", "calls", "failed_calls", "retries", "tool_time_s"):
+                        setattr(stats, name, getattr(stats, name) + getattr(part_stats, name))
+                    (day,) = part
+                    progress.advance(detail=f"{day.isoformat()}: {len(part[day]):,} programs")
         finally:
             _FORKED = None
-        by_day, stats = {}, ReplayStats()
-        for part, part_stats in parts:
-            by_day.update(part)
-            for name in ("days", "programs", "calls", "failed_calls", "retries", "tool_time_s"):
-                setattr(stats, name, getattr(stats, name) + getattr(part_stats, name))
     answers: dict[str, dict[dt.date, DayAnswer]] = defaultdict(dict)
     for day in days:
         for qid, answer in by_day[day].items():
@@ -497,8 +506,11 @@ async def profile_candidates(
     open_at: OpenAt | None,
     client: ToolClient | None = None,
     policy: DynamicsPolicy = DynamicsPolicy(),
+    report: Report = None,
 ) -> DynamicsResult:
-    """Replay every candidate at `policy.days` past days of its market; keep, relabel or drop it."""
+    """Replay every candidate at `policy.days` past days of its market; keep, relabel or drop it.
+
+    `report`: progress lines of the replay (core/progress.py)."""
     started = time.perf_counter()
     days_of: dict[str | None, list[dt.date]] = {}
     programs_by_day: dict[dt.date, dict[str, Program]] = defaultdict(dict)
@@ -508,8 +520,10 @@ async def profile_candidates(
             days_of[calendar] = replay_days(calendar, as_of, policy.days)
         for day in days_of[calendar]:
             programs_by_day[day][c.qid] = c.program
+    say(report, f"replaying {len(candidates):,} candidates at {len(programs_by_day)} days "
+                f"({sum(map(len, programs_by_day.values())):,} program runs)")
     answers, stats = await replay(programs_by_day, open_at=open_at, client=client, config=policy.executor,
-                                  workers=policy.workers)
+                                  workers=policy.workers, report=report)
 
     counts: Counter[str] = Counter()
     lags = publication_lags(catalog)

@@ -52,6 +52,7 @@ from livesearch_pipeline.core.models import (
     ValueRef,
 )
 from livesearch_pipeline.core.normalize import unit_scale
+from livesearch_pipeline.core.progress import Report, say
 from livesearch_pipeline.core.qid import compute_qid, compute_signature
 
 LATEST_WINDOW = 10
@@ -394,7 +395,9 @@ async def enumerate_candidates(
     as_of: dt.date,
     *,
     executor: ExecutorConfig = ExecutorConfig(),
+    report: Report = None,
 ) -> EnumerationResult:
+    """Explore, draft, execute twice and filter (module doc); `report` gets a line per phase."""
     counts = _Counts()
     by_code = {e.code: e for group in entities.values() for e in group}
     explored: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -424,6 +427,7 @@ async def enumerate_candidates(
             entity = by_code[row.entity]
         targets.append((tool, entity))
     await asyncio.gather(*(explore(t, e) for t, e in targets))
+    say(report, f"explored {len(explored):,} of {len(targets):,} covered (tool, entity) pairs")
 
     drafts: list[_Draft] = []
     for tool, entity in targets:
@@ -486,6 +490,7 @@ async def enumerate_candidates(
         jobs[qid] = (_Job(qid=qid, program=d.program, match=proposed_rule(fmt)), d)
 
     job_list = [j for j, _ in jobs.values()]
+    say(report, f"drafted {len(drafts):,} programs; executing the {len(job_list):,} distinct sound ones twice")
     first, stats1 = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
     second, _ = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
     second_by_qid = {a.qid: a for a in second}

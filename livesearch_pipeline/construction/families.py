@@ -36,6 +36,7 @@ from livesearch_pipeline.construction.models import Candidate, EntityInfo
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.core.models import (
+    PERCENTAGE_POINTS,
     Call,
     Combine,
     DateSpec,
@@ -50,6 +51,8 @@ from livesearch_pipeline.core.models import (
 FAMILY = "family"
 YMD = "%Y%m%d"
 PERCENT = Format(kind="percent", decimals=2, unit="%")
+# A difference of two returns: percentage points, as an analyst states a return gap.
+POINTS_GAP = Format(kind="percent", decimals=2, unit=PERCENTAGE_POINTS)
 # A ratio of two amounts, as a percentage (net margin, payout ratio).
 RATIO_PERCENT = Format(kind="percent", decimals=2, unit="%", scale=100.0)
 # Statement tool and bar tool of each equity class (growth, margins, the return since a report).
@@ -372,7 +375,7 @@ def compare_family_drafts(catalog: Catalog, pairs: Sequence[tuple[EntityInfo, En
             select = Selection(mode="all", key=tool.time_key, key_fmt=YMD)
             calls = [Call(id="c1", tool=tool.name, args={tool.entity_param: a.code}, dates=dates),
                      Call(id="c2", tool=tool.name, args={tool.entity_param: b.code}, dates=dates)]
-            ex = Extractor(call="c1", select=select, field="close", aggregate="pct_change", format=PERCENT,
+            ex = Extractor(call="c1", select=select, field="close", aggregate="pct_change", format=POINTS_GAP,
                            combine=Combine(op="difference", other=ValueRef(call="c2", select=select, field="close",
                                                                            aggregate="pct_change")))
             out.append(FamilyDraft(Program(calls=calls, extract=ex), a, tool, tool.field("close"), f"compare:{n}",
@@ -503,7 +506,7 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
                 f"most recent trading day whose NAV has been published (positive for a premium){unit}?")
     if name == "compare":
         other = f"{c.facts.other_entity_name} ({c.facts.other_entity})"
-        return (f"Over the last {param} trading days, by how many percentage points did the return of {subj} "
+        return (f"Over the last {param} trading days, by how much did the return of {subj} "
                 f"(change in {noun}) exceed that of {other} (the first minus the second){unit}?")
     raise ValueError(f"{c.qid}: unknown question family {name!r}")
 

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from livesearch_pipeline.core.lexicon import Kind, Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.core.catalog import FieldMeta
-from livesearch_pipeline.core.models import Format, MatchRule
+from livesearch_pipeline.core.models import PERCENTAGE_POINTS, Format, MatchRule
 from livesearch_pipeline.core.normalize import CURRENCIES, unit_scale
 
 _WORD_MAGNITUDES = ((1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
@@ -207,9 +207,11 @@ def zh_unit(fmt: Format) -> tuple[str, int | None]:
     """The Chinese unit word and decimals a Chinese question asks for, given the answer format.
 
     "billion CNY" at 2 decimals -> ("亿元", 2); "million shares" -> ("万股", 2); "CNY" -> ("元", 2);
-    a unitless or percent format -> ("", decimals). One scale finer than the English unit, so the
+    a unitless or percent format -> ("", decimals), percentage points -> ("个百分点", decimals). One scale finer than the English unit, so the
     English rule's tolerance admits the Chinese answer (see the module doc).
     """
+    if fmt.kind == "percent" and fmt.unit == PERCENTAGE_POINTS:
+        return "个百分点", fmt.decimals
     if fmt.unit is None or fmt.kind == "percent":
         return "", fmt.decimals
     word, _, base = fmt.unit.rpartition(" ")
@@ -221,7 +223,8 @@ def zh_unit(fmt: Format) -> tuple[str, int | None]:
 def unit_phrase_en(fmt: Format) -> str:
     """", in billions of CNY to 2 decimals" — the one place the English text states the unit."""
     if fmt.kind == "percent":
-        return f", in percent to {_decimals_en(fmt.decimals)}"
+        unit = PERCENTAGE_POINTS if fmt.unit == PERCENTAGE_POINTS else "percent"
+        return f", in {unit} to {_decimals_en(fmt.decimals)}"
     if fmt.kind == "integer":
         return f", as a whole number of {fmt.unit}" if fmt.unit else ", as a whole number"
     if fmt.kind != "number":
@@ -240,6 +243,8 @@ def _decimals_en(n: int | None) -> str:
 def ask_zh(fmt: Format) -> str:
     """"是多少亿元？保留2位小数。" — the question word and the one unit of the Chinese text."""
     if fmt.kind == "percent":
+        if fmt.unit == PERCENTAGE_POINTS:
+            return f"是多少个百分点？保留{fmt.decimals}位小数。"
         return f"是多少？以百分比表示，保留{fmt.decimals}位小数。"
     if fmt.kind == "date":
         return "是哪一个交易日？请按YYYY-MM-DD格式作答。"

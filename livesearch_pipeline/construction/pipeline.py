@@ -29,6 +29,7 @@ from livesearch_pipeline.construction.verbalize import (
     llm_verbalize,
     template_verbalize,
 )
+from livesearch_pipeline.core.progress import Report
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.jsonl import parse_jsonl, write_jsonl
@@ -133,9 +134,10 @@ def with_dynamics(questions: Sequence[Question], candidates: Sequence[Candidate]
 
 async def profile_stage(candidates: Sequence[Candidate], catalog: Catalog, construction_dir: Path, as_of: dt.date,
                         *, open_at: OpenAt | None, client: ToolClient | None,
-                        policy: DynamicsPolicy) -> DynamicsResult:
-    """Stage 4b: replay, write the three dynamics tables, return the result."""
-    result = await profile_candidates(candidates, catalog, as_of, open_at=open_at, client=client, policy=policy)
+                        policy: DynamicsPolicy, report: Report = None) -> DynamicsResult:
+    """Stage 4b: replay, write the three dynamics tables, return the result (`report`: progress)."""
+    result = await profile_candidates(candidates, catalog, as_of, open_at=open_at, client=client, policy=policy,
+                                      report=report)
     write_table(construction_dir / TABLES["dynamics"], result.rows)
     write_table(construction_dir / TABLES["dynamics_filters"], result.filters)
     write_table(construction_dir / TABLES["profiled"], result.candidates)

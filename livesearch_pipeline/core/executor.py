@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 import tenacity
 
+from livesearch_pipeline.core import aio
 from livesearch_pipeline.core.calendars import CalendarRangeError
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, run_extractor
@@ -475,4 +476,4 @@ def execute_programs_sync(
     config: ExecutorConfig = ExecutorConfig(),
 ) -> tuple[list[GoldAnswer], ExecutionStats]:
     """`execute_programs` for callers without an event loop (the client must not be bound to one)."""
-    return asyncio.run(execute_programs(questions, as_of, client, config))
+    return aio.run(execute_programs(questions, as_of, client, config))

@@ -30,7 +30,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, Literal, Mapping, Sequence
 
 from livesearch_pipeline.core.dates import format_date, parse_datetime, resolve_date
-from livesearch_pipeline.core.models import Combine, Extractor, Format, Selection, ValueRef
+from livesearch_pipeline.core.models import PERCENTAGE_POINTS, Combine, Extractor, Format, Selection, ValueRef
 
 Number = int | float
 ExtractedScalar = float | int | str
@@ -385,7 +385,9 @@ def format_answer(value: ExtractedScalar, fmt: Format) -> tuple[str, ExtractedSc
         if fmt.kind == "integer":
             return _with_unit(round_half_up(scaled, 0), fmt.unit), scaled
         digits = round_half_up(scaled, fmt.decimals or 0)
-        return (f"{digits}%" if fmt.kind == "percent" else _with_unit(digits, fmt.unit)), scaled
+        if fmt.kind == "percent":
+            return (f"{digits} {PERCENTAGE_POINTS}" if fmt.unit == PERCENTAGE_POINTS else f"{digits}%"), scaled
+        return _with_unit(digits, fmt.unit), scaled
     if fmt.kind == "date":
         if isinstance(value, float):
             raise ExtractionError(f"format 'date' needs a time key, got the number {value!r}")

@@ -33,6 +33,9 @@ Aggregate = Literal[
     "change", "pct_change", "std", "argmax", "argmin",
 ]
 FormatKind = Literal["number", "percent", "integer", "date", "text"]
+# The unit of a difference of two percentages (a return gap, a change of a rate): an analyst
+# writes "5.76 percentage points" ("5.76个百分点"), never "5.76%". Matched like a percent.
+PERCENTAGE_POINTS = "percentage points"
 RuleName = Literal["exact", "approx", "semantic"]
 AnswerStatus = Literal["ok", "empty", "error"]
 
@@ -200,7 +203,8 @@ class Combine(_OmitsUnsetExtensions):
 class Format(StrictModel):
     """How the extracted value becomes the answer string.
 
-    `number`/`integer`/`percent`: value × `scale`, rounded to `decimals`, in `unit`.
+    `number`/`integer`/`percent`: value × `scale`, rounded to `decimals`, in `unit` (a
+    percent: "%", or PERCENTAGE_POINTS for a difference of two percentages).
     `date`: a time key in `in_fmt` rendered as `out_fmt`. `text`: the string as it is.
     """
 
@@ -215,8 +219,8 @@ class Format(StrictModel):
     def _kind_fields(self) -> Format:
         if self.kind in ("number", "percent") and self.decimals is None:
             raise ValueError(f"format {self.kind!r} needs decimals")
-        if self.kind == "percent" and self.unit not in (None, "%"):
-            raise ValueError("format 'percent' has unit '%'")
+        if self.kind == "percent" and self.unit not in (None, "%", PERCENTAGE_POINTS):
+            raise ValueError(f"format 'percent' has unit '%' or {PERCENTAGE_POINTS!r}, got {self.unit!r}")
         if self.kind in ("date", "text") and (self.scale != 1.0 or self.decimals is not None):
             raise ValueError(f"format {self.kind!r} takes no scale or decimals")
         return self

@@ -39,7 +39,7 @@ _BASE_WORDS: dict[str, tuple[str, float]] = {
     **{w: ("shares", 1.0) for w in ("shares", "share", "股")},
     **{w: ("shares", 100.0) for w in ("lots", "lot", "手")},
     **{w: ("points", 1.0) for w in ("points", "point", "pts", "点")},
-    **{w: ("%", 1.0) for w in ("%", "percent", "pct", "百分点")},
+    **{w: ("%", 1.0) for w in ("%", "percent", "pct", "百分点", "个百分点", "pp", "ppt", "ppts")},
     **{w: ("%", 0.01) for w in ("bps", "bp", "基点")},
     **{w: ("x", 1.0) for w in ("x", "times", "倍")},
     **{w: ("units", 1.0) for w in ("units", "unit", "份")},
@@ -66,6 +66,7 @@ def _scale_of_part(part: str, original: str) -> tuple[str | None, float]:
     text = unicodedata.normalize("NFKC", part).strip().casefold()
     text = re.sub(r"basis\s+points?", "bps", text)
     text = re.sub(r"per\s*cent", "percent", text)
+    text = re.sub(r"percentage\s+points?", "pp", text)
     # Split a leading currency symbol from an attached magnitude ("$bn", "us$m").
     text = re.sub(r"^(us\$|hk\$|\$|¥)(?=\w)", r"\1 ", text)
     text = re.sub(r"\bquote\s+currency\b", "quote_currency", text)
@@ -186,7 +187,7 @@ _UNIT_WORDS = (
     r"|x(?![A-Za-z])"
 )
 _RIGHT = re.compile(
-    r"(?P<pct>\s*(?:%|(?i:percent|per\s*cent|pct)\b|个百分点|百分点))?"
+    r"(?P<pct>\s*(?:%|(?i:percentage\s+points?|percent|per\s*cent|pct|pp|ppts?)\b|个百分点|百分点))?"
     r"(?P<bps>\s*(?:(?i:bps|bp|basis\s+points?)\b|个基点|基点))?"
     rf"(?:(?P<mag_en>\s?(?:{_EN_MAG})|{_EN_MAG_ATTACHED})|(?P<mag_cn>\s?[十百千万亿]+))?"
     rf"(?P<unit>\s*(?:{_UNIT_WORDS}))?"

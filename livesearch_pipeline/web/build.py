@@ -16,9 +16,11 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterable, Iterator
 
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
-from livesearch_pipeline.web.corpus import CorpusConfig, WebCorpusError, generate_pages
+from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError
+from livesearch_pipeline.web.generate import generate_pages
 from livesearch_pipeline.web.index import INDEX_FILE, BuildStats, Tokenizer, build_index
 
 MANIFEST_FILE = "manifest.json"
@@ -40,12 +42,14 @@ def corpus_directory(web_root: Path, day: dt.date) -> Path:
 
 
 def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WORKERS,
-              tokenizer: Tokenizer = "cjk", pool_file: Path | None = None, gold_file: Path | None = None) -> WebBuild:
+              tokenizer: Tokenizer = "cjk", pool_file: Path | None = None, gold_file: Path | None = None,
+              progress: Callable[[str], None] | None = None) -> WebBuild:
     """Generate and index the web of `config.clock` into `web_root/<clock>/`.
 
     With `pool_file`, the entities' monthly quote histories reach back as far as the pool's
     questions read at the clock (web/needs.py: from `gold_file`, D's gold, when it exists, else by
-    executing the pool), unless `config.history_from` is already set."""
+    executing the pool), unless `config.history_from` is already set. `progress` receives a
+    handful of lines on the way (the pages generated so far, then the indexing; web/generate.py)."""
     directory = corpus_directory(web_root, config.clock)
     market_identity = ServiceConfig(seed=config.seed, clock=config.clock).identity
     started = time.monotonic()
@@ -54,8 +58,14 @@ def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WO
 
         config = dataclasses.replace(config, history_from=history_from_files(pool_file, gold_file, config.clock,
                                                                              config.seed))
+        if progress is not None:
+            progress(f"quote histories: {len(config.history_from):,} entities' reach back past the recent months "
+                     f"(the pool's questions at the clock, {time.monotonic() - started:.1f} s)")
     needs_s = time.monotonic() - started
-    stats = build_index(generate_pages(config, workers=workers), directory, identity=config.identity,
+    pages = generate_pages(config, workers=workers, progress=progress)
+    if progress is not None:
+        pages = _then_report_indexing(pages, progress)
+    stats = build_index(pages, directory, identity=config.identity,
                         tokenizer=tokenizer,
                         extra_meta={"market": market_identity, "clock": config.clock.isoformat(),
                                     "history_sessions": config.history_sessions})
@@ -70,12 +80,26 @@ def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WO
     temporary = directory / f".{MANIFEST_FILE}.tmp"
     temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(temporary, directory / MANIFEST_FILE)
+    if progress is not None:
+        progress(f"web of {config.clock}: {stats.pages:,} pages indexed ({stats.bytes / 1e6:.1f} MB) in {elapsed:.1f} s")
     return WebBuild(directory, config.identity, market_identity, stats, elapsed)
 
 
-def attach_evidence(directory: Path, pool_file: Path, gold_file: Path) -> dict:
+def _then_report_indexing(pages: Iterable[Page], progress: Callable[[str], None]) -> Iterator[Page]:
+    """`pages`, then a line saying the index is being finished: merging the full-text index and
+    counting its terms take some seconds after the last page."""
+    count = 0
+    for page in pages:
+        count += 1
+        yield page
+    progress(f"indexing {count:,} pages: merging the full-text index")
+
+
+def attach_evidence(directory: Path, pool_file: Path, gold_file: Path,
+                    progress: Callable[[str], None] | None = None) -> dict:
     """Write (or reuse) the evidence map of the web in `directory` for the gold in `gold_file` and
-    record its file and summary in the manifest; returns the map."""
+    record its file and summary in the manifest; returns the map. `progress` receives a line
+    before (the map replays each question's calls) and one with the summary after."""
     from livesearch_pipeline.web.evidence import EVIDENCE_FILE, ensure_evidence_map
 
     manifest_path = directory / MANIFEST_FILE
@@ -83,10 +107,16 @@ def attach_evidence(directory: Path, pool_file: Path, gold_file: Path) -> dict:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise WebCorpusError(f"{manifest_path}: cannot read the web's manifest ({exc}); rebuild the web") from exc
+    if progress is not None:
+        progress(f"evidence map: the pages holding each question's evidence, for {gold_file.name}")
     evidence = ensure_evidence_map(directory, pool_file, gold_file, seed=int(manifest["seed"]))
     manifest.update(evidence_file=EVIDENCE_FILE, evidence_gold_sha256=evidence["gold_sha256"],
                     evidence_summary=evidence["summary"])
     temporary = directory / f".{MANIFEST_FILE}.tmp"
     temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(temporary, manifest_path)
+    if progress is not None:
+        summary = evidence["summary"]
+        progress(f"evidence map: {summary['evidence']['present']:,} of {summary['evidence']['n']:,} web-answerable "
+                 f"questions with evidence on the web ({summary['tools_only']:,} tools-only)")
     return evidence

@@ -57,12 +57,17 @@ def build_web_command(args: argparse.Namespace) -> int:
     from livesearch_pipeline.core.snapshot import SnapshotStore
 
     paths = DataPaths.from_env()
+    # About a minute for the whole web: its progress goes to stderr, the result line to stdout.
     built = build_web(_config(args), paths.web, workers=args.workers, pool_file=paths.pool / POOL_FILE,
-                      gold_file=SnapshotStore(paths.gold).path_for(args.date))
+                      gold_file=SnapshotStore(paths.gold).path_for(args.date), progress=_progress)
     print(f"{built.identity}: {built.stats.pages} pages {built.stats.by_kind} in {built.generate_and_index_s:.1f} s, "
           f"{built.stats.bytes / 1e6:.1f} MB at {built.directory}")
     _evidence(paths, args.date, built.directory)
     return 0
+
+
+def _progress(line: str) -> None:
+    print(f"  {line}", file=sys.stderr, flush=True)
 
 
 def _evidence(paths, day, directory) -> None:

@@ -1,7 +1,7 @@
 """How far back each entity's monthly quote history must reach for D's scoring set.
 
 An exchange keeps its quote history; the web generates the months someone may need to read: the
-last few for every entity (web/corpus.py, RECENT_HISTORY_MONTHS) and, for an entity whose
+last few for every entity (web/pages.py, RECENT_HISTORY_MONTHS) and, for an entity whose
 questions read older sessions (the close on the ex-date of a dividend paid months ago, the return
 since a report announced 75 sessions back), every month from the earliest such session on.
 
@@ -32,7 +32,7 @@ def history_from(questions: Sequence[Question], answers: Sequence[GoldAnswer],
                  clock: dt.date | None = None) -> tuple[tuple[str, str], ...]:
     """(entity code, "YYYY-MM") of the earliest session any ok answer's quote call reads, per
     entity, sorted by code; with `clock`, only the entities whose earliest month lies before the
-    recent months every entity has (web/corpus.py, RECENT_HISTORY_MONTHS)."""
+    recent months every entity has (web/pages.py, RECENT_HISTORY_MONTHS)."""
     by_qid: Mapping[str, Question] = {q.qid: q for q in questions}
     earliest: dict[str, str] = {}
     for answer in answers:
@@ -58,9 +58,10 @@ def history_from(questions: Sequence[Question], answers: Sequence[GoldAnswer],
 
 
 def _recent_month(clock: dt.date) -> str:
-    from livesearch_pipeline.web.corpus import RECENT_HISTORY_MONTHS, _month_start
+    from livesearch_pipeline.web.pages import RECENT_HISTORY_MONTHS
+    from livesearch_pipeline.web.reader import month_start
 
-    start = _month_start(clock, RECENT_HISTORY_MONTHS - 1)
+    start = month_start(clock, RECENT_HISTORY_MONTHS - 1)
     return f"{start.year:04d}-{start.month:02d}"
 
 

@@ -253,9 +253,13 @@ def test_profile_candidates_replays_at_point_in_time_and_labels_from_the_profile
     code = _a_share()
     candidates = _candidates(code)
     catalog = catalog_of(bar_tool("daily"))
-    result = anyio.run(lambda: profile_candidates(candidates, catalog, CLOCK,
+    lines: list[str] = []
+    result = anyio.run(lambda: profile_candidates(candidates, catalog, CLOCK, report=lines.append,
                                                   open_at=EmbeddedPointInTime(DEFAULT_SEED, SPECS)))
     assert result.point_in_time and result.days == {"XSHG": DAYS}
+    # Progress: what is replayed, then a line at each quarter of the days (forked workers too).
+    assert lines[0] == "replaying 3 candidates at 21 days (63 program runs)"
+    assert [line.split(" (")[0] for line in lines[1:]] == [f"replayed: {n} of 21 days" for n in (6, 11, 16, 21)]
     assert len(result.rows) == 3 and result.stats.days == 21
     rows = {r.qid: r for r in result.rows}
     for c in candidates:

@@ -29,6 +29,8 @@ from livesearch_pipeline.construction.families import (
     family_drafts,
     family_of,
     is_multi_step,
+    question_en,
+    question_zh,
     shape_of,
 )
 from livesearch_pipeline.construction.models import Candidate
@@ -236,8 +238,14 @@ def test_compare_is_the_difference_of_two_window_returns(built):
     for cid in ("c1", "c2"):
         bars = sorted(raw[cid], key=lambda r: r["trade_date"])
         returns.append((bars[-1]["close"] - bars[0]["close"]) / abs(bars[0]["close"]) * 100)
-    assert c.facts.observed_answer == round_half_up(returns[0] - returns[1], 2) + "%"
+    # A gap between two returns is stated in percentage points, as an analyst writes it.
+    assert c.facts.observed_answer == round_half_up(returns[0] - returns[1], 2) + " percentage points"
     assert c.facts.other_entity and c.facts.other_entity != c.entity
+    q = question_en(c)
+    assert q.startswith("Over the last 20 trading days, by how much did the return of ")
+    assert q.endswith(", in percentage points to 2 decimals?") and "percent to" not in q
+    zh = question_zh(c)
+    assert zh.endswith("是多少个百分点？保留2位小数。") and "以百分比表示" not in zh
 
 
 def test_event_anchored_values_start_from_the_latest_implemented_dividend_or_report(built):

@@ -185,7 +185,12 @@ def enumeration(service, served_catalog):
                 CoverageRow(tool="express", asset_class="cn_equity", visibility=10, entity=stock.code,
                             entity_name=stock.name),
             ]
-            return await enumerate_candidates(client, catalog, coverage, entities, CLOCK)
+            lines: list[str] = []
+            result = await enumerate_candidates(client, catalog, coverage, entities, CLOCK, report=lines.append)
+            # Progress: a line after exploring and one before executing (core/progress.py).
+            assert lines[0] == "explored 4 of 4 covered (tool, entity) pairs"
+            assert lines[1].startswith("drafted ") and lines[1].endswith("distinct sound ones twice")
+            return result
     return anyio.run(go)
 
 

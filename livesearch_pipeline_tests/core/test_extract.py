@@ -279,6 +279,8 @@ def extractor(fmt: dict, **kwargs) -> Extractor:
         ({"kind": "number", "decimals": 3, "unit": "亿元", "scale": 1e-4}, {"field": "vol", "aggregate": "sum", "select": sel("all")},
          "0.095 亿元", 0.095, "亿元"),
         ({"kind": "percent", "decimals": 1}, {"select": sel("all"), "aggregate": "pct_change"}, "25.0%", 25.0, "%"),
+        ({"kind": "percent", "decimals": 1, "unit": "percentage points"}, {"select": sel("all"), "aggregate": "pct_change"},
+         "25.0 percentage points", 25.0, "%"),
         ({"kind": "percent", "decimals": 2, "scale": 100}, {"call": "cpi", "field": "nt_yoy",
          "select": sel("latest", key="month", key_fmt="YYYYMM")}, "40.00%", 40.0, "%"),
         ({"kind": "integer", "unit": "lots"}, {"field": "vol"}, "100 lots", 100, "lots"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from livesearch_pipeline.core.matching import clamp_rule, match_answer, normalize_text, parse_date
-from livesearch_pipeline.core.models import Format, MatchRule
+from livesearch_pipeline.core.models import PERCENTAGE_POINTS, Format, MatchRule
 
 APPROX_USD_1PCT = MatchRule(rule="approx", rel_tol=0.01, unit="USD")
 CNY_2DP = MatchRule(rule="approx", unit="CNY", decimals=2)
@@ -249,6 +249,18 @@ def test_percent_format_sets_the_percent_unit() -> None:
     rule, _ = clamp_rule(MatchRule(rule="approx"), Format(kind="percent", decimals=2), aggregate="pct_change",
                          value_kind="number")
     assert (rule.unit, rule.decimals) == ("%", 2)
+
+
+def test_a_percentage_point_gap_is_matched_like_a_percent_in_every_way_an_analyst_writes_it() -> None:
+    # A return gap's gold reads "5.76 percentage points" (Format unit PERCENTAGE_POINTS); the rule
+    # stays a percent rule, so "5.76 pp", "5.76个百分点" and "5.76%" are the same answer.
+    rule, _ = clamp_rule(MatchRule(rule="approx"), Format(kind="percent", decimals=2, unit=PERCENTAGE_POINTS),
+                         aggregate="pct_change", value_kind="number")
+    assert (rule.unit, rule.decimals) == ("%", 2)
+    for answer in ("5.76 percentage points", "5.76 pp", "5.76 ppts", "高出5.76个百分点", "5.76%", "5.76"):
+        assert match_answer(rule, 5.76, answer).correct, answer
+    assert not match_answer(rule, 5.76, "5.7 percentage points").correct
+    assert match_answer(rule, -1.2, "-1.20 percentage points").correct
 
 
 def test_rel_tol_is_clamped_to_one_percent() -> None:

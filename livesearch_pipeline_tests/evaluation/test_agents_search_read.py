@@ -124,3 +124,29 @@ def test_search_read_is_a_builtin_baseline_that_needs_the_web_of_its_day(tmp_pat
 
     with pytest.raises(WebIndexError, match="web_corpus"):
         asyncio.run(run())
+
+
+def test_a_run_reads_each_page_once_and_answers_as_without_its_cache(web_root: Path) -> None:
+    chosen = small_web()
+    famous = chosen.famous
+    question = _question(LATEST, famous.name, famous.code, LATEST_ZH)
+
+    async def run():
+        async with open_search_read_agent(web_root=web_root, day=CLOCK, name="search-read",
+                                          allow_partial_web=True) as agent:
+            gets: list[str] = []
+            real_get = agent.http.get
+
+            async def counting_get(url, *args, **kwargs):
+                gets.append(str(url))
+                return await real_get(url, *args, **kwargs)
+
+            agent.http.get = counting_get  # type: ignore[method-assign]
+            first = await agent.answer(question)
+            after_first = len(gets)
+            again = await agent.answer(question.model_copy(update={"qid": "ls-0000000000000002"}))
+            return first, again, after_first, gets
+
+    first, again, after_first, gets = asyncio.run(run())
+    assert after_first > 0 and len(gets) == after_first  # the second question fetched nothing
+    assert again.answer == first.answer and again.trace == first.trace

@@ -9,7 +9,9 @@ from collections import Counter
 
 import pytest
 
-from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, generate_pages, sources_for
+from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError
+from livesearch_pipeline.web.generate import generate_pages
+from livesearch_pipeline.web.sites import sources_for
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, latest_daily, small_web
 
 EARLIER = dt.date(2026, 11, 20)

@@ -19,8 +19,9 @@ from livesearch_pipeline.core.models import (
 from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.web.audit import giveaways, pages_giving_the_game_away
 from livesearch_pipeline.web.build import build_web
-from livesearch_pipeline.web.corpus import CorpusConfig, generate_pages
+from livesearch_pipeline.web.corpus import CorpusConfig
 from livesearch_pipeline.web.evidence import build_evidence_map, family_of
+from livesearch_pipeline.web.generate import generate_pages
 from livesearch_pipeline.web.index import WebIndex
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
 

@@ -20,16 +20,18 @@ from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
 from livesearch_pipeline.web.audit import pages_giving_the_game_away
 from livesearch_pipeline.web.build import build_web
-from livesearch_pipeline.web.corpus import RECENT_HISTORY_MONTHS, CorpusConfig, _month_start
+from livesearch_pipeline.web.corpus import CorpusConfig
 from livesearch_pipeline.web.evidence import build_evidence_map, deciding_records
 from livesearch_pipeline.web.index import WebIndex
 from livesearch_pipeline.web.needs import history_from
+from livesearch_pipeline.web.pages import RECENT_HISTORY_MONTHS
+from livesearch_pipeline.web.reader import month_start
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
 
 TOOLS = ("daily", "dividend", "income", "fina_indicator", "hk_daily", "hk_income")
 PERCENT = Format(kind="percent", decimals=2)
 IMPLEMENTED = Selection(mode="all", key="ann_date", where={"div_proc": "实施"})
-RECENT_START = _month_start(CLOCK, RECENT_HISTORY_MONTHS - 1)
+RECENT_START = month_start(CLOCK, RECENT_HISTORY_MONTHS - 1)
 
 
 def _old_dividend_payer() -> tuple[str, str]:

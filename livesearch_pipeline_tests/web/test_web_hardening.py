@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from livesearch_pipeline.evaluation.agents.search_read import open_search_read_agent
-from livesearch_pipeline.web.corpus import generate_pages
+from livesearch_pipeline.web.generate import generate_pages
 from livesearch_pipeline.web.index import INDEX_FILE, WebIndex, WebIndexError, build_index
 from livesearch_pipeline.web.server import MAX_QUERY_CHARS, running_web
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, build_small_web, small_web

@@ -12,7 +12,6 @@ manager is ever asked to store the asset's value.
 """
 
 
-import asyncio
 import datetime as dt
 import time
 from collections import Counter
@@ -21,6 +20,7 @@ from typing import Iterator, Optional
 import dagster as dg
 from pydantic import Field
 
+from livesearch_pipeline.core import aio
 from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
 from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
 from livesearch_pipeline.core.pool import catalog_disagreement, read_pool_catalog
@@ -98,7 +98,7 @@ def check_catalog_matches_service(paths: DataPaths, manifest: PoolManifest, data
             list_tools = getattr(client, "list_tools", None)
             return await list_tools() if list_tools is not None else None
 
-    live = asyncio.run(service_catalog())
+    live = aio.run(service_catalog())
     problem = catalog_disagreement(pool_catalog, live, manifest.counts.get("tool", {})) if live is not None else None
     if problem is not None:
         raise dg.Failure(problem)
@@ -246,7 +246,7 @@ def execute_gold_shard(context: dg.OpExecutionContext, config: ShardExecutionCon
             return ShardResult(index=shard.index, answers=tuple(answers), data_service=client.identity, stats=stats,
                                retrieved_at=retrieved_at)
 
-    result = asyncio.run(run())
+    result = aio.run(run())
     context.log.info(f"shard {shard.index}: {result.stats.programs} programs in {result.stats.wall_time_s:.2f} s, "
                      f"{dict(Counter(a.status for a in result.answers))}")
     return result

@@ -73,9 +73,10 @@ def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_
     # The whole web's monthly quote histories reach as far back as the pool's questions read
     # (web/needs.py); a partial web (demos, tests) keeps the recent months only.
     needs = {} if part else {"pool_file": paths.pool / POOL_FILE, "gold_file": SnapshotStore(paths.gold).path_for(day)}
+    # The build takes about a minute for the whole web: its progress lines show below the step.
     built = build_web(CorpusConfig(clock=day, seed=seed, history_sessions=config.history_sessions, **part),
-                      paths.web, workers=config.workers, **needs)
-    evidence = _evidence_summary(storage.paths(), day, built.directory) if not part else None
+                      paths.web, workers=config.workers, progress=context.log.info, **needs)
+    evidence = _evidence_summary(storage.paths(), day, built.directory, context.log.info) if not part else None
     return dg.MaterializeResult(
         data_version=dg.DataVersion(built.identity),
         metadata={
@@ -88,7 +89,7 @@ def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_
     )
 
 
-def _evidence_summary(paths, day, directory) -> Optional[dict]:
+def _evidence_summary(paths, day, directory, progress) -> Optional[dict]:
     """The evidence map's summary when D's gold is already frozen (else the leaderboard of D writes
     the map once the gold exists)."""
     from livesearch_pipeline.core.pool import POOL_FILE
@@ -98,7 +99,7 @@ def _evidence_summary(paths, day, directory) -> Optional[dict]:
     gold = SnapshotStore(paths.gold)
     if not gold.exists(day) or not (paths.pool / POOL_FILE).is_file():
         return None
-    return attach_evidence(directory, paths.pool / POOL_FILE, gold.path_for(day))["summary"]
+    return attach_evidence(directory, paths.pool / POOL_FILE, gold.path_for(day), progress=progress)["summary"]
 
 
 web_corpus_job = dg.define_asset_job(

@@ -18,12 +18,18 @@ def test_web_corpus_materialises_the_web_of_its_partition(tmp_path: Path) -> Non
     chosen = small_web()
     config = {"history_sessions": 5, "workers": 1, "entities": [chosen.famous.code, chosen.obscure.code],
               "tools": list(TOOLS), "market_tools": list(MARKET_TOOLS)}
+    instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(
         [web_corpus, synthetic_market], partition_key=CLOCK.isoformat(), selection=[web_corpus],
         resources={"data_service": DataServiceResource(), "storage": StorageResource(root=str(tmp_path))},
-        run_config={"ops": {"web_corpus": {"config": config}}},
+        run_config={"ops": {"web_corpus": {"config": config}}}, instance=instance,
     )
     assert result.success
+    # The build's progress is the step's own log (the command line prints it below the step line).
+    progress = [entry.user_message for entry in instance.all_logs(result.run_id)
+                if entry.dagster_event is None and entry.step_key == "web_corpus"]
+    assert progress[0].startswith("pages: ") and progress[-1].startswith(f"web of {CLOCK}: ")
+    assert any(line.startswith("indexing ") for line in progress) and len(progress) <= 13
     materialization = result.asset_materializations_for_node("web_corpus")[0]
     metadata = materialization.metadata
     assert "clock=2026-11-27" in metadata["market"].value and "clock=2026-11-27" in metadata["identity"].value
