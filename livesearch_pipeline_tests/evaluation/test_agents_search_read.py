@@ -132,7 +132,7 @@ def test_a_run_reads_each_page_once_and_answers_as_without_its_cache(web_root: P
     question = _question(LATEST, famous.name, famous.code, LATEST_ZH)
 
     async def run():
-        async with open_search_read_agent(web_root=web_root, day=CLOCK, name="search-read",
+        async with open_search_read_agent(web_dir=web_root / CLOCK.isoformat(), day=CLOCK, name="search-read",
                                           allow_partial_web=True) as agent:
             gets: list[str] = []
             real_get = agent.http.get
