@@ -17,11 +17,12 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, AsyncIterator, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from livesearch_pipeline.core.client import ToolClient
+from livesearch_pipeline.core.progress import Report
 from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
 from livesearch_pipeline.evaluation.day_inputs import AgentDay
 from livesearch_pipeline.evaluation.evaluator import evaluate
@@ -260,7 +261,7 @@ async def open_agent(spec: AgentSpec, inputs: AgentDay, *, client: ToolClient,
 
 async def run_registered_agent(spec: AgentSpec, inputs: AgentDay, client: ToolClient, *,
                                llm: LLMSettings | None = None,
-                               progress: Callable[[str], None] | None = None) -> AgentRunResult:
+                               progress: Report = None) -> AgentRunResult:
     """Put D's served questions to one agent (resuming an interrupted run) and score it on D's gold.
 
     `inputs` is the day, built once by its caller (`AgentDay.build`: the served file, the gold,

@@ -192,8 +192,8 @@ def test_progress_comes_about_every_tenth_in_order_and_changes_nothing_written(t
     asyncio.run(run_agent(ScriptedAgent(lambda q: q.qid[-4:]), MANY, quiet, date=DAY, concurrency=1))
     asyncio.run(run_agent(ScriptedAgent(lambda q: q.qid[-4:]), MANY, told, date=DAY, concurrency=1,
                           progress=lines.append))
-    # 123 questions: a line every 13 answered (a tenth, rounded up), and one when the last is answered.
-    assert lines == [f"scripted: {n} of 123 answered" for n in (13, 26, 39, 52, 65, 78, 91, 104, 117, 123)]
+    # 123 questions: a line at each tenth of them crossed, the last one included.
+    assert lines == [f"scripted: {n} of 123 answered" for n in (13, 25, 37, 50, 62, 74, 87, 99, 111, 123)]
     for name in (PREDICTIONS_FILE, "trajectories.jsonl"):
         assert (told / name).read_bytes() == (quiet / name).read_bytes()
 
@@ -209,11 +209,11 @@ def test_progress_is_bounded_for_a_days_questions_and_counts_a_resumed_runs_answ
     first: list[str] = []
     with pytest.raises(Interrupted):
         asyncio.run(run_agent(ScriptedAgent(answer), MANY, tmp_path, date=DAY, concurrency=1, progress=first.append))
-    assert first[-1] == "scripted: 91 of 123 answered"  # the 100 answered before the interruption
+    assert first[-1] == "scripted: 99 of 123 answered"  # the 100 answered before the interruption
     resumed: list[str] = []
     asyncio.run(run_agent(ScriptedAgent(lambda q: "1"), MANY, tmp_path, date=DAY, concurrency=4,
                           progress=resumed.append))
-    assert resumed == [f"scripted: {n} of 123 answered" for n in (104, 117, 123)]
+    assert resumed == [f"scripted: {n} of 123 answered" for n in (111, 123)]
     answered = [int(line.split()[1]) for line in first + resumed]
     assert answered == sorted(answered) and len(answered) <= 10
 
@@ -226,4 +226,4 @@ def test_progress_of_a_days_questions_is_ten_lines_with_thousands_grouped(tmp_pa
     asyncio.run(run_agent(ScriptedAgent(lambda q: "1", name="search-read"), served, tmp_path, date=DAY,
                           concurrency=8, progress=lines.append))
     assert len(lines) == PROGRESS_STEPS
-    assert lines[2] == "search-read: 699 of 2,325 answered" and lines[-1] == "search-read: 2,325 of 2,325 answered"
+    assert lines[2] == "search-read: 698 of 2,325 answered" and lines[-1] == "search-read: 2,325 of 2,325 answered"

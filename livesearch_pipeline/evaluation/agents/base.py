@@ -24,12 +24,13 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol, Sequence
 
 from pydantic import ValidationError
 
 from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl_numbered
 from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ServedQuestion, TrajectoryLine
+from livesearch_pipeline.core.progress import Progress, Report
 from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.evaluation.agents.chat import ChatModelConfigurationError
@@ -253,12 +254,6 @@ async def _ask(agent: Agent, question: ServedQuestion) -> Prediction:
 PROGRESS_STEPS = 10  # progress lines per run: about one every 10% of the served questions
 
 
-def _progress_marks(total: int) -> frozenset[int]:
-    """The answered counts a progress line is given at: every tenth of `total` (rounded up), and `total`."""
-    step = max(1, -(-total // PROGRESS_STEPS))
-    return frozenset({*range(step, total, step), total}) if total else frozenset()
-
-
 async def run_agent(
     agent: Agent,
     served: Sequence[ServedQuestion],
@@ -267,7 +262,7 @@ async def run_agent(
     date: dt.date,
     concurrency: int = 4,
     retry_errors: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Report = None,
 ) -> RunReport:
     """Ask every served question not yet answered in `out_dir`, `concurrency` at a time.
 
@@ -276,9 +271,10 @@ async def run_agent(
     line). With `retry_errors`, lines that recorded an error are removed and asked again.
 
     `progress`, when given, receives a line about every 10% of the served questions answered
-    (`search-read: 699 of 2,325 answered`, a resumed run's earlier answers counted), in order, at
-    most `PROGRESS_STEPS` of them: a run of minutes says how far it is (the Dagster asset passes
-    its step's log, which the command line prints below the step). It changes nothing written.
+    (`search-read: 698 of 2,325 answered`, a resumed run's earlier answers counted; core.progress),
+    in order, at most `PROGRESS_STEPS` of them: a run of minutes says how far it is (the Dagster
+    asset passes its step's log, which the command line prints below the step). It changes
+    nothing written.
     """
     if concurrency < 1:
         raise AgentRunError(f"concurrency must be at least 1, got {concurrency}")
@@ -291,8 +287,8 @@ async def run_agent(
     pending = [q for q in served if q.qid not in done]
     predictions_path, meta_path = out_dir / PREDICTIONS_FILE, out_dir / META_FILE
     errors = 0
-    answered = len(done)  # counts up by one per line appended, so each mark is met once, in order
-    marks = _progress_marks(len(served))
+    answered = Progress(total=len(served), what=agent.name, report=progress, unit="answered",
+                        steps=PROGRESS_STEPS, done=len(done))
     if pending:
         await agent.prepare(pending)
         queue: asyncio.Queue[ServedQuestion] = asyncio.Queue()
@@ -301,15 +297,13 @@ async def run_agent(
         appender = _PredictionAppender(predictions_path, out_dir / TRAJECTORIES_FILE)
 
         async def worker() -> None:
-            nonlocal errors, answered
+            nonlocal errors
             while not queue.empty():
                 question = queue.get_nowait()
                 prediction = await _ask(agent, question)
                 errors += prediction.error is not None
                 appender.append(prediction)
-                answered += 1
-                if progress is not None and answered in marks:
-                    progress(f"{agent.name}: {answered:,} of {len(served):,} answered")
+                answered.advance()
 
         try:
             # A task group: a configuration error in one worker cancels the others at once.
