@@ -27,7 +27,9 @@ from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.models import Prediction, PredictionRunMeta
 from livesearch_pipeline.core.normalize import reading_unit, unit_scale
 from livesearch_pipeline.core.qid import qid_set_hash
-from livesearch_pipeline.evaluation.evaluator import evaluate, load_gold, load_served, scoring_qids
+from livesearch_pipeline.core.snapshot import scoring_qids
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.inputs import load_gold, load_served
 
 MEASURED_TEXTS = ("沪深港通持股数量是多少万股", "成交额是多少亿元", "融资余额是多少亿元")
 

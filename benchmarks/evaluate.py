@@ -32,7 +32,8 @@ from livesearch_pipeline.core.models import GoldAnswer, MatchRule, Prediction, P
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.core.matching import match_answer
 from livesearch_pipeline.core.qid import qid_set_hash
-from livesearch_pipeline.evaluation.evaluator import evaluate, load_gold, load_predictions
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.inputs import load_gold, load_predictions
 from livesearch_pipeline.evaluation.judge import LLMJudge
 from livesearch_pipeline.infra.llm import LLMResponse
 

@@ -156,7 +156,7 @@ async def answer_all(directory: Path, pool, day: dt.date, concurrency: int = 8):
 
     served = served_from_pool(pool)
     semaphore = asyncio.Semaphore(concurrency)
-    async with open_search_read_agent(web_root=directory.parent, day=day, name="search-read",
+    async with open_search_read_agent(web_dir=directory, day=day, name="search-read",
                                       concurrency=concurrency) as agent:
         async def one(question):
             async with semaphore:

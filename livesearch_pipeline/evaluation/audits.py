@@ -32,7 +32,9 @@ from livesearch_pipeline.core.snapshot import (
     SnapshotStore,
     write_atomic,
 )
-from livesearch_pipeline.evaluation.evaluator import EvaluationError, load_served, score_deterministic
+from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.inputs import load_served
+from livesearch_pipeline.evaluation.scoring import score_deterministic
 from livesearch_pipeline.settings import DataPaths
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,15 +22,13 @@ from typing import TYPE_CHECKING, AsyncIterator, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from livesearch_pipeline.core.client import ToolClient
-from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.core.progress import Report
 from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
-from livesearch_pipeline.evaluation.evaluator import (
-    EvaluationSummary,
-    evaluate,
-    evaluation_inputs,
-    load_served,
-    write_evaluation,
-)
+from livesearch_pipeline.evaluation.day_inputs import AgentDay
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.inputs import evaluation_inputs
+from livesearch_pipeline.evaluation.outputs import write_evaluation
+from livesearch_pipeline.evaluation.summary import EvaluationSummary
 from livesearch_pipeline.infra.llm import LLMSettings
 from livesearch_pipeline.settings import DataPaths
 
@@ -211,40 +208,37 @@ def _judge(llm: LLMSettings, llm_cache: Path):
 
 
 @contextlib.asynccontextmanager
-async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: Sequence[Question] | None,
-                     client: ToolClient, llm: LLMSettings | None = None,
-                     llm_cache: Path | None = None) -> AsyncIterator[Agent]:
+async def open_agent(spec: AgentSpec, inputs: AgentDay, *, client: ToolClient,
+                     llm: LLMSettings | None = None) -> AsyncIterator[Agent]:
     """The agent `spec` describes, named after its registry entry, its resources open for the run.
 
-    `client` is the data service (used by the oracle's programs and the plugin agent's tools).
-    `pool` is for the oracle only: a pool already loaded by `load_checked_pool`; without one,
-    the oracle loads and checks `<data>/pool` itself (manifest sha256, catalog the pool was built
-    from, bounds) before executing anything. `llm` (default: the LIVESEARCH_LLM_* variables, read
-    now) and `llm_cache` (default: `<data>/cache/llm`) serve the LLM kinds.
+    Everything it reads of the day comes from `inputs` (one lookup, one error: `AgentDay`): the
+    oracle's checked pool (loaded only here, for the oracle), the gold snapshots the stale agent
+    answers with, D's offline web for search-read, the LLM cache of the LLM kinds. `client` is
+    the data service (used by the oracle's programs and the plugin agent's tools). `llm` (default:
+    the LIVESEARCH_LLM_* variables, read now) serves the LLM kinds.
     """
     llm = llm if llm is not None else LLMSettings.from_env()
-    llm_cache = llm_cache if llm_cache is not None else paths.llm_cache
+    day = inputs.day
     if spec.kind == "oracle":
         from livesearch_pipeline.evaluation.agents.oracle import OracleAgent
 
-        if pool is None:
-            pool = paths.checked_pool()[1]
-        yield OracleAgent(pool=pool, client=client, as_of=day, name=spec.name)
+        yield OracleAgent(pool=inputs.load_pool(), client=client, as_of=day, name=spec.name)
     elif spec.kind == "stale":
         from livesearch_pipeline.evaluation.agents.stale import StaleAgent
 
-        stale = StaleAgent.from_store(SnapshotStore(paths.gold), day)
+        stale = StaleAgent.from_store(SnapshotStore(inputs.gold_dir), day)
         yield StaleAgent(as_of=stale.as_of, gold_date=stale.gold_date, gold=stale.gold, name=spec.name)
     elif spec.kind == "closed-book":
         from livesearch_pipeline.evaluation.agents.closed_book import ClosedBookAgent
 
-        yield ClosedBookAgent(chat_model=_chat_model(spec, llm, llm_cache), as_of=day, name=spec.name)
+        yield ClosedBookAgent(chat_model=_chat_model(spec, llm, inputs.llm_cache), as_of=day, name=spec.name)
     elif spec.kind == "search-read":
         from livesearch_pipeline.evaluation.agents.search_read import open_search_read_agent
 
         # Without a searxng_url it searches the offline web of D (the web_corpus asset of D).
-        async with open_search_read_agent(web_root=paths.web, day=day, name=spec.name, searxng_url=spec.searxng_url,
-                                          concurrency=spec.concurrency) as agent:
+        async with open_search_read_agent(web_dir=inputs.web_dir, day=day, name=spec.name,
+                                          searxng_url=spec.searxng_url, concurrency=spec.concurrency) as agent:
             yield agent
     elif spec.kind == "web":
         import httpx
@@ -255,48 +249,51 @@ async def open_agent(spec: AgentSpec, *, paths: DataPaths, day: dt.date, pool: S
             raise AgentRegistryError(f"web agent {spec.name!r} has no searxng_url in the registry")
         async with httpx.AsyncClient() as http:
             tools = WebTools(WebToolsConfig(searxng_url=spec.searxng_url), http)
-            yield WebAgent(chat_model=_chat_model(spec, llm, llm_cache), tools=tools, as_of=day,
+            yield WebAgent(chat_model=_chat_model(spec, llm, inputs.llm_cache), tools=tools, as_of=day,
                            limits=_limits(spec), name=spec.name)
     else:
         from livesearch_pipeline.evaluation.agents.plugin import PluginAgent
 
-        yield PluginAgent(chat_model=_chat_model(spec, llm, llm_cache), source=client, as_of=day, limits=_limits(spec),
-                          services=frozenset(spec.services) if spec.services else None, name=spec.name)
+        yield PluginAgent(chat_model=_chat_model(spec, llm, inputs.llm_cache), source=client, as_of=day,
+                          limits=_limits(spec), services=frozenset(spec.services) if spec.services else None,
+                          name=spec.name)
 
 
-async def run_registered_agent(spec: AgentSpec, paths: DataPaths, day: dt.date, client: ToolClient,
-                               pool: Sequence[Question] | None = None, *, llm: LLMSettings | None = None,
-                               llm_cache: Path | None = None) -> AgentRunResult:
+async def run_registered_agent(spec: AgentSpec, inputs: AgentDay, client: ToolClient, *,
+                               llm: LLMSettings | None = None,
+                               progress: Report = None) -> AgentRunResult:
     """Put D's served questions to one agent (resuming an interrupted run) and score it on D's gold.
 
-    `llm`/`llm_cache`: the LLM settings and cache of the LLM kinds and of their judge (Dagster
-    passes its LLM resource's; default: the environment, read now, and `<data>/cache/llm`)."""
+    `inputs` is the day, built once by its caller (`AgentDay.build`: the served file, the gold,
+    the run folder, the LLM cache), so that the run, its scoring and its record of the web read
+    the same files and a missing one fails before the agent opens. `llm`: the LLM settings of the
+    LLM kinds and of their judge (Dagster passes its LLM resource's; default: the environment,
+    read now). `progress` receives a line about every 10% of the questions answered (`run_agent`)."""
     from livesearch_pipeline.evaluation.agents.base import run_agent
 
-    served_path = paths.served_file(day)
-    served = load_served(served_path)
-    out_dir = paths.run_dir(day, spec.name)
+    out_dir = inputs.run_dir(spec.name)
     llm = llm if llm is not None else LLMSettings.from_env()
-    llm_cache = llm_cache if llm_cache is not None else paths.llm_cache
     # One writer per run folder: a second run of this agent and day is refused, naming the first.
     with run_folder_lock(out_dir):
-        async with open_agent(spec, paths=paths, day=day, pool=pool, client=client, llm=llm,
-                              llm_cache=llm_cache) as agent:
-            await run_agent(agent, served, out_dir, date=day, concurrency=spec.concurrency)
-        gold_path = SnapshotStore(paths.gold).path_for(day)
-        judge = _judge(llm, llm_cache) if spec.kind in LLM_KINDS else None
+        async with open_agent(spec, inputs, client=client, llm=llm) as agent:
+            await run_agent(agent, inputs.served, out_dir, date=inputs.day, concurrency=spec.concurrency,
+                            progress=progress)
+        judge = _judge(llm, inputs.llm_cache) if spec.kind in LLM_KINDS else None
         predictions_path = out_dir / "predictions.jsonl"
-        result = await asyncio.to_thread(evaluate, served_path, gold_path, predictions_path, judge=judge)
-        web = searched_web(spec, paths, day)
+        result = await asyncio.to_thread(evaluate, inputs.served_path, inputs.gold_path, predictions_path,
+                                         judge=judge)
+        web = searched_web(spec, inputs.web_dir)
         if web is not None:
             result = dataclasses.replace(result, summary=result.summary.model_copy(update={"web": web}))
-        write_evaluation(result, out_dir, inputs=evaluation_inputs(served_path, gold_path, predictions_path))
+        write_evaluation(result, out_dir, inputs=evaluation_inputs(inputs.served_path, inputs.gold_path,
+                                                                   predictions_path))
     return AgentRunResult(spec.name, out_dir, result.summary)
 
 
-def searched_web(spec: AgentSpec, paths: DataPaths, day: dt.date) -> dict[str, str] | None:
-    """The identity of the offline web of `day` a search-read run searched; for an agent pointed at
-    its own SearXNG (web kinds), the URL, marked unchecked; None for agents that search no web."""
+def searched_web(spec: AgentSpec, web_dir: Path) -> dict[str, str] | None:
+    """The identity of the offline web in `web_dir` (the day's, `AgentDay.web_dir`) a search-read run
+    searched; for an agent pointed at its own SearXNG (web kinds), the URL, marked unchecked; None
+    for agents that search no web."""
     if spec.searxng_url:
         return {"searxng_url": spec.searxng_url, "scope": "external search backend (identity not checked)"}
     if spec.kind != "search-read":
@@ -304,7 +301,7 @@ def searched_web(spec: AgentSpec, paths: DataPaths, day: dt.date) -> dict[str, s
     from livesearch_pipeline.web.index import WebIndex
     from livesearch_pipeline.web.server import web_identity
 
-    return web_identity(WebIndex(paths.web / day.isoformat()))
+    return web_identity(WebIndex(web_dir))
 
 
 def run_folder_lock(out_dir: Path):

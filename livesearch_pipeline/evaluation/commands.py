@@ -74,9 +74,10 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from livesearch_pipeline.evaluation.evaluator import (
-        EvaluationError, check_output_paths, evaluate, evaluation_inputs, write_evaluation,
-    )
+    from livesearch_pipeline.evaluation.errors import EvaluationError
+    from livesearch_pipeline.evaluation.evaluator import evaluate
+    from livesearch_pipeline.evaluation.inputs import evaluation_inputs
+    from livesearch_pipeline.evaluation.outputs import check_output_paths, write_evaluation
     from livesearch_pipeline.evaluation.judge import judge_from_settings
     from livesearch_pipeline.infra.llm import LLMSettings
 
@@ -136,7 +137,7 @@ def _register_leaderboard(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from livesearch_pipeline.evaluation.evaluator import EvaluationError
+    from livesearch_pipeline.evaluation.errors import EvaluationError
     from livesearch_pipeline.evaluation.leaderboard import (
         LeaderboardError,
         build_leaderboard,

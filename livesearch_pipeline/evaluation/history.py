@@ -14,7 +14,7 @@ from typing import Iterator, Sequence
 
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.pool import SignatureHistory
-from livesearch_pipeline.evaluation.evaluator import read_verdicts
+from livesearch_pipeline.evaluation.outputs import read_verdicts
 from livesearch_pipeline.settings import DataPaths
 
 BASELINE_AGENTS = frozenset({"oracle", "stale", "search-read"})

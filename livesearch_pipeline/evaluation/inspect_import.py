@@ -30,13 +30,11 @@ from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.evaluation.agents.base import META_FILE, PREDICTIONS_FILE, TRAJECTORIES_FILE
 from livesearch_pipeline.evaluation.agents.loop import extract_final_answer
-from livesearch_pipeline.evaluation.evaluator import (
-    EvaluationError,
-    EvaluationResult,
-    evaluate,
-    evaluation_inputs,
-    write_evaluation,
-)
+from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.inputs import evaluation_inputs
+from livesearch_pipeline.evaluation.outputs import write_evaluation
+from livesearch_pipeline.evaluation.summary import EvaluationResult
 from livesearch_pipeline.infra.llm import token_cost_usd
 
 TASK_NAMES = ("livesearch", "livesearch_pipeline/livesearch")

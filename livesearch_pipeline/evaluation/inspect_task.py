@@ -52,16 +52,11 @@ from livesearch_pipeline.evaluation.agents.closed_book import CLOSED_BOOK_SYSTEM
 from livesearch_pipeline.evaluation.agents.loop import extract_final_answer
 from livesearch_pipeline.evaluation.agents.plugin import PLUGIN_SYSTEM_PROMPT
 from livesearch_pipeline.evaluation.agents.web import WEB_SYSTEM_PROMPT
-from livesearch_pipeline.evaluation.evaluator import (
-    EvaluationError,
-    GoldDay,
-    PendingJudgement,
-    check_consistency,
-    load_gold,
-    load_served,
-    score_deterministic,
-    settle_with_judge,
-)
+from livesearch_pipeline.evaluation.consistency import check_consistency
+from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.inputs import GoldDay, load_gold, load_served
+from livesearch_pipeline.evaluation.scoring import score_deterministic
+from livesearch_pipeline.evaluation.settlement import PendingJudgement, settle_with_judge
 
 def _offline_tokenizers() -> None:
     """Inspect counts tokens with tiktoken (mockllm's usage, compaction), and tiktoken downloads its

@@ -46,19 +46,17 @@ from livesearch_pipeline.core.snapshot import (
     sha256_file,
     write_atomic,
 )
-from livesearch_pipeline.evaluation.evaluator import (
+from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.inputs import load_served
+from livesearch_pipeline.evaluation.outputs import (
     SUMMARY_FILE,
     VERDICTS_FILE,
-    Bucket,
-    EvaluationError,
-    EvaluationSummary,
-    RunUsage,
     IncompleteEvaluationError,
     load_evaluation,
-    load_served,
     load_summary,
     read_verdicts,
 )
+from livesearch_pipeline.evaluation.summary import Bucket, EvaluationSummary, RunUsage
 from livesearch_pipeline.evaluation.judge import ensure_judge_independent
 
 Z_95 = 1.959963984540054

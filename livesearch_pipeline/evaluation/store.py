@@ -34,7 +34,8 @@ import pyarrow.parquet as pq
 
 from livesearch_pipeline.core.models import GoldAnswer, MatchRule, ServedQuestion
 from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
-from livesearch_pipeline.evaluation.evaluator import VERDICTS_FILE, load_served, read_verdicts
+from livesearch_pipeline.evaluation.inputs import load_served
+from livesearch_pipeline.evaluation.outputs import VERDICTS_FILE, read_verdicts
 from livesearch_pipeline.settings import DataPaths
 
 STORE_DIR = "analytics"

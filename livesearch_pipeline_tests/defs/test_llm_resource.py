@@ -4,7 +4,6 @@ scripted OpenAI-compatible server on 127.0.0.1)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from pathlib import Path
@@ -80,6 +79,7 @@ def test_the_command_line_uses_the_same_cache_folder(tmp_path: Path, monkeypatch
     from livesearch_pipeline.evaluation.agents import cli as agents_cli
     from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent
     from livesearch_pipeline.evaluation.commands import default_llm_cache_dir
+    from livesearch_pipeline_tests.evaluation.eval_fixtures import agent_day
 
     root = tmp_path / "data"
     monkeypatch.setenv("LIVESEARCH_DATA_DIR", str(root))
@@ -94,8 +94,8 @@ def test_the_command_line_uses_the_same_cache_folder(tmp_path: Path, monkeypatch
 
     # a registered LLM agent run by agent_runs / livesearch run
     async def registered() -> Path:
-        async with open_agent(AgentSpec(name="cb", kind="closed-book", model=MODEL), paths=DataPaths(root.resolve()),
-                              day=dt.date(2026, 11, 27), pool=None, client=None) as agent:
+        async with open_agent(AgentSpec(name="cb", kind="closed-book", model=MODEL), agent_day(root.resolve()),
+                              client=None) as agent:
             return agent.chat_model.cache_dir
 
     assert anyio.run(registered) == one_cache

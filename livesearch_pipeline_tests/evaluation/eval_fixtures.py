@@ -14,6 +14,7 @@ from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.core.qid import qid_set_hash
 
 if TYPE_CHECKING:
+    from livesearch_pipeline.evaluation.day_inputs import AgentDay
     from livesearch_pipeline.infra.llm import LLMResponse
 
 DAY = dt.date(2026, 3, 3)
@@ -131,6 +132,18 @@ def write_day(root: Path, cases: Sequence[Case], answers: dict[str, str | None],
     gold = write_gold(root, [c.gold for c in cases])
     predictions = write_predictions(root, answers, served_qids=[c.served.qid for c in cases], **prediction_options)
     return served, gold, predictions
+
+
+def agent_day(root: Path, date: dt.date = DAY) -> AgentDay:
+    """The `AgentDay` of `date` under the data root `root`, with a served file and gold (the standard
+    cases) written first: building it requires both."""
+    from livesearch_pipeline.evaluation.day_inputs import AgentDay
+    from livesearch_pipeline.settings import DataPaths
+
+    cases = standard_cases(date)
+    write_served(root, cases, date)
+    write_gold(root, [c.gold for c in cases], date)
+    return AgentDay.build(DataPaths(root), date)
 
 
 def json_lines(path: Path) -> list[dict[str, object]]:

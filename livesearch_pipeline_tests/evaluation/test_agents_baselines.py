@@ -187,13 +187,23 @@ def _data_root(root: Path) -> "DataPaths":
     return paths
 
 
+def _agent_day(paths: "DataPaths"):
+    """D's inputs under `paths`, with D's served file and gold written first (AgentDay requires them)."""
+    from livesearch_pipeline.evaluation.day_inputs import AgentDay
+
+    _write_gold(paths.gold, DAY)
+    paths.served.mkdir(parents=True, exist_ok=True)
+    write_served(paths.served_file(DAY), _served(POOL))
+    return AgentDay.build(paths, DAY)
+
+
 def test_the_oracle_loads_the_pool_checked(tmp_path: Path) -> None:
     from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent
 
-    paths = _data_root(tmp_path)
+    inputs = _agent_day(_data_root(tmp_path))
 
     async def opened() -> list[str]:
-        async with open_agent(AgentSpec(name="oracle", kind="oracle"), paths=paths, day=DAY, pool=None,
+        async with open_agent(AgentSpec(name="oracle", kind="oracle"), inputs,
                               client=FakeToolClient(MARKET_TOOLS)) as agent:
             return sorted(q.qid for q in agent.pool)
 
@@ -205,13 +215,13 @@ def test_the_oracle_refuses_a_tampered_pool_before_calling_anything(tmp_path: Pa
     from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent
 
     paths = _data_root(tmp_path)
+    inputs = _agent_day(paths)
     pool_file = paths.pool / "questions.jsonl"
     pool_file.write_bytes(pool_file.read_bytes().replace(b'"sessions_back":4', b'"sessions_back":3'))
     client = FakeToolClient(MARKET_TOOLS)
 
     async def opened() -> None:
-        async with open_agent(AgentSpec(name="oracle", kind="oracle"), paths=paths, day=DAY, pool=None,
-                              client=client):
+        async with open_agent(AgentSpec(name="oracle", kind="oracle"), inputs, client=client):
             raise AssertionError("a tampered pool must not be opened")
 
     with pytest.raises(PoolLoadError, match=rf"{pool_file} has sha256 .* but pool_manifest.json records"):

@@ -178,3 +178,52 @@ def test_concurrency_below_one_is_rejected(tmp_path: Path) -> None:
 def test_date_comes_from_the_served_file_name() -> None:
     assert date_from_served_path(Path("data/served/served_questions_2026-11-27.jsonl")) == DAY
     assert date_from_served_path(Path("questions.jsonl")) is None
+
+
+# --------------------------------------------------------------------------- progress
+
+
+MANY = [served_question(f"What was the close of instrument {n} on the most recent trading day?") for n in range(123)]
+
+
+def test_progress_comes_about_every_tenth_in_order_and_changes_nothing_written(tmp_path: Path) -> None:
+    lines: list[str] = []
+    quiet, told = tmp_path / "quiet", tmp_path / "told"
+    asyncio.run(run_agent(ScriptedAgent(lambda q: q.qid[-4:]), MANY, quiet, date=DAY, concurrency=1))
+    asyncio.run(run_agent(ScriptedAgent(lambda q: q.qid[-4:]), MANY, told, date=DAY, concurrency=1,
+                          progress=lines.append))
+    # 123 questions: a line at each tenth of them crossed, the last one included.
+    assert lines == [f"scripted: {n} of 123 answered" for n in (13, 25, 37, 50, 62, 74, 87, 99, 111, 123)]
+    for name in (PREDICTIONS_FILE, "trajectories.jsonl"):
+        assert (told / name).read_bytes() == (quiet / name).read_bytes()
+
+
+def test_progress_is_bounded_for_a_days_questions_and_counts_a_resumed_runs_answers(tmp_path: Path) -> None:
+    stop_at = MANY[100].qid
+
+    def answer(question: object) -> str:
+        if question.qid == stop_at:
+            raise Interrupted()
+        return "1"
+
+    first: list[str] = []
+    with pytest.raises(Interrupted):
+        asyncio.run(run_agent(ScriptedAgent(answer), MANY, tmp_path, date=DAY, concurrency=1, progress=first.append))
+    assert first[-1] == "scripted: 99 of 123 answered"  # the 100 answered before the interruption
+    resumed: list[str] = []
+    asyncio.run(run_agent(ScriptedAgent(lambda q: "1"), MANY, tmp_path, date=DAY, concurrency=4,
+                          progress=resumed.append))
+    assert resumed == [f"scripted: {n} of 123 answered" for n in (111, 123)]
+    answered = [int(line.split()[1]) for line in first + resumed]
+    assert answered == sorted(answered) and len(answered) <= 10
+
+
+def test_progress_of_a_days_questions_is_ten_lines_with_thousands_grouped(tmp_path: Path) -> None:
+    from livesearch_pipeline.evaluation.agents.base import PROGRESS_STEPS
+
+    lines: list[str] = []
+    served = [served_question(f"Question {n}?") for n in range(2325)]  # the size of make run's day
+    asyncio.run(run_agent(ScriptedAgent(lambda q: "1", name="search-read"), served, tmp_path, date=DAY,
+                          concurrency=8, progress=lines.append))
+    assert len(lines) == PROGRESS_STEPS
+    assert lines[2] == "search-read: 698 of 2,325 answered" and lines[-1] == "search-read: 2,325 of 2,325 answered"

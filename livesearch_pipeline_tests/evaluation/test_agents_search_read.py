@@ -4,7 +4,6 @@ agent end to end on a small offline web (scored against the service at the same 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,9 @@ from livesearch_pipeline.evaluation.agents.search_read import (
     Candidate, UnreadableQuestion, candidates_from_page, choose, convert, open_search_read_agent, read_question,
 )
 from livesearch_pipeline.evaluation.baselines import BASELINES, AgentSpec, load_agents, open_agent
-from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline.web.index import WebIndexError
 from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
+from livesearch_pipeline_tests.evaluation.eval_fixtures import agent_day
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, build_small_web, latest_daily, small_web
 
 # The texts the template verbalizer writes (construction/verbalize.py), and pages labelled with the
@@ -102,7 +101,7 @@ def test_the_agent_answers_well_known_entities_and_not_obscure_ones(web_root: Pa
     asked = [_question(LATEST, famous.name, famous.code, LATEST_ZH), _question(LATEST, obscure.name, obscure.code)]
 
     async def run():
-        async with open_search_read_agent(web_root=web_root, day=CLOCK, name="search-read",
+        async with open_search_read_agent(web_dir=web_root / CLOCK.isoformat(), day=CLOCK, name="search-read",
                                           allow_partial_web=True) as agent:
             return [await agent.answer(q) for q in asked]
 
@@ -119,8 +118,8 @@ def test_search_read_is_a_builtin_baseline_that_needs_the_web_of_its_day(tmp_pat
     assert AgentSpec(name="search-read", kind="search-read") in load_agents(tmp_path / "agents.json")
 
     async def run():
-        async with open_agent(AgentSpec(name="search-read", kind="search-read"), paths=DataPaths(tmp_path),
-                              day=dt.date(2026, 11, 27), pool=None, client=None):  # type: ignore[arg-type]
+        async with open_agent(AgentSpec(name="search-read", kind="search-read"), agent_day(tmp_path),
+                              client=None):  # type: ignore[arg-type]
             pass
 
     with pytest.raises(WebIndexError, match="web_corpus"):
@@ -133,7 +132,7 @@ def test_a_run_reads_each_page_once_and_answers_as_without_its_cache(web_root: P
     question = _question(LATEST, famous.name, famous.code, LATEST_ZH)
 
     async def run():
-        async with open_search_read_agent(web_root=web_root, day=CLOCK, name="search-read",
+        async with open_search_read_agent(web_dir=web_root / CLOCK.isoformat(), day=CLOCK, name="search-read",
                                           allow_partial_web=True) as agent:
             gets: list[str] = []
             real_get = agent.http.get

@@ -8,13 +8,11 @@ from pathlib import Path
 import pytest
 
 from livesearch_pipeline.core.models import GoldAnswer
-from livesearch_pipeline.evaluation.evaluator import (
-    EvaluationError,
-    evaluate,
-    qid_set_hash,
-    visibility_band,
-    write_evaluation,
-)
+from livesearch_pipeline.core.pool import visibility_band
+from livesearch_pipeline.core.qid import qid_set_hash
+from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.outputs import write_evaluation
 from livesearch_pipeline.evaluation.judge import LLMJudge
 from livesearch_pipeline_tests.evaluation.eval_fixtures import (
     CNY2,

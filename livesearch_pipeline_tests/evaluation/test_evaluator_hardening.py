@@ -13,16 +13,12 @@ import pytest
 from livesearch_pipeline.cli import main
 from livesearch_pipeline.core.matching import match_answer
 from livesearch_pipeline.core.models import GoldAnswer
-from livesearch_pipeline.evaluation import evaluator
-from livesearch_pipeline.evaluation.evaluator import (
-    MAX_ANSWER_CHARS,
-    IncompleteEvaluationError,
-    evaluate,
-    evaluation_inputs,
-    load_evaluation,
-    qid_set_hash,
-    write_evaluation,
-)
+from livesearch_pipeline.core.qid import qid_set_hash
+from livesearch_pipeline.evaluation import outputs, scoring
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.inputs import evaluation_inputs
+from livesearch_pipeline.evaluation.limits import MAX_ANSWER_CHARS
+from livesearch_pipeline.evaluation.outputs import IncompleteEvaluationError, load_evaluation, write_evaluation
 from livesearch_pipeline.evaluation.leaderboard import LeaderboardError, build_leaderboard
 from livesearch_pipeline_tests.evaluation.eval_fixtures import (
     CNY2,
@@ -258,14 +254,14 @@ def test_interrupted_write_never_leaves_verdicts_without_summary(tmp_path: Path,
     out = tmp_path / "eval"
     write_evaluation(evaluate(*files), out, inputs=evaluation_inputs(*files))
     good = load_evaluation(out)[0]
-    real_write = evaluator.write_atomic
+    real_write = outputs.write_atomic
 
     def crash_on_verdicts(path: Path, data: bytes, **kwargs: object) -> None:
         if path.name == "verdicts.jsonl":
             raise OSError("disk full")  # the process dies between the two files
         real_write(path, data, **kwargs)
 
-    monkeypatch.setattr(evaluator, "write_atomic", crash_on_verdicts)
+    monkeypatch.setattr(outputs, "write_atomic", crash_on_verdicts)
     changed = write_predictions(tmp_path, {**RIGHT, qid(4): "41"})
     with pytest.raises(OSError, match="disk full"):
         write_evaluation(evaluate(files[0], files[1], changed), out)
@@ -295,13 +291,13 @@ def test_a_one_megabyte_answer_scores_wrong_unread(tmp_path: Path, monkeypatch: 
     huge = "May" + " " * 1_000_000 + "1234.56"  # once quadratic in the date scan
     files = write_day(tmp_path, standard_cases(), {**RIGHT, qid(1): huge})
     matched: list[int] = []
-    real_match = evaluator.match_answer
+    real_match = scoring.match_answer
 
     def spy(rule, gold, answer, **kwargs):
         matched.append(len(answer))
         return real_match(rule, gold, answer, **kwargs)
 
-    monkeypatch.setattr(evaluator, "match_answer", spy)
+    monkeypatch.setattr(scoring, "match_answer", spy)
     started = time.process_time()
     result = evaluate(*files)
     assert time.process_time() - started < 5  # CPU seconds, generous: matching it took minutes

@@ -10,7 +10,9 @@ import pytest
 
 from livesearch_pipeline.core.models import MatchRule, Prediction, PredictionRunMeta, Usage
 from livesearch_pipeline.core.qid import qid_set_hash
-from livesearch_pipeline.evaluation.evaluator import EvaluationError, evaluate, write_evaluation
+from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.outputs import write_evaluation
 from livesearch_pipeline.evaluation.leaderboard import build_leaderboard, render_markdown
 from livesearch_pipeline_tests.evaluation.eval_fixtures import (
     DAY,

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from livesearch_pipeline.cli import main
-from livesearch_pipeline.evaluation.evaluator import EvaluationError, evaluate
+from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.evaluator import evaluate
 from livesearch_pipeline_tests.evaluation.eval_fixtures import qid, standard_cases, write_day
 
 RIGHT = {qid(1): "1234.56", qid(2): "1.23%", qid(3): "Kunlun Brewing", qid(4): "42"}

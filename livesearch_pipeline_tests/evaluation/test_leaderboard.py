@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from livesearch_pipeline.evaluation.evaluator import evaluate, write_evaluation
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.outputs import write_evaluation
 from livesearch_pipeline.evaluation.judge import LLMJudge
 from livesearch_pipeline.evaluation.leaderboard import (
     CHART_CSV,

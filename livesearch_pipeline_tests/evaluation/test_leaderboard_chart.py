@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from livesearch_pipeline.evaluation.evaluator import evaluate, write_evaluation
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.outputs import write_evaluation
 from livesearch_pipeline.evaluation.leaderboard import (
     CHART_PNG,
     CHART_SIZE_INCHES,

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from livesearch_pipeline.cli import main
-from livesearch_pipeline.evaluation.evaluator import SUMMARY_FILE, VERDICTS_FILE, evaluate, write_evaluation
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.outputs import SUMMARY_FILE, VERDICTS_FILE, write_evaluation
 from livesearch_pipeline.evaluation.leaderboard import LeaderboardError, build_leaderboard
 from livesearch_pipeline_tests.evaluation.eval_fixtures import (
     qid,

@@ -23,6 +23,7 @@ from livesearch_pipeline.core.locks import WriterLockedError, writer_lock
 from livesearch_pipeline.defs.resources import DataServiceResource
 from livesearch_pipeline.evaluation.agents.base import PREDICTIONS_FILE
 from livesearch_pipeline.evaluation.baselines import AgentSpec, run_registered_agent
+from livesearch_pipeline.evaluation.day_inputs import AgentDay
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.core.fakes import MARKET_TOOLS, FakeToolClient
 from livesearch_pipeline_tests.evaluation.agents_fakes import write_served
@@ -72,8 +73,9 @@ def _day(root: Path) -> DataPaths:
 
 
 def _run_oracle(paths: DataPaths):
-    return asyncio.run(run_registered_agent(AgentSpec(name="oracle", kind="oracle"), paths, DAY,
-                                            FakeToolClient(MARKET_TOOLS), POOL))
+    return asyncio.run(run_registered_agent(AgentSpec(name="oracle", kind="oracle"),
+                                            AgentDay.build(paths, DAY, load_pool=lambda: POOL),
+                                            FakeToolClient(MARKET_TOOLS)))
 
 
 def test_a_second_writer_of_a_run_folder_is_refused_naming_the_first(tmp_path: Path, holder) -> None:

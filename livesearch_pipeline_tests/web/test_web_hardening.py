@@ -32,7 +32,7 @@ def web_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _open(web_root: Path, day: dt.date, **options) -> None:
     async def opened() -> None:
-        async with open_search_read_agent(web_root=web_root, day=day, name="search-read", **options):
+        async with open_search_read_agent(web_dir=web_root / day.isoformat(), day=day, name="search-read", **options):
             pass
 
     asyncio.run(opened())
@@ -68,6 +68,7 @@ def test_a_partial_web_is_refused_unless_allowed(web_root: Path, tmp_path: Path)
 def test_the_run_summary_records_the_web_searched(tmp_path: Path) -> None:
     """A search-read run of D records the identity, clock and scope of D's web in summary.json."""
     from livesearch_pipeline.evaluation.baselines import AgentSpec, run_registered_agent
+    from livesearch_pipeline.evaluation.day_inputs import AgentDay
     from livesearch_pipeline.settings import DataPaths
     from livesearch_pipeline_tests.core.fakes import MARKET_TOOLS, FakeToolClient
     from livesearch_pipeline_tests.evaluation.eval_fixtures import DAY, standard_cases, write_gold, write_served
@@ -79,8 +80,8 @@ def test_the_run_summary_records_the_web_searched(tmp_path: Path) -> None:
     identity = f"livesearch-offline-web/test market-seed=1 clock={DAY} history=10"
     build_index(generate_pages(small_web().config(history_sessions=2), workers=1), tmp_path / "web" / DAY.isoformat(),
                 identity=identity, extra_meta={"clock": DAY.isoformat()})
-    result = asyncio.run(run_registered_agent(AgentSpec(name="search-read", kind="search-read"), DataPaths(tmp_path),
-                                              DAY, FakeToolClient(MARKET_TOOLS)))
+    result = asyncio.run(run_registered_agent(AgentSpec(name="search-read", kind="search-read"),
+                                              AgentDay.build(DataPaths(tmp_path), DAY), FakeToolClient(MARKET_TOOLS)))
     assert result.summary.web is not None
     assert {k: result.summary.web[k] for k in ("identity", "clock", "scope")} == {
         "identity": identity, "clock": DAY.isoformat(), "scope": "full"}
@@ -134,9 +135,9 @@ def test_build_removes_a_killed_builds_temporary_file(tmp_path: Path) -> None:
 
 def test_a_run_on_an_external_searxng_records_it_unchecked(tmp_path: Path) -> None:
     from livesearch_pipeline.evaluation.baselines import AgentSpec, searched_web
-    from livesearch_pipeline.settings import DataPaths
 
     spec = AgentSpec(name="my-web", kind="web", searxng_url="http://127.0.0.1:8890")
-    web = searched_web(spec, DataPaths(tmp_path), CLOCK)
+    web_dir = tmp_path / "web" / CLOCK.isoformat()
+    web = searched_web(spec, web_dir)
     assert web == {"searxng_url": "http://127.0.0.1:8890", "scope": "external search backend (identity not checked)"}
-    assert searched_web(AgentSpec(name="stale", kind="stale"), DataPaths(tmp_path), CLOCK) is None
+    assert searched_web(AgentSpec(name="stale", kind="stale"), web_dir) is None

@@ -30,21 +30,24 @@ def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResou
     """One registered agent answers D's served questions and is scored on D's gold.
 
     The oracle partition is the gold self-test: it fails the run unless it scores exactly 1.0.
+    The step logs a progress line about every 10% of the questions answered.
     """
     from livesearch_pipeline.evaluation.baselines import find_agent, load_agents, registry_path, run_registered_agent
+    from livesearch_pipeline.evaluation.day_inputs import AgentDay
 
     keys = context.partition_key.keys_by_dimension
     day, name = dt.date.fromisoformat(keys[DATE_DIMENSION]), keys[AGENT_DIMENSION]
     paths = storage.paths()
     spec = find_agent(load_agents(registry_path(paths)), name)
-    pool = checked_pool(paths)[1] if spec.kind == "oracle" else None
+    # D's inputs, looked up once: a missing served file or gold fails here, before the data service
+    # opens. The pool is checked only when the oracle opens; a bad one fails as the refresh's does.
+    inputs = AgentDay.build(paths, day, llm_cache=llm.cache_path(paths), load_pool=lambda: checked_pool(paths)[1])
 
     async def run():
         # The agent run of D sees the market as of D's cut-off, as D's gold did (a backfilled
         # evaluation is the evaluation of that day); a provider without a clock answers as of now.
         async with data_service.open(as_of=day if data_service.point_in_time else None) as client:
-            return await run_registered_agent(spec, paths, day, client, pool, llm=llm.settings(),
-                                              llm_cache=llm.cache_path(paths))
+            return await run_registered_agent(spec, inputs, client, llm=llm.settings(), progress=context.log.info)
 
     try:
         result = asyncio.run(run())

@@ -510,17 +510,17 @@ class SearchReadAgent:
 
 
 @contextlib.asynccontextmanager
-async def open_search_read_agent(*, web_root: Path, day: dt.date, name: str, searxng_url: str | None = None,
+async def open_search_read_agent(*, web_dir: Path, day: dt.date, name: str, searxng_url: str | None = None,
                                  concurrency: int = 4, allow_partial_web: bool = False) -> AsyncIterator[SearchReadAgent]:
-    """The baseline over `searxng_url`, or over the offline web of `day` (served from
-    `web_root/<day>` on 127.0.0.1 for the duration of the run) when no URL is given: that web
-    must be the web of `day` (its clock checked) and the full web unless `allow_partial_web`."""
+    """The baseline over `searxng_url`, or over the offline web of `day` (served from `web_dir`,
+    `web/<day>`, on 127.0.0.1 for the duration of the run; `AgentDay.web_dir` in a registered run)
+    when no URL is given: that web must be the web of `day` (its clock checked) and the full web
+    unless `allow_partial_web`."""
     async with contextlib.AsyncExitStack() as stack:
         if searxng_url is None:
             from livesearch_pipeline.web.server import running_web
 
-            searxng_url = stack.enter_context(running_web(web_root / day.isoformat(), clock=day,
-                                                          allow_partial=allow_partial_web))
+            searxng_url = stack.enter_context(running_web(web_dir, clock=day, allow_partial=allow_partial_web))
         http = await stack.enter_async_context(httpx.AsyncClient(limits=httpx.Limits(max_connections=2 * concurrency)))
         tools = WebTools(WebToolsConfig(searxng_url=searxng_url, max_results=10), http)
         yield SearchReadAgent(tools=tools, http=http, as_of=day, name=name)

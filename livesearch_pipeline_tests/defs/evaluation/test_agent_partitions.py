@@ -35,7 +35,7 @@ from livesearch_pipeline.evaluation.baselines import (
     registry_path,
 )
 from livesearch_pipeline.core.qid import qid_set_hash
-from livesearch_pipeline.evaluation.evaluator import load_served
+from livesearch_pipeline.evaluation.inputs import load_served
 from livesearch_pipeline.evaluation.leaderboard import CHART_CSV, CHART_PNG, LEADERBOARD_JSON, Leaderboard
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
@@ -238,3 +238,29 @@ def test_the_oracle_partition_fails_the_run_when_gold_is_tampered(evaluated_day:
     assert f"gold self-test failed for {DAY}" in message and "not 1.0" in message
     # The stale partition is not a self-test: the same tampered day scores it without failing.
     assert run_agent_partition(day, DAY, "stale").success
+
+
+@pytest.mark.slow
+def test_an_agent_run_logs_its_progress_as_lines_of_its_step(evaluated_day: Day, tmp_path: Path) -> None:
+    """The command line prints a step's own INFO lines below it (infra/run_console.py)."""
+    day = copy_day(evaluated_day, tmp_path)
+    result = run_agent_partition(day, DAY, "stale")
+    assert result.success, failure_messages(result)
+    logged = [e.user_message for e in day.instance.all_logs(result.run_id)
+              if e.dagster_event is None and e.step_key == "agent_runs"]
+    served = len(load_served(day.paths.served_file(DAY)))
+    progress = [m for m in logged if m.startswith("stale: ")]
+    assert 1 <= len(progress) <= 10 and progress[-1] == f"stale: {served:,} of {served:,} answered"
+    counts = [int(m.split()[1].replace(",", "")) for m in progress]
+    assert counts == sorted(counts)
+
+
+@pytest.mark.slow
+def test_an_agent_run_without_its_days_gold_fails_naming_it_before_running(evaluated_day: Day, tmp_path: Path) -> None:
+    day = copy_day(evaluated_day, tmp_path)
+    gold = SnapshotStore(day.paths.gold).path_for(DAY)
+    gold.unlink()
+    result = run_agent_partition(day, DAY, "stale")
+    assert not result.success
+    assert f"no gold snapshot for {DAY}: {gold} does not exist" in failure_messages(result)
+    assert not day.paths.run_dir(DAY, "stale").exists()  # the agent never opened

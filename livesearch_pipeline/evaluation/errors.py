@@ -1,0 +1,24 @@
+"""The evaluator's one error, and how its messages name qids.
+
+Every module of the evaluation (inputs, consistency, scoring, settlement, outputs) raises
+`EvaluationError` for a fail-loud rule, so that a caller catches one type whichever job refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# A message names this many qids (or lines) and counts the rest: it stays one readable line.
+SHOWN_QIDS = 5
+
+
+class EvaluationError(ValueError):
+    """A fail-loud rule was violated; nothing must be written."""
+
+
+def name_qids(qids: Iterable[str]) -> str:
+    """`N qid(s): a, b, …` with the first few in sorted order and how many more."""
+    ordered = sorted(qids)
+    shown = ", ".join(ordered[:SHOWN_QIDS])
+    more = f" and {len(ordered) - SHOWN_QIDS} more" if len(ordered) > SHOWN_QIDS else ""
+    return f"{len(ordered)} qid(s): {shown}{more}"

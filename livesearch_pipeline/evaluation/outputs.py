@@ -1,0 +1,161 @@
+"""Writing and reading an evaluation's outputs (DESIGN §4.7): `verdicts.jsonl` and `summary.json`.
+
+The two files are written in one directory as one unit (`write_evaluation`): the summary records
+the verdicts' sha256, and a run counts as evaluated only when both exist and agree
+(`load_evaluation`). Before anything is written the output directory is checked
+(`check_output_paths`): an output never lands on an input (symlinks, relative paths and hard
+links resolved), and never inside the data root's gold, served or pool folders, nor beside a gold
+snapshot (`protected_directories`: write-once territory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from livesearch_pipeline.core.jsonl import read_jsonl
+from livesearch_pipeline.core.models import Verdict
+from livesearch_pipeline.core.snapshot import sha256_bytes, sha256_file, snapshot_date, write_atomic
+from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.summary import EvaluationResult, EvaluationSummary, render_verdicts
+
+VERDICTS_FILE = "verdicts.jsonl"
+SUMMARY_FILE = "summary.json"
+# The files an evaluation writes beside its inputs; an output must never land on an input.
+_OUTPUTS = (VERDICTS_FILE, SUMMARY_FILE)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)  # hard links, bind mounts
+    except OSError:
+        return False
+
+
+def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
+    """Refuse an output directory whose writes would land on an input, or that cannot be one.
+
+    Symlinks and relative paths are resolved, and hard links compared by inode, so `--out .`
+    beside a predictions file named `summary.json`, or a `verdicts.jsonl` symlinked to the
+    gold, are caught before anything is evaluated or written.
+    """
+    out_dir = Path(out_dir)
+    for ancestor in (out_dir, *out_dir.parents):
+        if ancestor.exists() and not ancestor.is_dir():
+            raise EvaluationError(f"output directory {out_dir}: {ancestor} is a file, not a directory")
+    check_not_protected(out_dir, inputs)
+    for name in _OUTPUTS:
+        target = out_dir / name
+        for source in inputs:
+            if _same_file(target, Path(source)):
+                raise EvaluationError(
+                    f"output {target} is the input {source}: writing it would overwrite an input; "
+                    "choose another --out directory"
+                )
+        if target.exists() and not target.is_file():
+            raise EvaluationError(f"output {target} exists and is not a regular file")
+
+
+def protected_directories(inputs: Sequence[Path] = ()) -> list[Path]:
+    """Folders no evaluation output may land in: the data root's gold, served and pool folders,
+    and the folder of any gold snapshot among `inputs` (write-once territory)."""
+    from livesearch_pipeline.settings import DataPaths
+
+    paths = DataPaths.from_env()
+    folders = [paths.gold, paths.served, paths.pool]
+    folders += [Path(p).parent for p in inputs if snapshot_date(Path(p)) is not None]
+    return folders
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        resolved, base = path.resolve(), folder.resolve()
+    except OSError:
+        return False
+    return resolved == base or base in resolved.parents
+
+
+def check_not_protected(out_dir: Path, inputs: Sequence[Path] = ()) -> None:
+    """EvaluationError when `out_dir` is inside the gold, served or pool folder (`protected_directories`)."""
+    for folder in protected_directories(inputs):
+        if _inside(Path(out_dir), folder):
+            raise EvaluationError(
+                f"output directory {out_dir} is inside {folder}, which holds the benchmark's gold, served "
+                "questions or pool: an evaluation is never written there; choose another --out directory"
+            )
+
+
+def _render_summary(summary: EvaluationSummary) -> bytes:
+    return (json.dumps(summary.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_evaluation(result: EvaluationResult, out_dir: Path, *, inputs: Sequence[Path] = ()) -> tuple[Path, Path]:
+    """Write summary.json and verdicts.jsonl as one unit; never verdicts without their summary.
+
+    Two files in a directory that also holds the run's predictions cannot be renamed together,
+    so the unit is made by order and by hash: the old verdicts are removed first, the summary
+    (which records the new verdicts' sha256) is written next, the verdicts last, each file
+    atomically (temporary file, fsync, rename). A crash at any point leaves either the complete
+    pair, or a summary whose verdicts are missing — which `load_evaluation` (and so the
+    leaderboard) reports as an incomplete evaluation — and never verdicts without a summary,
+    nor a summary beside another run's verdicts. `inputs` are checked first with
+    `check_output_paths`.
+    """
+    out_dir = Path(out_dir)
+    check_output_paths(out_dir, inputs)
+    verdicts_path, summary_path = out_dir / VERDICTS_FILE, out_dir / SUMMARY_FILE
+    verdicts_bytes = render_verdicts(result.verdicts)
+    if sha256_bytes(verdicts_bytes) != result.summary.verdicts_sha256:
+        raise EvaluationError("the verdicts differ from the ones the summary was made from")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if verdicts_path.exists() or verdicts_path.is_symlink():
+        verdicts_path.unlink()
+    write_atomic(summary_path, _render_summary(result.summary))
+    write_atomic(verdicts_path, verdicts_bytes)
+    return verdicts_path, summary_path
+
+
+class IncompleteEvaluationError(EvaluationError):
+    """A run directory whose summary.json and verdicts.jsonl do not form a complete evaluation."""
+
+
+def load_summary(path: Path) -> EvaluationSummary:
+    try:
+        return EvaluationSummary.model_validate_json(Path(path).read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise EvaluationError(f"{path} is not a readable evaluation summary: {exc}") from exc
+
+
+def load_evaluation(run_dir: Path) -> tuple[EvaluationSummary, Path]:
+    """The summary of a complete evaluation in `run_dir`, checked against its verdicts.jsonl.
+
+    IncompleteEvaluationError when either file is missing or the verdicts' sha256 differs from
+    the summary's record (an interrupted write, or files from two runs).
+    """
+    run_dir = Path(run_dir)
+    summary_path, verdicts_path = run_dir / SUMMARY_FILE, run_dir / VERDICTS_FILE
+    if not summary_path.is_file():
+        raise IncompleteEvaluationError(f"{run_dir} has no {SUMMARY_FILE}: evaluate the run first")
+    summary = load_summary(summary_path)
+    if not verdicts_path.is_file():
+        raise IncompleteEvaluationError(
+            f"{run_dir} has {SUMMARY_FILE} but no {VERDICTS_FILE}: the evaluation was interrupted; evaluate again"
+        )
+    actual = sha256_file(verdicts_path)
+    if actual != summary.verdicts_sha256:
+        raise IncompleteEvaluationError(
+            f"{verdicts_path} has sha256 {actual} but {summary_path.name} records {summary.verdicts_sha256}: "
+            "the pair is not one evaluation; evaluate again"
+        )
+    return summary, verdicts_path
+
+
+def read_verdicts(path: Path) -> list[Verdict]:
+    """The verdicts of a `verdicts.jsonl` (blank lines skipped); JsonlError names the file and bad lines."""
+    return read_jsonl(path, Verdict, "verdict", skip_blank=True)
