@@ -73,6 +73,16 @@ def read_manifest(root: Path) -> PoolManifest:
     return PoolManifest.model_validate_json(path.read_bytes())
 
 
+def _checked_manifest(manifest_path: Path) -> PoolManifest:
+    """The pool manifest at `manifest_path`; PoolLoadError naming it when missing or invalid."""
+    if not manifest_path.is_file():
+        raise PoolLoadError(f"no pool manifest {manifest_path}; build the pool first (livesearch build-pool)")
+    try:
+        return PoolManifest.model_validate_json(manifest_path.read_bytes())
+    except ValidationError as exc:
+        raise PoolLoadError(f"{manifest_path} is not a valid pool manifest: {exc}") from None
+
+
 def pool_catalog_path(root: Path, construction_dir: Path) -> Path:
     """Where the catalog the pool under `root` was built from lies: beside the pool when the pool
     carries it (`tool_catalog.json`, bound by the manifest's `catalog_sha256`), else (a pool
@@ -86,12 +96,7 @@ def read_pool_catalog(root: Path, construction_dir: Path) -> Catalog:
     the file when it is missing, unbound or modified."""
     root = Path(root)
     manifest_path = root / MANIFEST_FILE
-    if not manifest_path.is_file():
-        raise PoolLoadError(f"no pool manifest {manifest_path}; build the pool first (livesearch build-pool)")
-    try:
-        manifest = PoolManifest.model_validate_json(manifest_path.read_bytes())
-    except ValidationError as exc:
-        raise PoolLoadError(f"{manifest_path} is not a valid pool manifest: {exc}") from None
+    manifest = _checked_manifest(manifest_path)
     beside = root / CATALOG_FILE
     if manifest.catalog_sha256 is not None:
         if not beside.is_file():
@@ -153,12 +158,7 @@ def load_checked_pool(root: Path, catalog: Catalog) -> tuple[PoolManifest, list[
     """
     root = Path(root)
     manifest_path, pool_path = root / MANIFEST_FILE, root / POOL_FILE
-    if not manifest_path.is_file():
-        raise PoolLoadError(f"no pool manifest {manifest_path}; build the pool first (livesearch build-pool)")
-    try:
-        manifest = PoolManifest.model_validate_json(manifest_path.read_bytes())
-    except ValidationError as exc:
-        raise PoolLoadError(f"{manifest_path} is not a valid pool manifest: {exc}") from None
+    manifest = _checked_manifest(manifest_path)
     if not pool_path.is_file():
         raise PoolLoadError(f"{pool_path} is missing although {manifest_path.name} records version {manifest.version}")
     data = pool_path.read_bytes()  # hashed and parsed from the same bytes: no swap in between

@@ -33,6 +33,9 @@ class Progress:
     unit: str = ""
     steps: int = 4
     done: int = 0
+    # The line to say instead of "<what>: <done> of <total>", when the count is not what the line
+    # tells (a web build counts batches and tells pages and entities); called only when due.
+    line: Optional[Callable[[], str]] = None
 
     def __post_init__(self) -> None:
         if self.steps < 1:
@@ -46,6 +49,9 @@ class Progress:
     def advance(self, n: int = 1, detail: str = "") -> None:
         before, self.done = self.done, self.done + n
         if self.report is None or self.total == 0 or self._part(self.done) <= self._part(before):
+            return
+        if self.line is not None:
+            self.report(self.line())
             return
         unit = f" {self.unit}" if self.unit else ""
         self.report(f"{self.what}: {self.done:,} of {self.total:,}{unit}" + (f" ({detail})" if detail else ""))

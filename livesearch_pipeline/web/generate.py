@@ -12,9 +12,9 @@ A whole web takes about a minute; `progress`, when given, receives a handful of 
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Generator, Iterator
 
+from livesearch_pipeline.core.progress import Progress
 from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError
 from livesearch_pipeline.web.pages import CorpusGenerator
 
@@ -62,8 +62,9 @@ def generate_pages(config: CorpusConfig, workers: int = 1,
     batches += [tuple(codes[i: i + ENTITY_BATCH]) for i in range(0, len(codes), ENTITY_BATCH)]
     moves: list[tuple[str, str, dict[str, Any]]] = []
     results = _in_process(generator, batches) if workers == 1 else _parallel(config, batches, workers)
-    due = _progress_marks(len(batches) - 1)
     pages_done = entities_done = 0
+    told = Progress(total=len(batches) - 1, what="pages", report=progress, steps=PROGRESS_STEPS,
+                    line=lambda: f"pages: {pages_done:,} from {entities_done:,} of {len(codes):,} entities")
     try:
         for done, (pages, batch_moves) in enumerate(results):
             yield from pages
@@ -72,8 +73,7 @@ def generate_pages(config: CorpusConfig, workers: int = 1,
             if done == 0:
                 continue  # the market series' pages: counted in the first entity batch's line
             entities_done += len(batches[done])
-            if progress is not None and done in due:
-                progress(f"pages: {pages_done:,} from {entities_done:,} of {len(codes):,} entities")
+            told.advance()
     finally:
         # A consumer that stops early (a failed index write) stops the workers now, not when the
         # generator is collected.
@@ -91,12 +91,6 @@ def _in_process(generator: CorpusGenerator, batches: list[tuple[str, ...]]) -> G
     global _WORKER
     _WORKER = generator
     yield from map(_run_batch, batches)
-
-
-def _progress_marks(entity_batches: int) -> frozenset[int]:
-    """The entity batches (counted from 1) after which a progress line is due: about one per
-    PROGRESS_STEPS-th of them, the last included; never more than PROGRESS_STEPS."""
-    return frozenset(math.ceil(entity_batches * step / PROGRESS_STEPS) for step in range(1, PROGRESS_STEPS + 1))
 
 
 def _parallel(config: CorpusConfig, batches: list[tuple[str, ...]],

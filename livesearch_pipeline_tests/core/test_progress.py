@@ -39,3 +39,13 @@ def test_nobody_listening_and_bad_settings() -> None:
         Progress(total=5, what="x", report=None, steps=0)
     with pytest.raises(ValueError, match="total"):
         Progress(total=-1, what="x", report=None)
+
+
+def test_a_line_of_its_own_when_the_count_is_not_what_the_line_tells() -> None:
+    lines: list[str] = []
+    pages = 0
+    p = Progress(total=4, what="pages", report=lines.append, steps=2, line=lambda: f"pages: {pages} so far")
+    for _ in range(4):
+        pages += 10
+        p.advance()
+    assert lines == ["pages: 20 so far", "pages: 40 so far"]

@@ -14,7 +14,8 @@ from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
 from livesearch_pipeline.web import generate
 from livesearch_pipeline.web.build import build_web
 from livesearch_pipeline.web.corpus import CorpusConfig, Page
-from livesearch_pipeline.web.generate import PROGRESS_STEPS, _progress_marks, generate_pages
+from livesearch_pipeline.core.progress import Progress
+from livesearch_pipeline.web.generate import PROGRESS_STEPS, generate_pages
 from livesearch_pipeline.web.index import INDEX_FILE
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, MARKET_TOOLS, TOOLS, small_web
 
@@ -51,7 +52,12 @@ def _check_lines(lines: list[str], pages: list[Page], entities: int) -> None:
 
 def test_progress_is_due_about_every_tenth_of_the_batches_and_after_the_last() -> None:
     for batches in range(1, 400):
-        marks = _progress_marks(batches)
+        # The batches after which the build's Progress (core/progress.py) says a line.
+        marks: set[int] = set()
+        told = Progress(total=batches, what="pages", report=lambda _: None, steps=PROGRESS_STEPS,
+                        line=lambda: marks.add(told.done) or "")
+        for _ in range(batches):
+            told.advance()
         assert batches in marks and min(marks) >= 1
         assert len(marks) == min(batches, PROGRESS_STEPS)
 
