@@ -12,6 +12,7 @@ these rules drop what should not be asked although it can be computed:
   high of the window, or its day; `daily_low` likewise) and any aggregate of a vendor's
   bookkeeping number (`artefact`: the count of price ticks);
 - the day of a window's extreme answered with a derived, bound or artefact field of that day
+  (the extreme's own record, or another tool's record on the day the extreme resolves)
   ("the previous close on the day it closed highest");
 - a label question whose answer the entity's name gives away (the industry 建工 of 渺珩建工).
 
@@ -83,10 +84,19 @@ def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | No
         if reason is not None:
             return reason
     # The day of a window's extreme answers with a field of that day's record: a copy or a rule-set
-    # limit of it ("the previous close on the day it closed highest") is not a figure anyone asks.
+    # limit of it ("the previous close on the day it closed highest") is not a figure anyone asks,
+    # whether the record is the extreme's own (`arg_field`) or another tool's record on the day a
+    # reference resolves by argmax/argmin (a two-call program dated by the highest close).
+    on_extreme_day: list[tuple[str, str]] = []
     if extract.aggregate in ("argmax", "argmin") and extract.arg_field is not None:
-        tool = tools.get(extract.call)
-        quantity = quantity_of(lexicon, tool, extract.arg_field) if tool is not None else None
+        on_extreme_day.append((extract.call, extract.arg_field))
+    dated_by_extreme = {c.id for c in program.calls
+                        if any(ref.aggregate in ("argmax", "argmin") for ref in c.refs.values())}
+    on_extreme_day += [(ref.call, ref.field) for _, ref in extract.refs()
+                       if ref.call in dated_by_extreme and ref.aggregate is None and ref.field is not None]
+    for call, field in on_extreme_day:
+        tool = tools.get(call)
+        quantity = quantity_of(lexicon, tool, field) if tool is not None else None
         if quantity in NO_AGGREGATE:
             return f"semantic_arg_field_of_{quantity}"
     return None

@@ -20,7 +20,7 @@ from livesearch_pipeline.construction.semantics import (
 )
 from livesearch_pipeline.core.catalog import FieldMeta
 from livesearch_pipeline.core.lexicon import ALL_QUANTITIES, LexEntry, load_lexicon
-from livesearch_pipeline.core.models import Combine, Format, ValueRef
+from livesearch_pipeline.core.models import Call, Combine, Extractor, Format, Program, Selection, ValueRef
 from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
 from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.dataservice.market import Market
@@ -95,6 +95,22 @@ def test_the_day_of_an_extreme_answered_with_a_derived_field_is_rejected():
     assert program_reason(with_arg("pre_close")) == "semantic_arg_field_of_derived"
     assert program_reason(with_arg("trade_date")) is None
     assert program_reason(with_arg("vol")) is None
+
+
+def test_another_tool_s_record_on_the_day_of_an_extreme_follows_the_same_rule():
+    """The two-call shape of the same question: stk_limit's previous close or limit-up price on the
+    day `daily` closed highest (the date resolved by an argmax reference)."""
+    bars = bar_program("600519.SH", tool="daily", aggregate="argmax", sessions=20)
+    day_of_high = ValueRef(call="c1", select=bars.extract.select, field="close", aggregate="argmax")
+
+    def on_that_day(field):
+        c2 = Call(id="c2", tool="stk_limit", args={"ts_code": "600519.SH"}, refs={"trade_date": day_of_high})
+        extract = Extractor(call="c2", select=Selection(mode="latest", key="trade_date"), field=field,
+                            format=Format(kind="number", decimals=2, unit="CNY"))
+        return Program(calls=[bars.calls[0], c2], extract=extract)
+
+    assert program_reason(on_that_day("pre_close")) == "semantic_arg_field_of_derived"
+    assert program_reason(on_that_day("up_limit")) == "semantic_arg_field_of_bound"
 
 
 @pytest.mark.parametrize(("name", "answer", "given_away"), [
