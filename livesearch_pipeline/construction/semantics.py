@@ -90,8 +90,11 @@ def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | No
     on_extreme_day: list[tuple[str, str]] = []
     if extract.aggregate in ("argmax", "argmin") and extract.arg_field is not None:
         on_extreme_day.append((extract.call, extract.arg_field))
+    # A reference without `arg_field` resolves the extreme's time key (its day); one with it
+    # resolves another field of that record (a fund's top holding), not a day.
     dated_by_extreme = {c.id for c in program.calls
-                        if any(ref.aggregate in ("argmax", "argmin") for ref in c.refs.values())}
+                        if any(ref.aggregate in ("argmax", "argmin") and ref.arg_field is None
+                               for ref in c.refs.values())}
     on_extreme_day += [(ref.call, ref.field) for _, ref in extract.refs()
                        if ref.call in dated_by_extreme and ref.aggregate is None and ref.field is not None]
     for call, field in on_extreme_day:
