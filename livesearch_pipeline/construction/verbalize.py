@@ -554,9 +554,13 @@ def finalize(items: Sequence[Verbalized], catalog: Catalog | None = None) -> tup
                 continue
             value = c.facts.observed_value
             try:
+                # The Chinese text's unit and decimals are recorded beside the English ones (issue 28).
+                zh_precision = (zh_unit(fmt) if v.question_zh is not None and fmt.kind in ("number", "integer", "percent")
+                                else None)
                 rule, decisions = clamp_rule(v.proposed, fmt, aggregate=c.program.extract.aggregate,
                                              value_kind=fmt.kind,
-                                             value=float(value) if isinstance(value, (int, float)) else None)
+                                             value=float(value) if isinstance(value, (int, float)) else None,
+                                             zh_precision=zh_precision)
             except ValueError as exc:
                 rejects.append(RejectRow(qid=c.qid, stage="clamp", reason=str(exc), question=v.question,
                                          question_zh=v.question_zh, proposed_match=v.proposed))
