@@ -175,3 +175,22 @@ def test_the_clamp_refuses_a_chinese_unit_of_another_quantity() -> None:
     text, _ = clamp_rule(MatchRule(rule="semantic", unit_zh=None), Format(kind="text"), aggregate=None,
                          value_kind="text")
     assert (text.unit_zh, text.decimals_zh) == (None, None)
+
+
+def test_construction_records_the_chinese_precision_only_for_a_question_with_a_chinese_text() -> None:
+    from livesearch_pipeline.construction.verbalize import (
+        Verbalized, finalize, template_question_en, template_question_zh,
+    )
+    from livesearch_pipeline_tests.construction.builders import candidate
+
+    amount = Format(kind="number", decimals=2, unit="million CNY", scale=1e-6)
+    c = candidate(fmt=amount, observed_value=2_459_952_100.0)
+    proposed = MatchRule(rule="approx", unit="million CNY", decimals=2)
+    (both,), _ = finalize([Verbalized(c, template_question_en(c), template_question_zh(c), proposed, "t")])
+    assert "万元" in both.question_zh and "保留2位小数" in both.question_zh
+    assert (both.match.unit, both.match.decimals, both.match.unit_zh, both.match.decimals_zh) == (
+        "million CNY", 2, "万元", 2)
+    assert any(d.field == "unit_zh" and d.applied == "万元" for d in both.provenance.clamp)
+    (english,), _ = finalize([Verbalized(c, template_question_en(c), None, proposed, "t")])
+    assert (english.match.unit_zh, english.match.decimals_zh) == (None, None)
+    assert "unit_zh" not in english.model_dump_json()
