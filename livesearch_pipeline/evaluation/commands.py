@@ -59,7 +59,14 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--served", type=Path, required=True, help="served_questions_<D>.jsonl")
     parser.add_argument("--gold", type=Path, required=True,
                         help="gold_answers_<D>.jsonl; its manifest gold_answers_<D>.manifest.json must lie beside it")
-    parser.add_argument("--predictions", type=Path, required=True, help="predictions.jsonl (+ predictions.meta.json)")
+    parser.add_argument("--predictions", type=Path, required=True,
+                        help="predictions.jsonl: one {\"qid\", \"answer\", \"lang\"} per line (+ predictions.meta.json "
+                        "beside it, or --agent)")
+    parser.add_argument("--agent", default=None,
+                        help="score predictions made elsewhere: write their missing run metadata "
+                        "(<predictions>.meta.json: this agent name, the gold's date, the served file's qid-set hash, "
+                        "started_at = the predictions file's modification time) once the evaluation succeeds")
+    parser.add_argument("--model", default=None, help="with --agent: the model that answered (recorded in the metadata)")
     parser.add_argument("--out", type=Path, required=True,
                         help="directory for verdicts.jsonl and summary.json (may hold the predictions; "
                         "never an input's own name)")
@@ -74,16 +81,22 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.core.snapshot import write_atomic
     from livesearch_pipeline.evaluation.errors import EvaluationError
     from livesearch_pipeline.evaluation.evaluator import evaluate
-    from livesearch_pipeline.evaluation.inputs import evaluation_inputs
+    from livesearch_pipeline.evaluation.inputs import evaluation_inputs, meta_path_beside
     from livesearch_pipeline.evaluation.outputs import check_output_paths, write_evaluation
     from livesearch_pipeline.evaluation.judge import judge_from_settings
+    from livesearch_pipeline.evaluation.own_run import metadata_for
     from livesearch_pipeline.infra.llm import LLMSettings
 
+    if args.model is not None and args.agent is None:
+        return _fail("evaluate", "--model names the model of --agent's run; give --agent too (nothing written)")
     inputs = evaluation_inputs(args.served, args.gold, args.predictions)
     try:
         check_output_paths(args.out, inputs)
+        run_meta = (metadata_for(args.served, args.gold, args.predictions, agent=args.agent, model=args.model)
+                    if args.agent is not None else None)
     except EvaluationError as exc:
         return _fail("evaluate", f"{exc} (nothing written)")
     settings = LLMSettings.from_env()
@@ -95,15 +108,24 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     try:
         result = evaluate(
-            args.served, args.gold, args.predictions, judge=judge, judge_concurrency=args.judge_concurrency
+            args.served, args.gold, args.predictions, judge=judge, judge_concurrency=args.judge_concurrency,
+            run_meta=run_meta,
         )
     except EvaluationError as exc:
         return _fail("evaluate", f"{exc} (nothing written)")
+    meta_path = meta_path_beside(args.predictions)
+    try:
+        if run_meta is not None:
+            write_atomic(meta_path, run_meta.model_dump_json(indent=2).encode("utf-8") + b"\n", exclusive=True)
+    except OSError as exc:
+        return _fail("evaluate", f"cannot write the run metadata {meta_path}: {exc} (nothing written)")
     try:
         verdicts_path, summary_path = write_evaluation(result, args.out, inputs=inputs)
-    except EvaluationError as exc:
-        return _fail("evaluate", f"{exc} (nothing written)")
-    except OSError as exc:
+    except (EvaluationError, OSError) as exc:
+        if run_meta is not None:
+            meta_path.unlink()  # written above for this evaluation only: nothing is left behind
+        if isinstance(exc, EvaluationError):
+            return _fail("evaluate", f"{exc} (nothing written)")
         return _fail("evaluate", f"cannot write the evaluation to {args.out}: {exc}")
     s = result.summary
     print(
@@ -114,6 +136,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     for warning in s.warnings:
         print(f"warning: {warning}")
+    if run_meta is not None:
+        print(f"wrote {meta_path} (agent {run_meta.agent}, started_at = the predictions file's modification time)")
     print(f"wrote {verdicts_path} and {summary_path}")
     return 0
 
