@@ -194,3 +194,15 @@ def test_construction_records_the_chinese_precision_only_for_a_question_with_a_c
     (english,), _ = finalize([Verbalized(c, template_question_en(c), None, proposed, "t")])
     assert (english.match.unit_zh, english.match.decimals_zh) == (None, None)
     assert "unit_zh" not in english.model_dump_json()
+
+
+def test_a_large_value_is_held_to_its_last_decimal_too() -> None:
+    # make run's gold of 2026-12-01: the float epsilon (1e-9 relative) added 32 CNY to a 50 CNY
+    # tolerance on 3.2e10 CNY, and 0.04 CNY to 0.005 CNY on 4.0e7 CNY: one step off passed.
+    assert not match_answer(MILLION_CNY, 31875.90342, "3187590.35", lang="zh").correct
+    assert match_answer(MILLION_CNY, 31875.90342, "3187590.34", lang="zh").correct
+    cny = MatchRule(rule="approx", unit="CNY", decimals=2)
+    assert not match_answer(cny, 40464025.55, "40464025.56").correct
+    assert match_answer(cny, 40464025.554, "40464025.55").correct
+    shares = MatchRule(rule="exact", unit="shares", decimals=0)
+    assert not match_answer(shares, 12_345_678_901, "12345678902").correct
