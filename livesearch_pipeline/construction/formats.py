@@ -14,7 +14,8 @@ minute bar's volume varies tenfold from one day to the next and the question is 
 the builder never saw ("0.08 million shares" is what one lucky sample produced).
 
 The Chinese question asks for the same quantity one scale finer (亿 for billion, 万 for million),
-so an answer given at the Chinese precision always passes the English rule's tolerance.
+at the same decimals; the match rule records that unit and those decimals (`unit_zh`,
+`decimals_zh`, issue 28) and a Chinese answer is scored at them, not at the English tolerance.
 """
 
 from __future__ import annotations
@@ -207,8 +208,8 @@ def zh_unit(fmt: Format) -> tuple[str, int | None]:
     """The Chinese unit word and decimals a Chinese question asks for, given the answer format.
 
     "billion CNY" at 2 decimals -> ("亿元", 2); "million shares" -> ("万股", 2); "CNY" -> ("元", 2);
-    a unitless or percent format -> ("", decimals), percentage points -> ("个百分点", decimals). One scale finer than the English unit, so the
-    English rule's tolerance admits the Chinese answer (see the module doc).
+    a unitless or percent format -> ("", decimals), percentage points -> ("个百分点", decimals). One scale finer than
+    the English unit; `verbalize.finalize` records it in the match rule (see the module doc).
     """
     if fmt.kind == "percent" and fmt.unit == PERCENTAGE_POINTS:
         return "个百分点", fmt.decimals
