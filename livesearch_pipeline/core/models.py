@@ -514,7 +514,8 @@ class Usage(StrictModel):
 class Prediction(StrictModel):
     """One line of an agent's predictions file.
 
-    `lang` names the text answered (absent: "en"); a bare number is read in that text's unit.
+    `lang` names the text answered (absent: "en"); the answer is scored in that text's unit at
+    that text's precision (a bare number read in 万元 and held to its decimals for "zh").
     """
 
     qid: Qid
