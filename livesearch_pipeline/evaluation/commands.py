@@ -239,8 +239,8 @@ def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
     register.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint of this agent's own "
                           "(needs --api-key-env; default: $LIVESEARCH_LLM_API_BASE with $LIVESEARCH_LLM_API_KEY)")
     register.add_argument("--api-key-env", default=None,
-                          help="with --api-base: the environment variable holding that endpoint's key "
-                          "(never LIVESEARCH_LLM_API_KEY, the operator's key, which only its own endpoint receives)")
+                          help="with --api-base: the LIVESEARCH_AGENT_<NAME>_KEY variable holding that endpoint's "
+                          "key (never another variable, such as LIVESEARCH_LLM_API_KEY, the operator's key)")
     register.add_argument("--searxng-url", default=None, help="web: SearXNG base URL")
     register.add_argument("--services", default=None, help="plugin: comma-separated services to offer (default: all)")
     register.add_argument("--concurrency", type=int, default=4, help="questions in flight (default 4)")
