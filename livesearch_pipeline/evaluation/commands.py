@@ -310,7 +310,11 @@ def _register_inspect_import(actions: argparse._SubParsersAction) -> None:
         description="Writes predictions.jsonl (with lang and usage), predictions.meta.json and trajectories.jsonl "
         "from the log's samples into --out, then evaluates them as `livesearch evaluate` does (verdicts.jsonl, "
         "summary.json), so the run ranks on the day's leaderboard. A -T lang=both log writes a second run, "
-        "<out>-zh, for its Chinese samples. Exit 2, nothing written, when the log is not a run of the task.",
+        "<out>-zh, for its Chinese samples. The day's served questions and gold are those of $LIVESEARCH_DATA_DIR "
+        "(never a folder the log names). Exit 2, nothing written, when the log is not a run of the task, is "
+        "larger than its limits (256 MiB uncompressed, 8 MiB per sample, two samples per served question, 1,000 "
+        "messages per sample), or --out is protected (gold, served, pool, analytics), a symlink, or held by "
+        "another writer.",
     )
     parser.add_argument("log", type=Path, help="an Inspect log (.eval or .json) of the livesearch task")
     parser.add_argument("--out", type=Path, required=True, help="run folder, e.g. data/runs/<D>/<agent>")
@@ -328,8 +332,12 @@ def _import_inspect(args: argparse.Namespace) -> int:
     settings = LLMSettings.from_env()
     judge = judge_from_settings(args.judge_model or settings.judge_model, cache_dir=default_llm_cache_dir(),
                                 api_base=settings.api_base, api_key=settings.api_key)
+    from livesearch_pipeline.settings import DataPaths
+
     try:
-        runs = import_inspect_log(args.log, args.out, agent=args.agent, judge=judge)
+        # The day's served questions and gold come from the configured data root, never from the log.
+        runs = import_inspect_log(args.log, args.out, data_root=DataPaths.from_env().root, agent=args.agent,
+                                  judge=judge)
     except (InspectImportError, ValueError, OSError) as exc:
         return _fail("agent import-inspect", f"{exc} (nothing written)")
     for run in runs:

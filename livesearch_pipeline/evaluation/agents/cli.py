@@ -154,12 +154,13 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
 
 
 async def _run(args: argparse.Namespace, as_of: dt.date) -> RunReport:
-    from livesearch_pipeline.core.locks import LOCK_FILE, writer_lock
     from livesearch_pipeline.evaluation.agents.base import load_served, run_agent
+    from livesearch_pipeline.evaluation.writers import run_folder_writer
 
     served = load_served(args.served)
-    # One writer per run folder: a second `agent run --out` of the same folder is refused, naming the first.
-    with writer_lock(Path(args.out) / LOCK_FILE, f"run folder {args.out}"):
+    # Before anything is written: not a protected folder, no symlinked file (a write through it would
+    # land elsewhere), and one writer per run folder (a second writer is refused, naming the first).
+    with run_folder_writer(Path(args.out), what="agent run --out"):
         async with build_agent(args, as_of) as agent:
             return await run_agent(agent, served, args.out, date=as_of, concurrency=args.concurrency,
                                    retry_errors=args.retry_errors)
