@@ -53,7 +53,6 @@ def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
     for ancestor in (out_dir, *out_dir.parents):
         if ancestor.exists() and not ancestor.is_dir():
             raise EvaluationError(f"output directory {out_dir}: {ancestor} is a file, not a directory")
-    check_not_protected(out_dir, inputs)
     for name in _OUTPUTS:
         target = out_dir / name
         for source in inputs:
@@ -64,6 +63,7 @@ def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
                 )
         if target.exists() and not target.is_file():
             raise EvaluationError(f"output {target} exists and is not a regular file")
+    check_not_protected(out_dir, inputs)
 
 
 def protected_directories(inputs: Sequence[Path] = ()) -> list[Path]:
