@@ -123,16 +123,20 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _register_leaderboard(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "leaderboard", help="rank evaluated runs that share a qid set and gold date"
+        "leaderboard", help="rank evaluated runs that share a qid set and gold date",
+        description="Ranks what each run's predictions score again against the configured gold (judge verdicts "
+        "only from the LLM cache), never its verdicts file alone. Without --date the runs must share one gold "
+        "date (runs of several days are refused, naming the newest). Exit 2 with a one-line message naming the "
+        "fix otherwise.",
     )
     parser.add_argument("--runs", type=Path, nargs="+", required=True, help="evaluation output directories")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--date", type=iso_date, default=None, help="rank only runs scored against this gold date")
     parser.add_argument("--gold-dir", type=Path, default=None,
-                        help="the gold snapshots whose manifests every figure is recomputed against "
-                        "(default: the folder of the gold each summary names)")
+                        help="the gold snapshots (manifests verified) every run's predictions are scored again "
+                        "against (default: $LIVESEARCH_DATA_DIR/gold; never a folder a summary names)")
     parser.add_argument("--served-dir", type=Path, default=None,
-                        help="served_questions_<D>.jsonl files (default: the served file each summary names)")
+                        help="served_questions_<D>.jsonl files (default: $LIVESEARCH_DATA_DIR/served)")
     parser.set_defaults(func=_leaderboard)
 
 
@@ -145,12 +149,21 @@ def _leaderboard(args: argparse.Namespace) -> int:
         write_leaderboard,
     )
 
+    from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable
+    from livesearch_pipeline.settings import DataPaths
+
+    paths = DataPaths.from_env()
     try:
+        check_writable(args.out, what="leaderboard --out", files=())
         board = build_leaderboard(args.runs, date=args.date.isoformat() if args.date else None,
-                                  gold_dir=args.gold_dir, served_dir=args.served_dir)
-    except (LeaderboardError, EvaluationError) as exc:
+                                  gold_dir=args.gold_dir or paths.gold, served_dir=args.served_dir or paths.served,
+                                  llm_cache=paths.llm_cache)
+    except (LeaderboardError, EvaluationError, WriterTargetError) as exc:
         return _fail("leaderboard", str(exc))
-    paths = write_leaderboard(board, args.out)
+    try:
+        paths = write_leaderboard(board, args.out)
+    except OSError as exc:
+        return _fail("leaderboard", f"cannot write the leaderboard to {args.out}: {exc}; fix: choose a writable --out")
     print(render_markdown(board), end="")
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0

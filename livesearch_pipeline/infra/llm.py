@@ -518,6 +518,31 @@ def complete(
     return call.cached_response() or call.finish(_send(call, retry))
 
 
+def cached_complete(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    model: str,
+    cache_dir: Path | str | None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    response_format: Mapping[str, Any] | None = None,
+    api_base: str | None = None,
+    max_tokens: int | None = None,
+    **_transport: Any,
+) -> LLMResponse:
+    """The cached reply to exactly this request (same key as `complete`), never a call: LLMError when
+    the cache holds none. A completer for re-deriving recorded judgements (the leaderboard, the
+    store) without trusting any file but the request-hash cache; the transport options of
+    `complete` (key, retries, timeout, mock) are accepted and unused."""
+    request = build_request(messages, model=model, tools=tools, response_format=response_format,
+                            api_base=api_base, max_tokens=max_tokens)
+    key = request_key(request)
+    hit = ResponseCache(Path(cache_dir)).get(key) if cache_dir is not None else None
+    if hit is None:
+        raise LLMError(f"{model}: no cached reply for request {key[:16]}… in {cache_dir}: the judgement was never "
+                       "made with this question, answer, gold and judge model; evaluate the run again")
+    return LLMResponse.from_payload(hit, cached=True, cache_key=key)
+
+
 def llm_retrying(retry: RetryPolicy, retrying: type[tenacity.BaseRetrying] = tenacity.Retrying,
                  *, fatal: Callable[[BaseException], bool] | None = None) -> tenacity.BaseRetrying:
     """The retry policy of LLM calls (tenacity; `tenacity.AsyncRetrying` for `acomplete`): rate
