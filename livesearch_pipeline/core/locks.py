@@ -64,7 +64,7 @@ def writer_lock(path: Path, what: str, *, wait_s: float = 0.0) -> Iterator[Path]
     try:
         # Never through a symlink: the holder record is written into the lock file.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
+    except OSError:
         if path.is_symlink():
             raise WriterLockedError(f"the lock {path} of {what} is a symlink; fix: remove the link") from None
         raise

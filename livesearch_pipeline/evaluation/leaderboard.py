@@ -47,8 +47,8 @@ from livesearch_pipeline.core.snapshot import (
     write_atomic,
 )
 from livesearch_pipeline.evaluation.errors import EvaluationError
-from livesearch_pipeline.evaluation.evaluator import evaluate
 from livesearch_pipeline.evaluation.inputs import load_served
+from livesearch_pipeline.evaluation.rescore import rescored_differences
 from livesearch_pipeline.evaluation.outputs import (
     SUMMARY_FILE,
     VERDICTS_FILE,
@@ -216,18 +216,6 @@ class _Sources:
             return Path(self.served_dir) / f"served_questions_{summary.gold_date.isoformat()}.jsonl"
         return Path(summary.served_file)
 
-    def judge(self, judge_model: str | None):
-        """The run's judge, answering only from the LLM cache (`infra.llm.cached_complete`): a
-        recorded judgement is reused only when the same question, answer, gold and judge model
-        were asked; None for a run scored without a judge."""
-        if not judge_model:
-            return None
-        from livesearch_pipeline.evaluation.judge import LLMJudge
-        from livesearch_pipeline.infra.llm import cached_complete
-
-        return LLMJudge(judge_model, cache_dir=self.llm_cache, api_base=self.judge_api_base,
-                        completer=cached_complete)
-
     def served(self, summary: EvaluationSummary):
         path = self.served_path(summary)
         if path not in self._served:
@@ -327,25 +315,12 @@ def recompute_run(run: RunSummary, sources: _Sources) -> RunSummary:
 def _rescored_differences(run: RunSummary, sources: _Sources, predictions: Path,
                           recorded: dict[str, bool | None]) -> str | None:
     """Why the run's recorded verdicts are not what its predictions score against the configured
-    gold (the evaluator run again; judge verdicts only from the LLM cache), or None when they are.
-
-    The verdicts file is never the source of a score: a rewritten verdicts.jsonl (with its summary
-    hash and counts updated) scores what its predictions earn, and a run whose recorded verdicts
-    differ is listed unranked."""
+    gold (`rescore`), or None: a rewritten verdicts.jsonl (its summary's hash and counts updated)
+    never ranks."""
     s = run.summary
-    try:
-        result = evaluate(sources.served_path(s), sources.gold_path(s), predictions, judge=sources.judge(s.judge_model),
-                          judge_concurrency=4)
-    except EvaluationError as exc:
-        return f"its predictions cannot be scored against the gold of {s.gold_date}: {exc}"
-    rescored = {v.qid: v.correct for v in result.verdicts}
-    wrong = sorted(q for q in recorded if rescored.get(q, "missing") != recorded[q])
-    if not wrong:
-        return None
-    unjudged = sum(1 for v in result.verdicts if v.qid in wrong and v.error and "no cached reply" in v.error)
-    hint = (f" ({unjudged} judge verdict(s) are not in the LLM cache {sources.llm_cache})" if unjudged else "")
-    return (f"its verdicts are not what its predictions score against the gold: {len(wrong)} differ "
-            f"(e.g. {', '.join(wrong[:3])}){hint}; evaluate again")
+    return rescored_differences(sources.served_path(s), sources.gold_path(s), predictions, recorded,
+                                judge_model=s.judge_model, llm_cache=sources.llm_cache,
+                                api_base=sources.judge_api_base)
 
 
 def _refuse_duplicate_agents(runs: Sequence[RunSummary]) -> None:
