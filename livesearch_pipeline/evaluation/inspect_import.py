@@ -129,7 +129,8 @@ def _records(sample: Any, model: str) -> tuple[Prediction, TrajectoryLine]:
     metadata = sample.metadata or {}
     qid, lang = metadata.get("qid"), metadata.get("lang", "en")
     if not qid:
-        raise InspectImportError(f"sample {sample.id!r} has no qid in its metadata: not a livesearch sample")
+        raise InspectImportError(f"sample {sample.id!r} has no qid in its metadata: not a livesearch sample; fix: "
+                                 f"import a log of `inspect eval {TASK_NAMES[-1]}`")
     answer = _answer(sample)
     error = sample.error.message.splitlines()[0] if sample.error is not None else None
     if answer is None and error is None and sample.limit is not None:
@@ -219,22 +220,26 @@ def import_inspect_log(log_path: Path, out_dir: Path, *, data_root: Path, agent:
 
     log_path, out_dir, data_root = Path(log_path), Path(out_dir), Path(data_root)
     if not log_path.is_file():
-        raise InspectImportError(f"{log_path}: no such log file")
+        raise InspectImportError(f"{log_path}: no such log file; fix: pass the .eval or .json file Inspect wrote")
     check_log_bounds(log_path)
     try:
         log = read_eval_log(str(log_path), header_only=True)
     except (OSError, ValueError) as exc:
-        raise InspectImportError(f"{log_path}: not a readable Inspect log: {exc}") from exc
+        raise InspectImportError(f"{log_path}: not a readable Inspect log: {exc}; fix: pass the .eval or .json "
+                                 "file Inspect wrote") from exc
     if log.eval.task not in TASK_NAMES:
-        raise InspectImportError(f"{log_path}: a log of task {log.eval.task!r}, not of {TASK_NAMES[-1]}")
+        raise InspectImportError(f"{log_path}: a log of task {log.eval.task!r}, not of {TASK_NAMES[-1]}; fix: "
+                                 f"import a log of `inspect eval {TASK_NAMES[-1]}`")
     metadata = log.eval.metadata or {}
     if "livesearch_date" not in metadata:
-        raise InspectImportError(f"{log_path}: the log's task metadata has no livesearch_date")
+        raise InspectImportError(f"{log_path}: the log's task metadata has no livesearch_date; fix: import a log "
+                                 f"of `inspect eval {TASK_NAMES[-1]}`, which records it")
     date = parse_date(metadata["livesearch_date"])
     try:
         day = load_day(data_root, date)
     except InspectTaskError as exc:
-        raise InspectImportError(f"{log_path}: the day {date} of the data root {data_root}: {exc}") from exc
+        raise InspectImportError(f"{log_path}: the day {date} of the data root {data_root}: {exc}; fix: set "
+                                 "LIVESEARCH_DATA_DIR to the data root that served that day") from exc
     model = log.eval.model
     name = agent or default_agent_name(model, str(metadata.get("tools", "plugin")))
     zh_dir = out_dir.with_name(out_dir.name + "-zh")
@@ -253,9 +258,11 @@ def import_inspect_log(log_path: Path, out_dir: Path, *, data_root: Path, agent:
     except (OSError, ValueError) as exc:
         if isinstance(exc, InspectImportError):
             raise
-        raise InspectImportError(f"{log_path}: not a readable Inspect log: {exc}") from exc
+        raise InspectImportError(f"{log_path}: not a readable Inspect log: {exc}; fix: pass the .eval or .json "
+                                 "file Inspect wrote") from exc
     if not groups:
-        raise InspectImportError(f"{log_path}: the log holds no samples (status {log.status})")
+        raise InspectImportError(f"{log_path}: the log holds no samples (status {log.status}); fix: import the "
+                                 "log of a run that answered questions")
     with contextlib.ExitStack() as locks:
         for target in groups:
             # The folder's writer lock, held until every file is written: an `agent run` or another

@@ -42,10 +42,10 @@ def test_case5_agent_run_never_writes_through_a_symlinked_predictions_file(tmp_p
     out.mkdir(parents=True)
     (out / PREDICTIONS_FILE).symlink_to(partition)
     assert main(_stale_argv(tmp_path, out)) == 2
+    assert partition.read_bytes() == PARQUET  # not truncated through the link
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert f"{out / PREDICTIONS_FILE} is a symlink" in err and "fix: remove the link" in err
-    assert partition.read_bytes() == PARQUET
     assert sorted(p.name for p in out.iterdir()) == [PREDICTIONS_FILE]
 
 
