@@ -26,28 +26,26 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
+import os
+import pickle
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 from typing import Callable
 
 from livesearch_pipeline.core.models import Question
-from livesearch_pipeline.core.pool import POOL_FILE, visibility_band
+from livesearch_pipeline.core.pool import POOL_FILE
 from livesearch_pipeline.core.program import load_pool
-from livesearch_pipeline.core.snapshot import write_atomic
+from livesearch_pipeline.core.snapshot import sha256_file, write_atomic
 from livesearch_pipeline.settings import DataPaths
-from livesearch_pipeline.site import downloads, liverule
-from livesearch_pipeline.site.chart import Point, history_svg
+from livesearch_pipeline.site import downloads, liverule, pages
 from livesearch_pipeline.site.inputs import SiteDay, SiteInputError, cached_day, site_days
-from livesearch_pipeline.site.program_text import program_lines, rule_text
-from livesearch_pipeline.site.templates import FAMILIES, SORT_JS, STYLE_CSS, environment
+from livesearch_pipeline.site.pages import slug
+from livesearch_pipeline.site.templates import FAMILIES, SORT_JS, STYLE_CSS, TEMPLATES, environment
 
 SITE_DIR = "site"
 INDEX_FILE = "build_index.json"
-BUILD_VERSION = "1"  # part of every key: a change of the templates' code rebuilds everything
 RULE_LINES = (
     "every gold of the latest frozen day (tomorrow's answer may be the same, whatever the class);",
     "every gold of a static question (its answer does not change);",
@@ -59,6 +57,8 @@ RULE_LINES = (
     "A question no longer served on the latest day (retired from the pool) is never asked again: its gold is "
     "shown. Empty or error gold carries no answer and is shown as its status.",
 )
+# Part of every key: a change of the templates, the stylesheet, the script or the rule's wording rebuilds everything.
+BUILD_VERSION = hashlib.sha256(json.dumps([TEMPLATES, STYLE_CSS, SORT_JS, FAMILIES, RULE_LINES, "site-build-1"]).encode()).hexdigest()
 
 
 class SiteBuildError(ValueError):
@@ -96,16 +96,26 @@ def cache_dir(paths: DataPaths) -> Path:
     return paths.cache / SITE_DIR
 
 
-def slug(name: str) -> str:
-    """A file name for an agent (its registry name, kept readable)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
-
-
 def _key(*parts: object) -> str:
     digest = hashlib.sha256(BUILD_VERSION.encode())
     for part in parts:
         digest.update(b"\0" + (part if isinstance(part, bytes) else str(part).encode()))
     return digest.hexdigest()
+
+
+def publish(target: Path, data: bytes) -> None:
+    """Write a file of the site atomically (a temporary file renamed over it: a reader never sees half
+    a page), readable by everyone (a static host serves it). No fsync: the site is derived and rebuilt
+    from the frozen files at any time, and thousands of fsyncs cost most of a build."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 class _Writer:
@@ -134,7 +144,7 @@ class _Writer:
         if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
             self.build.unchanged += 1
             return
-        write_atomic(target, data)
+        publish(target, data)
         self.build.written += 1
 
     def finish(self) -> None:
@@ -147,47 +157,41 @@ class _Writer:
                                                  sort_keys=True).encode("utf-8"))
 
 
-def _pool(paths: DataPaths) -> tuple[dict[str, Question], dict[str, str]]:
-    """The current pool's questions and each one's JSON line (its key); empty without a pool."""
+def _pool(paths: DataPaths, cache: Path) -> tuple[dict[str, Question], dict[str, str]]:
+    """The current pool's questions and each one's JSON line (its key); empty without a pool. Parsed
+    (every qid recomputed by `load_pool`) only when the file's sha256 changed since the last build."""
     pool_file = paths.pool / POOL_FILE
     if not pool_file.is_file():
         return {}, {}
+    digest = sha256_file(pool_file)
+    cache_file = cache / "pool.pickle"
+    if cache_file.is_file():
+        try:
+            stored_digest, questions = pickle.loads(cache_file.read_bytes())
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            stored_digest, questions = None, None  # rebuilt from the pool file below
+        if stored_digest == digest and isinstance(questions, list):
+            return {q.qid: q for q in questions}, {q.qid: q.model_dump_json() for q in questions}
     try:
         questions = load_pool(pool_file)
     except ValueError as exc:
         raise SiteBuildError(f"{pool_file}: {exc}") from exc
+    cache.mkdir(parents=True, exist_ok=True)
+    write_atomic(cache_file, pickle.dumps((digest, questions), protocol=pickle.HIGHEST_PROTOCOL))
     return {q.qid: q for q in questions}, {q.qid: q.model_dump_json() for q in questions}
 
 
-def _gold_html(gold, reason: str | None) -> str:
-    if gold is None:
-        return '<span class="muted">not in the snapshot</span>'
-    if gold.status != "ok":
-        return f'<span class="muted">{escape(gold.status)}</span>'
-    if reason is not None:
-        return f'<span class="hidden-gold" title="{escape(reason)}">withheld (live)</span>'
-    unit = f" <span class=\"muted\">({escape(gold.unit)})</span>" if gold.unit else ""
-    return f"<b>{escape(gold.answer or '')}</b>{unit}"
-
-
-def _family(question: Question | None) -> str:
-    if question is None:
-        return "unknown (not in the current pool)"
-    from livesearch_pipeline.web.evidence import family_of
-
-    return family_of(question)
-
-
 def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
-               progress: Callable[[str], None] | None = None) -> SiteBuild:
-    """Build (or update) the site of `as_of` under `out_dir` (default `data/site/`)."""
+               progress: Callable[[str], None] | None = None, cache: Path | None = None) -> SiteBuild:
+    """Build (or update) the site of `as_of` under `out_dir` (default `data/site/`), keeping the parsed
+    days and the build index under `cache` (default `data/cache/site/`)."""
     started = time.perf_counter()
     out_dir = Path(out_dir) if out_dir is not None else site_dir(paths)
     dates = site_days(paths, as_of)
     if not dates:
         raise SiteBuildError(f"no frozen day on or before {as_of} under {paths.root} (a gold snapshot and a served "
                              "file): run the daily loop first (livesearch run)")
-    cache = cache_dir(paths)
+    cache = Path(cache) if cache is not None else cache_dir(paths)
     days: list[SiteDay] = []
     build = SiteBuild(out_dir=out_dir, latest=dates[-1], days=len(dates), questions=0)
     for day in dates:
@@ -205,7 +209,7 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
         for d in days}
     build.hidden = sum(len(h) for h in hidden.values())
     hidden_key = {d: _key(*sorted(f"{q}={r}" for q, r in h.items())) for d, h in hidden.items()}
-    pool, pool_lines = _pool(paths)
+    pool, pool_lines = _pool(paths, cache)
     out_dir.mkdir(parents=True, exist_ok=True)
     writer = _Writer(out_dir, cache / INDEX_FILE, build)
     env = environment()
@@ -221,10 +225,10 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
     # --- the board
     board_day = next((d for d in reversed(days) if d.board is not None), latest)
     writer.output("index.html", "page", lambda: render("board.html", "", title=f"board {board_day.date}",
-                                                                **_board_context(board_day)))
+                                                                **pages.board_context(board_day)))
 
     # --- history
-    writer.output("history.html", "page", lambda: render("history.html", "", title="history", **_history_context(days, agents)))
+    writer.output("history.html", "page", lambda: render("history.html", "", title="history", **pages.history_context(days)))
 
     # --- downloads and trajectories of each day
     trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int]] = {}
@@ -263,7 +267,7 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
     # --- agents
     for agent in agents:
         writer.output(f"agents/{slug(agent)}.html", "page", lambda agent=agent: render(
-            "agent.html", "../", **_agent_context(agent, days, pool, trajectory_links)))
+            "agent.html", "../", **pages.agent_context(agent, days, trajectory_links)))
 
     # --- days
     writer.output("days/index.html", "page", lambda: render("days.html", "../", title="frozen days", days=[
@@ -272,7 +276,7 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
                       and d.gold[q.qid].status == "ok"), "sha256": d.manifest.sha256}
         for d in reversed(days)]))
     for d in days:
-        writer.output(f"days/{d.date}.html", "page", lambda d=d: render("day.html", "../", **_day_context(d, hidden[d.date])),
+        writer.output(f"days/{d.date}.html", "page", lambda d=d: render("day.html", "../", **pages.day_context(d, hidden[d.date])),
                       key=_key("day", d.fingerprint, hidden_key[d.date], nav_key))
 
     # --- questions
@@ -287,7 +291,7 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
         key = _key("question", pool_lines.get(qid, "-"), nav_key,
                    *(f"{d.date}|{d.fingerprint}|{hidden[d.date].get(qid)}" for d in on_days))
         writer.output(f"questions/{qid}.html", "page", lambda qid=qid, on_days=on_days: render(
-            "question.html", "../", **_question_context(qid, last_served[qid], on_days, pool.get(qid), hidden)), key=key)
+            "question.html", "../", **pages.question_context(qid, last_served[qid], on_days, pool.get(qid), hidden)), key=key)
 
     # --- methodology
     counts = liverule.count_by_class([(d.gold, hidden[d.date]) for d in days], latest_classes)
@@ -318,143 +322,3 @@ def _filtered_trajectories(path: Path, hidden: dict[str, str], served: set[str])
     return b"".join(kept), withheld
 
 
-def _recall(day: SiteDay) -> dict[str, float | None]:
-    if not day.retrieval:
-        return {}
-    return {run.get("agent"): run.get("evidence_recall") for run in day.retrieval.get("runs", [])}
-
-
-def _board_context(day: SiteDay) -> dict:
-    board = day.board
-    if board is None:
-        return {"day": day, "board": None, "rows": [], "tiers": [], "bands": [], "sort_js": SORT_JS}
-    by_agent = {run.agent: run for run in day.runs if run.ranked}
-    recall = _recall(day)
-    tiers = sorted({t for r in board.rows for t in r.by_tier})
-    band_order = ("low", "mid", "high", "market")
-    bands = [b for b in band_order if any(b in by_agent[r.agent].summary.by_visibility_band
-                                          for r in board.rows if r.agent in by_agent)]
-    rows = []
-    for r in board.rows:
-        run = by_agent.get(r.agent)
-        summary = run.summary if run else None
-        folder = run.folder if run else Path(r.run_dir).name
-        rows.append({
-            "rank": r.rank, "agent": r.agent, "slug": slug(r.agent), "model": r.model, "accuracy": r.accuracy,
-            "low": r.wilson_low, "high": r.wilson_high, "correct": r.correct, "n": r.n, "tiers": r.by_tier,
-            "bands": {k: b.accuracy for k, b in summary.by_visibility_band.items()} if summary else {},
-            "recall": recall.get(folder), "cost_per_correct": r.usage.cost_per_correct_usd if r.usage else None,
-            "qid_set_hash": summary.qid_set_hash if summary else board.qid_set_hash,
-            "gold_sha256": summary.gold_sha256 if summary else day.manifest.sha256,
-        })
-    return {"day": day, "board": board, "rows": rows, "tiers": tiers, "bands": bands, "sort_js": SORT_JS}
-
-
-def _history_context(days: list[SiteDay], agents: list[str]) -> dict:
-    series: dict[str, list[Point]] = defaultdict(list)
-    rows = []
-    pool_changes: dict[dt.date, str] = {}
-    previous_pool = None
-    for d in days:
-        version = d.manifest.pool_version
-        changed = previous_pool is not None and version != previous_pool
-        if changed:
-            pool_changes[d.date] = version
-        previous_pool = version
-        points = {}
-        if d.board is not None:
-            for r in d.board.rows:
-                point = Point(d.date, r.accuracy, r.wilson_low, r.wilson_high)
-                series[r.agent].append(point)
-                points[r.agent] = point
-        rows.append({"date": d.date, "pool": version, "pool_change": changed, "points": points})
-    ranked_agents = sorted(series)
-    return {"svg": history_svg(dict(series), [d.date for d in days], pool_changes), "days": list(reversed(rows)),
-            "agents": [{"agent": a, "slug": slug(a)} for a in ranked_agents]}
-
-
-def _agent_context(agent: str, days: list[SiteDay], pool: dict[str, Question],
-                   trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int]]) -> dict:
-    runs = []
-    pooled: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    latest_buckets: dict[str, dict[str, list[int]]] = {}
-    latest_date = None
-    for d in days:
-        for run in d.runs:
-            if run.agent != agent:
-                continue
-            s = run.summary
-            link = trajectory_links.get((d.date, agent))
-            runs.append({"date": d.date, "model": s.model, "rank": run.rank, "accuracy": s.accuracy,
-                         "low": run.wilson_low, "high": run.wilson_high, "correct": s.correct, "n": s.n_scored,
-                         "usage": s.usage, "unranked_reason": run.unranked_reason, "n_served": s.n_served,
-                         "trajectories": link[0] if link else None, "trajectory_lines": link[1] if link else 0,
-                         "trajectory_withheld": link[2] if link else 0})
-            buckets: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-            for name, source in (("tier", s.by_tier), ("visibility band", s.by_visibility_band),
-                                 ("language", s.by_language), ("asset class", s.by_asset_class),
-                                 ("refresh class", s.by_refresh_class)):
-                for key, bucket in source.items():
-                    buckets[name][key][0] += bucket.correct
-                    buckets[name][key][1] += bucket.n
-            for qid, verdict in run.verdicts.items():
-                family = _family(pool.get(qid))
-                buckets["family"][family][0] += verdict.correct is True
-                buckets["family"][family][1] += 1
-            for name, keys in buckets.items():
-                for key, (correct, n) in keys.items():
-                    pooled[name][key][0] += correct
-                    pooled[name][key][1] += n
-            latest_buckets, latest_date = buckets, d.date
-    order = ("tier", "visibility band", "family", "language", "asset class", "refresh class")
-    breakdowns = []
-    for name in order:
-        if name not in pooled:
-            continue
-        rows = []
-        for key, (correct, n) in sorted(pooled[name].items()):
-            latest = latest_buckets.get(name, {}).get(key)
-            rows.append({"key": key, "pooled": {"correct": correct, "n": n},
-                         "latest": {"correct": latest[0], "n": latest[1]} if latest and latest[1] else None})
-        breakdowns.append({"name": name, "rows": rows})
-    return {"title": f"agent {agent}", "agent": agent, "runs": list(reversed(runs)), "breakdowns": breakdowns,
-            "latest_date": latest_date}
-
-
-def _day_context(d: SiteDay, hidden: dict[str, str]) -> dict:
-    runs = [{"agent": run.agent, "slug": slug(run.agent), "rank": run.rank, "accuracy": run.summary.accuracy,
-             "low": run.wilson_low, "high": run.wilson_high, "verdicts": run.verdicts} for run in d.runs]
-    questions = [{"qid": q.qid, "text": q.question, "tier": q.tier, "refresh_class": q.refresh_class,
-                  "visibility": q.visibility, "gold_html": _gold_html(d.gold.get(q.qid), hidden.get(q.qid)),
-                  "evidence": d.evidence.get(q.qid, [])} for q in d.served]
-    shown = sum(1 for q in d.served if q.qid in d.gold and d.gold[q.qid].status == "ok" and q.qid not in hidden)
-    return {"title": f"questions of {d.date}", "day": d, "runs": runs, "questions": questions, "shown": shown,
-            "hidden_count": sum(1 for q in d.served if q.qid in hidden)}
-
-
-def _question_context(qid: str, served, on_days: list[SiteDay], question: Question | None,
-                      hidden: dict[dt.date, dict[str, str]]) -> dict:
-    agents = sorted({run.agent for d in on_days for run in d.runs if qid in run.verdicts})
-    rows = []
-    rule = None
-    for d in reversed(on_days):
-        gold = d.gold.get(qid)
-        reason = hidden[d.date].get(qid)
-        rule = rule or (gold.match if gold is not None else None)
-        rows.append({"date": d.date, "status": gold.status if gold else "absent",
-                     "gold_html": _gold_html(gold, reason),
-                     "period": gold.observed_period if gold is not None and reason is None else None,
-                     "verdicts": {run.agent: run.verdicts.get(qid) for run in d.runs}})
-    if question is not None:
-        rule = question.match
-    return {
-        "title": f"question {qid}", "qid": qid, "text_en": served.question, "text_zh": served.question_zh,
-        "entity": served.entity, "entity_name": question.entity_name if question else None, "tier": served.tier,
-        "refresh_class": served.refresh_class, "asset_class": served.asset_class,
-        "visibility": f"{served.visibility} ({visibility_band(served.visibility, served.asset_class)})",
-        "family": _family(question) if question else None,
-        "program_lines": program_lines(question.program) if question else [],
-        "program_json": json.dumps(question.program.model_dump(mode="json", exclude_defaults=True), indent=2,
-                                   ensure_ascii=False) if question else "",
-        "rule": rule_text(rule) if rule is not None else "-", "agents": agents, "rows": rows,
-    }

@@ -34,7 +34,7 @@ from livesearch_pipeline.evaluation.summary import EvaluationSummary
 from livesearch_pipeline.settings import DataPaths
 
 # Bumped when SiteDay's shape changes, so an old cache entry is never unpickled into new code.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 TRAJECTORIES_FILE = "trajectories.jsonl"
 EVIDENCE_FILE = "evidence.json"  # web/evidence.py's EVIDENCE_FILE, read as plain JSON
 
@@ -71,6 +71,7 @@ class SiteDay:
     stale: StaleGoldAudit | None
     runs: list[RunDay] = field(default_factory=list)
     evidence: dict[str, list[str]] = field(default_factory=dict)  # qid -> evidence page paths on D's web
+    families: dict[str, str] = field(default_factory=dict)  # qid -> program shape (the evidence map's `family`)
 
     @property
     def qid_set_hash(self) -> str | None:
@@ -180,18 +181,20 @@ def load_day(paths: DataPaths, day: dt.date, print_fingerprint: str) -> SiteDay:
     stale_path = _stale_path(paths, day)
     evidence_path = _evidence_path(paths, day)
     evidence: dict[str, list[str]] = {}
+    families: dict[str, str] = {}
     if evidence_path.is_file():
         data = _plain_json(evidence_path)
         questions = data.get("questions")
         if not isinstance(questions, dict):
             raise SiteInputError(f"{evidence_path}: an evidence map without its 'questions' object")
         evidence = {qid: list(entry.get("pages") or []) for qid, entry in questions.items()}
+        families = {qid: entry["family"] for qid, entry in questions.items() if isinstance(entry.get("family"), str)}
     return SiteDay(
         date=day, fingerprint=print_fingerprint, manifest=manifest, served=served,
         gold={a.qid: a for a in answers}, board=board,
         retrieval=_plain_json(retrieval_path) if retrieval_path.is_file() else None,
         stale=_json_model(stale_path, StaleGoldAudit) if stale_path.is_file() else None,
-        runs=_runs(paths, day, board) if board is not None else [], evidence=evidence,
+        runs=_runs(paths, day, board) if board is not None else [], evidence=evidence, families=families,
     )
 
 

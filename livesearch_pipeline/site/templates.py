@@ -64,6 +64,7 @@ BASE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }} — LiveSearch</title>
 <link rel="stylesheet" href="{{ root }}style.css">
+<link rel="icon" href="data:,">
 </head>
 <body>
 <header>
@@ -225,13 +226,7 @@ DAY = """{% extends "base.html" %}{% import "macros.html" as m %}
 <thead><tr><th>qid</th><th>question</th><th>tier</th><th>class</th><th class="num">vis.</th><th>gold</th>
 {% for r in runs %}<th>{{ r.agent }}</th>{% endfor %}<th>evidence pages</th></tr></thead>
 <tbody>
-{% for q in questions %}<tr>
-<td><a href="../questions/{{ q.qid }}.html"><code>{{ q.qid }}</code></a></td><td class="q">{{ q.text }}</td>
-<td>{{ q.tier }}</td><td>{{ q.refresh_class }}</td><td class="num">{{ q.visibility }}</td>
-<td>{{ q.gold_html | safe }}</td>
-{% for r in runs %}<td>{{ m.verdict(r.verdicts.get(q.qid)) }}</td>{% endfor %}
-<td>{% if q.evidence %}{{ q.evidence | length }}: {% for p in q.evidence[:3] %}<code>{{ p }}</code>{% if not loop.last %}, {% endif %}{% endfor %}{% if q.evidence | length > 3 %} …{% endif %}{% else %}<span class="muted">-</span>{% endif %}</td>
-</tr>{% endfor %}
+{{ rows_html | safe }}
 </tbody></table>
 {% endblock %}
 """
@@ -258,11 +253,7 @@ QUESTION = """{% extends "base.html" %}{% import "macros.html" as m %}
 <table id="gold-by-day">
 <thead><tr><th>gold date</th><th>status</th><th>gold</th><th>observed period</th>{% for a in agents %}<th>{{ a }}</th>{% endfor %}</tr></thead>
 <tbody>
-{% for row in rows %}<tr>
-<td><a href="../days/{{ row.date }}.html">{{ row.date }}</a></td><td>{{ row.status }}</td><td class="gold">{{ row.gold_html | safe }}</td>
-<td>{{ row.period or '' }}</td>
-{% for a in agents %}<td>{{ m.verdict(row.verdicts.get(a)) }}</td>{% endfor %}
-</tr>{% endfor %}
+{{ rows_html | safe }}
 </tbody></table>
 {% endblock %}
 """

@@ -148,7 +148,8 @@ def write_day(paths: DataPaths, pool: Sequence[Question], day: dt.date, index: i
     web_dir = paths.web / day.isoformat()
     web_dir.mkdir(parents=True, exist_ok=True)
     evidence = {"version": 1, "clock": day.isoformat(), "questions": {
-        q.qid: {"pages": [f"/quote/{q.entity}/history.html", f"/company/{q.entity}.html"]} for q in pool}}
+        q.qid: {"pages": [f"/quote/{q.entity}/history.html", f"/company/{q.entity}.html"],
+                "family": "window" if q.program.extract.aggregate else "lookup"} for q in pool}}
     (web_dir / "evidence.json").write_text(json.dumps(evidence), encoding="utf-8")
     return answers
 
