@@ -203,10 +203,8 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
         progress(f"inputs of {len(days)} day(s) read ({build.days_cached} from the cache)")
     latest = days[-1]
     latest_classes = {q.qid: q.refresh_class for q in latest.served}
-    hidden: dict[dt.date, dict[str, str]] = {
-        d.date: liverule.hidden_on_day(d.gold, is_latest_day=d.date == latest.date, latest_classes=latest_classes,
-                                       latest_answers=latest.gold)
-        for d in days}
+    classes_key = _key(*sorted(f"{q}={c}" for q, c in latest_classes.items()))
+    hidden = {d.date: _hidden_on_day(d, latest, latest_classes, classes_key, cache) for d in days}
     build.hidden = sum(len(h) for h in hidden.values())
     hidden_key = {d: _key(*sorted(f"{q}={r}" for q, r in h.items())) for d, h in hidden.items()}
     pool, pool_lines = _pool(paths, cache)
@@ -287,9 +285,16 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
             served_on[q.qid].append(d)
             last_served[q.qid] = q
     build.questions = len(served_on)
+    # What a question's page shows of each day: the gold (the snapshot's sha256 and the rule's
+    # decision), the program shape and every agent's verdict; another change of the day (a note on
+    # its board, a new usage figure) leaves the page alone.
+    shown_of_day = {d.date: _question_cells(d) for d in days}
     for qid, on_days in sorted(served_on.items()):
-        key = _key("question", pool_lines.get(qid, "-"), nav_key,
-                   *(f"{d.date}|{d.fingerprint}|{hidden[d.date].get(qid)}" for d in on_days))
+        q = last_served[qid]
+        key = _key("question", pool_lines.get(qid, "-"), q.question, q.question_zh, q.tier, q.refresh_class,
+                   q.asset_class, q.visibility, q.entity,
+                   *(f"{d.date}|{d.manifest.sha256}|{hidden[d.date].get(qid)}|{shown_of_day[d.date].get(qid)}"
+                     for d in on_days))
         writer.output(f"questions/{qid}.html", "page", lambda qid=qid, on_days=on_days: render(
             "question.html", "../", **pages.question_context(qid, last_served[qid], on_days, pool.get(qid), hidden)), key=key)
 
@@ -300,6 +305,37 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
     writer.finish()
     build.seconds = time.perf_counter() - started
     return build
+
+
+def _hidden_on_day(day: SiteDay, latest: SiteDay, latest_classes: dict[str, str], classes_key: str,
+                   cache: Path) -> dict[str, str]:
+    """The live-answer rule's decisions for one day (liverule.hidden_on_day), kept in the cache under
+    the two snapshots' sha256 and the latest day's served classes: a day is judged again only when
+    its gold, the latest gold or the latest served set changed."""
+    key = _key("rule", day.date, day.manifest.sha256, latest.date, latest.manifest.sha256, classes_key)
+    cache_file = cache / f"rule-{day.date.isoformat()}.json"
+    if cache_file.is_file():
+        try:
+            stored = json.loads(cache_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = {}  # judged again below
+        if isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("hidden"), dict):
+            return stored["hidden"]
+    hidden = liverule.hidden_on_day(day.gold, is_latest_day=day.date == latest.date, latest_classes=latest_classes,
+                                    latest_answers=latest.gold)
+    write_atomic(cache_file, json.dumps({"key": key, "hidden": hidden}, sort_keys=True).encode("utf-8"))
+    return hidden
+
+
+def _question_cells(day: SiteDay) -> dict[str, str]:
+    """qid -> the day's program shape and each agent's verdict, as a key part of the question's page."""
+    cells: dict[str, list[str]] = defaultdict(list)
+    for qid, family in day.families.items():
+        cells[qid].append(family)
+    for run in day.runs:
+        for qid, verdict in run.verdicts.items():
+            cells[qid].append(f"{run.agent}={verdict.correct}")
+    return {qid: ",".join(parts) for qid, parts in cells.items()}
 
 
 def _filtered_trajectories(path: Path, hidden: dict[str, str], served: set[str]) -> tuple[bytes, int]:
