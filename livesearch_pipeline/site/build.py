@@ -127,12 +127,28 @@ class _Writer:
             previous = json.loads(index_path.read_text(encoding="utf-8")) if index_path.is_file() else {}
         except (OSError, ValueError):
             previous = {}  # an unreadable index only costs a full rebuild
-        self.previous: dict[str, str] = previous.get("outputs", {}) if previous.get("out_dir") == str(out_dir) else {}
+        same_site = previous.get("out_dir") == str(out_dir)
+        self.previous: dict[str, str] = previous.get("outputs", {}) if same_site else {}
+        self.previous_facts: dict[str, list] = previous.get("facts", {}) if same_site else {}
         self.current: dict[str, str] = {}
+        self.facts: dict[str, list] = {}
 
-    def output(self, relative: str, kind: str, produce: Callable[[], bytes], key: str | None = None) -> None:
+    def remembered(self, relative: str, key: str) -> list | None:
+        """What `output(..., remember=)` recorded with `relative` under `key` (then the output is kept as
+        it is, counted as skipped), or None when it must be produced again."""
+        if self.previous.get(relative) == key and relative in self.previous_facts and (self.out_dir / relative).is_file():
+            self.current[relative] = key
+            self.facts[relative] = self.previous_facts[relative]
+            self.build.skipped += 1
+            return self.previous_facts[relative]
+        return None
+
+    def output(self, relative: str, kind: str, produce: Callable[[], bytes], key: str | None = None,
+               remember: list | None = None) -> None:
         target = self.out_dir / relative
         self.build.by_kind[kind] += 1
+        if remember is not None:
+            self.facts[relative] = remember
         if key is not None and self.previous.get(relative) == key and target.is_file():
             self.current[relative] = key
             self.build.skipped += 1
@@ -153,8 +169,8 @@ class _Writer:
             if path.is_file():
                 path.unlink()
                 self.build.removed += 1
-        write_atomic(self.index_path, json.dumps({"out_dir": str(self.out_dir), "outputs": self.current},
-                                                 sort_keys=True).encode("utf-8"))
+        write_atomic(self.index_path, json.dumps({"out_dir": str(self.out_dir), "outputs": self.current,
+                                                  "facts": self.facts}, sort_keys=True).encode("utf-8"))
 
 
 def _pool(paths: DataPaths, cache: Path) -> tuple[dict[str, Question], dict[str, str]]:
@@ -252,9 +268,13 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
             if run.trajectories is None:
                 continue
             relative = f"{base}/trajectories/{slug(run.folder)}.jsonl"
-            kept, withheld = _filtered_trajectories(run.trajectories, hidden[d.date], served_by_qid)
-            trajectory_links[(d.date, run.agent)] = (relative, kept.count(b"\n"), withheld)
-            writer.output(relative, "download", lambda kept=kept: kept)
+            key = _key("trajectories", d.fingerprint, hidden_key[d.date], run.folder)
+            counts = writer.remembered(relative, key)
+            if counts is None:  # filtered again: the day or the rule's decisions changed
+                kept, withheld = _filtered_trajectories(run.trajectories, hidden[d.date], served_by_qid)
+                counts = [kept.count(b"\n"), withheld]
+                writer.output(relative, "download", lambda kept=kept: kept, key=key, remember=counts)
+            trajectory_links[(d.date, run.agent)] = (relative, counts[0], counts[1])
     writer.output("downloads/README.md", "download", lambda: downloads.dataset_card(
         [d.date.isoformat() for d in days], RULE_LINES).encode("utf-8"))
     writer.output("downloads/index.html", "page", lambda: render("downloads.html", "../", title="downloads", days=[

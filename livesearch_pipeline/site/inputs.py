@@ -9,7 +9,10 @@ report, every run it names (`summary.json` and `verdicts.jsonl`, read as one eva
 A day's *fingerprint* is the sha256 of those files' bytes (the trajectories, which can be large
 and are only copied, by size and modification time). The parsed day is kept in
 `<cache>/site/day-<D>.pickle` under its fingerprint: a later build reads an unchanged day from
-there instead of parsing its files again. Bad input raises SiteInputError naming the file.
+there instead of parsing its files again. Its thousands of records are kept as plain tuples with
+the models' field names (`ServedRow`, `GoldRow`, `VerdictRow`), read and validated through the
+models first: unpickling a pydantic model costs ten times more. Bad input raises SiteInputError
+naming the file.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ import json
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
-from livesearch_pipeline.core.models import GoldAnswer, ServedQuestion, SnapshotManifest, Verdict
+from livesearch_pipeline.core.models import GoldAnswer, MatchRule, ServedQuestion, SnapshotManifest
 from livesearch_pipeline.core.served import ServedFileError, read_served
 from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore, write_atomic
 from livesearch_pipeline.core.jsonl import JsonlError
@@ -34,13 +38,63 @@ from livesearch_pipeline.evaluation.summary import EvaluationSummary
 from livesearch_pipeline.settings import DataPaths
 
 # Bumped when SiteDay's shape changes, so an old cache entry is never unpickled into new code.
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 TRAJECTORIES_FILE = "trajectories.jsonl"
 EVIDENCE_FILE = "evidence.json"  # web/evidence.py's EVIDENCE_FILE, read as plain JSON
 
 
 class SiteInputError(ValueError):
     """A file the site is built from cannot be read or does not agree with the others."""
+
+
+class ServedRow(NamedTuple):
+    """A `ServedQuestion`, as a tuple."""
+
+    qid: str
+    question: str
+    question_zh: str | None
+    tier: str
+    asset_class: str
+    refresh_class: str
+    visibility: int
+    entity: str
+
+
+class GoldRow(NamedTuple):
+    """A `GoldAnswer` (the fields the site reads), as a tuple; `match` is shared between equal rules."""
+
+    qid: str
+    date: dt.date
+    status: str
+    answer: str | None
+    value: float | int | str | None
+    unit: str | None
+    observed_period: str | None
+    match: MatchRule
+
+
+class VerdictRow(NamedTuple):
+    """A `Verdict`, as a tuple."""
+
+    qid: str
+    correct: bool | None
+    rule: str
+    judge: str
+    reason: str
+
+
+def served_row(q: ServedQuestion) -> ServedRow:
+    return ServedRow(q.qid, q.question, q.question_zh, q.tier, q.asset_class, q.refresh_class, q.visibility, q.entity)
+
+
+def gold_rows(answers: list[GoldAnswer]) -> dict[str, GoldRow]:
+    rules: dict[tuple, MatchRule] = {}
+    rows = {}
+    for a in answers:
+        m = a.match
+        rule = rules.setdefault((m.rule, m.abs_tol, m.rel_tol, m.unit, m.decimals), m)
+        rows[a.qid] = GoldRow(a.qid, a.date, a.status, a.answer, a.value, a.unit, a.observed_period, rule)
+    return rows
 
 
 @dataclass(frozen=True)
@@ -55,7 +109,7 @@ class RunDay:
     summary: EvaluationSummary
     wilson_low: float | None
     wilson_high: float | None
-    verdicts: dict[str, Verdict]
+    verdicts: dict[str, VerdictRow]
     trajectories: Path | None
 
 
@@ -64,8 +118,8 @@ class SiteDay:
     date: dt.date
     fingerprint: str
     manifest: SnapshotManifest
-    served: list[ServedQuestion]
-    gold: dict[str, GoldAnswer]
+    served: list[ServedRow]
+    gold: dict[str, GoldRow]
     board: Leaderboard | None
     retrieval: dict | None
     stale: StaleGoldAudit | None
@@ -150,7 +204,8 @@ def _runs(paths: DataPaths, day: dt.date, board: Leaderboard) -> list[RunDay]:
         run_dir = day_dir / folder
         try:
             summary, verdicts_path = load_evaluation(run_dir)
-            verdicts = {v.qid: v for v in read_verdicts(verdicts_path)}
+            verdicts = {v.qid: VerdictRow(v.qid, v.correct, v.rule, v.judge, v.reason)
+                        for v in read_verdicts(verdicts_path)}
         except (EvaluationError, JsonlError, OSError) as exc:
             if rank is None:
                 continue  # an unranked run may be incomplete: the board already says why
@@ -190,10 +245,11 @@ def load_day(paths: DataPaths, day: dt.date, print_fingerprint: str) -> SiteDay:
         evidence = {qid: list(entry.get("pages") or []) for qid, entry in questions.items()}
         families = {qid: entry["family"] for qid, entry in questions.items() if isinstance(entry.get("family"), str)}
     return SiteDay(
-        date=day, fingerprint=print_fingerprint, manifest=manifest, served=served,
-        gold={a.qid: a for a in answers}, board=board,
+        date=day, fingerprint=print_fingerprint, manifest=manifest, served=[served_row(q) for q in served],
+        gold=gold_rows(answers), board=board,
         retrieval=_plain_json(retrieval_path) if retrieval_path.is_file() else None,
-        stale=_json_model(stale_path, StaleGoldAudit) if stale_path.is_file() else None,
+        # The audit's rows quote both days' gold: only its rates are shown, so only they are kept.
+        stale=_json_model(stale_path, StaleGoldAudit).model_copy(update={"rows": []}) if stale_path.is_file() else None,
         runs=_runs(paths, day, board) if board is not None else [], evidence=evidence, families=families,
     )
 

@@ -16,7 +16,8 @@ after the latest frozen day L:
 A question no longer served on L (retired from the pool) is never asked again: its gold is shown.
 A gold that is not `ok` (empty, error) carries no answer and is shown as its status. The decision
 is deterministic (`core.matching` through `evaluation.scoring.match_gold`, the scorer's own
-matcher) and only depends on D's and L's gold and the refresh class served on L.
+matcher) and only depends on D's and L's gold and the refresh class served on L. A gold is a
+`GoldAnswer` or a record with its fields (the site's `inputs.GoldRow`).
 """
 
 from __future__ import annotations
