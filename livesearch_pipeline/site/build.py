@@ -26,10 +26,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import multiprocessing
 import os
 import pickle
 import time
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -197,10 +199,17 @@ def _pool(paths: DataPaths, cache: Path) -> tuple[dict[str, Question], dict[str,
     return {q.qid: q for q in questions}, {q.qid: q.model_dump_json() for q in questions}
 
 
+DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
+# Below this many gold answers to judge, starting worker processes costs more than it saves.
+PARALLEL_RULE_ANSWERS = 20_000
+
+
 def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
-               progress: Callable[[str], None] | None = None, cache: Path | None = None) -> SiteBuild:
+               progress: Callable[[str], None] | None = None, cache: Path | None = None,
+               workers: int = DEFAULT_WORKERS) -> SiteBuild:
     """Build (or update) the site of `as_of` under `out_dir` (default `data/site/`), keeping the parsed
-    days and the build index under `cache` (default `data/cache/site/`)."""
+    days and the build index under `cache` (default `data/cache/site/`); the live-answer rule of many
+    days is judged over `workers` processes."""
     started = time.perf_counter()
     out_dir = Path(out_dir) if out_dir is not None else site_dir(paths)
     dates = site_days(paths, as_of)
@@ -220,7 +229,7 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
     latest = days[-1]
     latest_classes = {q.qid: q.refresh_class for q in latest.served}
     classes_key = _key(*sorted(f"{q}={c}" for q, c in latest_classes.items()))
-    hidden = {d.date: _hidden_on_day(d, latest, latest_classes, classes_key, cache) for d in days}
+    hidden = _hidden_by_day(days, latest, latest_classes, classes_key, cache, workers)
     build.hidden = sum(len(h) for h in hidden.values())
     hidden_key = {d: _key(*sorted(f"{q}={r}" for q, r in h.items())) for d, h in hidden.items()}
     pool, pool_lines = _pool(paths, cache)
@@ -327,23 +336,48 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
     return build
 
 
-def _hidden_on_day(day: SiteDay, latest: SiteDay, latest_classes: dict[str, str], classes_key: str,
-                   cache: Path) -> dict[str, str]:
-    """The live-answer rule's decisions for one day (liverule.hidden_on_day), kept in the cache under
-    the two snapshots' sha256 and the latest day's served classes: a day is judged again only when
-    its gold, the latest gold or the latest served set changed."""
+def _rule_cache(day: SiteDay, latest: SiteDay, classes_key: str, cache: Path) -> tuple[Path, str, dict | None]:
     key = _key("rule", day.date, day.manifest.sha256, latest.date, latest.manifest.sha256, classes_key)
     cache_file = cache / f"rule-{day.date.isoformat()}.json"
     if cache_file.is_file():
         try:
             stored = json.loads(cache_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            stored = {}  # judged again below
+            stored = {}  # judged again
         if isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("hidden"), dict):
-            return stored["hidden"]
-    hidden = liverule.hidden_on_day(day.gold, is_latest_day=day.date == latest.date, latest_classes=latest_classes,
-                                    latest_answers=latest.gold)
-    write_atomic(cache_file, json.dumps({"key": key, "hidden": hidden}, sort_keys=True).encode("utf-8"))
+            return cache_file, key, stored["hidden"]
+    return cache_file, key, None
+
+
+def _judge_day(gold, is_latest_day: bool, latest_classes, latest_gold) -> dict[str, str]:
+    return liverule.hidden_on_day(gold, is_latest_day=is_latest_day, latest_classes=latest_classes,
+                                  latest_answers=latest_gold)
+
+
+def _hidden_by_day(days: list[SiteDay], latest: SiteDay, latest_classes: dict[str, str], classes_key: str,
+                   cache: Path, workers: int) -> dict[dt.date, dict[str, str]]:
+    """The live-answer rule's decisions for every day (liverule.hidden_on_day), kept in the cache under
+    the two snapshots' sha256 and the latest day's served classes: a day is judged again only when
+    its gold, the latest gold or the latest served set changed (a new latest day judges every day
+    again, over `workers` processes)."""
+    hidden: dict[dt.date, dict[str, str]] = {}
+    pending = []
+    for day in days:
+        cache_file, key, stored = _rule_cache(day, latest, classes_key, cache)
+        if stored is not None:
+            hidden[day.date] = stored
+        else:
+            pending.append((day, cache_file, key))
+    args = [(day.gold, day.date == latest.date, latest_classes, latest.gold) for day, _, _ in pending]
+    if workers > 1 and sum(len(day.gold) for day, _, _ in pending) >= PARALLEL_RULE_ANSWERS:
+        # forkserver: a fresh interpreter per worker, never a fork of a process that runs threads (Dagster).
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            results = list(pool.map(_judge_day, *zip(*args)))
+    else:
+        results = [_judge_day(*a) for a in args]
+    for (day, cache_file, key), result in zip(pending, results):
+        write_atomic(cache_file, json.dumps({"key": key, "hidden": result}, sort_keys=True).encode("utf-8"))
+        hidden[day.date] = result
     return hidden
 
 
