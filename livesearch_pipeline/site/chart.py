@@ -46,7 +46,8 @@ def history_svg(series: dict[str, list[Point]], days: list[dt.date], pool_change
         out.append(f'<text x="{LEFT - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value:.0%}</text>')
     step = max(1, len(days) // 8)
     for i, day in enumerate(days):
-        if i % step == 0 or i == len(days) - 1:
+        last = i == len(days) - 1
+        if (i % step == 0 and (last or len(days) - 1 - i >= step / 2)) or last:
             out.append(f'<text x="{x(day):.1f}" y="{TOP + plot_h + 16}" text-anchor="middle">{day.isoformat()}</text>')
     out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle">gold date</text>')
     out.append(f'<text x="14" y="{TOP + plot_h / 2:.1f}" transform="rotate(-90 14 {TOP + plot_h / 2:.1f})" '
