@@ -42,7 +42,7 @@ from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.snapshot import sha256_file, write_atomic
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline.site import downloads, liverule, pages
-from livesearch_pipeline.site.inputs import SiteDay, SiteInputError, cached_day, site_days
+from livesearch_pipeline.site.inputs import SiteDay, SiteInputError, from_cache, parse_and_cache, site_days
 from livesearch_pipeline.site.pages import slug
 from livesearch_pipeline.site.templates import FAMILIES, SORT_JS, STYLE_CSS, TEMPLATES, environment
 
@@ -135,6 +135,10 @@ class _Writer:
         self.current: dict[str, str] = {}
         self.facts: dict[str, list] = {}
 
+    def unchanged(self, relative: str, key: str) -> bool:
+        """Whether `output(relative, ..., key=key)` would skip (the same key, the file there)."""
+        return self.previous.get(relative) == key and (self.out_dir / relative).is_file()
+
     def remembered(self, relative: str, key: str) -> list | None:
         """What `output(..., remember=)` recorded with `relative` under `key` (then the output is kept as
         it is, counted as skipped), or None when it must be produced again."""
@@ -200,8 +204,48 @@ def _pool(paths: DataPaths, cache: Path) -> tuple[dict[str, Question], dict[str,
 
 
 DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
-# Below this many gold answers to judge, starting worker processes costs more than it saves.
+# Below this many gold answers to judge, or days to parse or export, starting worker processes costs
+# more than it saves.
 PARALLEL_RULE_ANSWERS = 20_000
+PARALLEL_DAYS = 6
+DOWNLOAD_FILES = ("questions.jsonl", "questions.parquet", "gold.jsonl", "gold.parquet", "verdicts.jsonl",
+                  "verdicts.parquet")
+
+
+class _Pool:
+    """Worker processes for the per-day work, started on first use: forkserver, a fresh interpreter
+    per worker, never a fork of a process that runs threads (a Dagster step does)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.executor: ProcessPoolExecutor | None = None
+
+    def map(self, function, args: list[tuple], *, parallel: bool) -> list:
+        if not args:
+            return []
+        if not parallel or self.workers < 2:
+            return [function(*a) for a in args]
+        if self.executor is None:
+            self.executor = ProcessPoolExecutor(max_workers=self.workers,
+                                                mp_context=multiprocessing.get_context("forkserver"))
+        return list(self.executor.map(function, *zip(*args)))
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown()
+            self.executor = None
+
+
+def _day_downloads(d: SiteDay, hidden: dict[str, str]) -> dict[str, bytes]:
+    """The six download files of a day (downloads.py), by file name."""
+    questions = downloads.question_rows(d.date, d.served)
+    gold = downloads.gold_rows(d.date, d.served, d.gold, hidden)
+    verdicts = downloads.verdict_rows(d.date, d.runs, hidden)
+    return {"questions.jsonl": downloads.jsonl_bytes(questions),
+            "questions.parquet": downloads.parquet_bytes(questions, downloads.QUESTIONS_SCHEMA),
+            "gold.jsonl": downloads.jsonl_bytes(gold), "gold.parquet": downloads.parquet_bytes(gold, downloads.GOLD_SCHEMA),
+            "verdicts.jsonl": downloads.jsonl_bytes(verdicts),
+            "verdicts.parquet": downloads.parquet_bytes(verdicts, downloads.VERDICTS_SCHEMA)}
 
 
 def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
@@ -210,6 +254,15 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
     """Build (or update) the site of `as_of` under `out_dir` (default `data/site/`), keeping the parsed
     days and the build index under `cache` (default `data/cache/site/`); the live-answer rule of many
     days is judged over `workers` processes."""
+    pool = _Pool(workers)
+    try:
+        return _build(paths, as_of, out_dir, progress, cache, pool)
+    finally:
+        pool.close()
+
+
+def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cache: Path | None,
+           processes: _Pool) -> SiteBuild:
     started = time.perf_counter()
     out_dir = Path(out_dir) if out_dir is not None else site_dir(paths)
     dates = site_days(paths, as_of)
@@ -217,19 +270,26 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
         raise SiteBuildError(f"no frozen day on or before {as_of} under {paths.root} (a gold snapshot and a served "
                              "file): run the daily loop first (livesearch run)")
     cache = Path(cache) if cache is not None else cache_dir(paths)
-    days: list[SiteDay] = []
     build = SiteBuild(out_dir=out_dir, latest=dates[-1], days=len(dates), questions=0)
+    loaded: dict[dt.date, SiteDay] = {}
+    misses: list[tuple[dt.date, str]] = []
     for day in dates:
-        loaded, from_cache = cached_day(paths, day, cache)
-        days.append(loaded)
-        build.days_cached += from_cache
-        build.days_parsed += not from_cache
+        stored, print_ = from_cache(paths, day, cache)
+        if stored is not None:
+            loaded[day] = stored
+        else:
+            misses.append((day, print_))
+    build.days_cached, build.days_parsed = len(loaded), len(misses)
+    parsed = processes.map(parse_and_cache, [(paths, day, print_, cache) for day, print_ in misses],
+                      parallel=len(misses) >= PARALLEL_DAYS)
+    loaded.update(zip((day for day, _ in misses), parsed))
+    days = [loaded[day] for day in dates]
     if progress:
         progress(f"inputs of {len(days)} day(s) read ({build.days_cached} from the cache)")
     latest = days[-1]
     latest_classes = {q.qid: q.refresh_class for q in latest.served}
     classes_key = _key(*sorted(f"{q}={c}" for q, c in latest_classes.items()))
-    hidden = _hidden_by_day(days, latest, latest_classes, classes_key, cache, workers)
+    hidden = _hidden_by_day(days, latest, latest_classes, classes_key, cache, processes)
     build.hidden = sum(len(h) for h in hidden.values())
     hidden_key = {d: _key(*sorted(f"{q}={r}" for q, r in h.items())) for d, h in hidden.items()}
     pool, pool_lines = _pool(paths, cache)
@@ -253,26 +313,20 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
     # --- history
     writer.output("history.html", "page", lambda: render("history.html", "", title="history", **pages.history_context(days)))
 
-    # --- downloads and trajectories of each day
+    # --- downloads and trajectories of each day (the downloads of changed days made over the workers)
     trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int]] = {}
+    keys: dict[str, str] = {}
+    stale_days = [d for d in days if any(not writer.unchanged(f"downloads/{d.date}/{name}",
+                                                             _key(name, _key(d.fingerprint, hidden_key[d.date])))
+                                         for name in DOWNLOAD_FILES)]
+    made = dict(zip((d.date for d in stale_days), processes.map(
+        _day_downloads, [(d, hidden[d.date]) for d in stale_days], parallel=len(stale_days) >= PARALLEL_DAYS)))
     for d in days:
         served_by_qid = {q.qid for q in d.served}
         day_key = _key(d.fingerprint, hidden_key[d.date])
         base = f"downloads/{d.date}"
-        writer.output(f"{base}/questions.jsonl", "download", lambda d=d: downloads.jsonl_bytes(
-            downloads.question_rows(d.date, d.served)), key=_key("questions.jsonl", day_key))
-        writer.output(f"{base}/questions.parquet", "download", lambda d=d: downloads.parquet_bytes(
-            downloads.question_rows(d.date, d.served), downloads.QUESTIONS_SCHEMA), key=_key("questions.parquet", day_key))
-        writer.output(f"{base}/gold.jsonl", "download", lambda d=d: downloads.jsonl_bytes(
-            downloads.gold_rows(d.date, d.served, d.gold, hidden[d.date])), key=_key("gold.jsonl", day_key))
-        writer.output(f"{base}/gold.parquet", "download", lambda d=d: downloads.parquet_bytes(
-            downloads.gold_rows(d.date, d.served, d.gold, hidden[d.date]), downloads.GOLD_SCHEMA),
-            key=_key("gold.parquet", day_key))
-        writer.output(f"{base}/verdicts.jsonl", "download", lambda d=d: downloads.jsonl_bytes(
-            downloads.verdict_rows(d.date, d.runs, hidden[d.date])), key=_key("verdicts.jsonl", day_key))
-        writer.output(f"{base}/verdicts.parquet", "download", lambda d=d: downloads.parquet_bytes(
-            downloads.verdict_rows(d.date, d.runs, hidden[d.date]), downloads.VERDICTS_SCHEMA),
-            key=_key("verdicts.parquet", day_key))
+        for name in DOWNLOAD_FILES:
+            keys[f"{base}/{name}"] = _key(name, day_key)
         for run in d.runs:
             if run.trajectories is None:
                 continue
@@ -284,6 +338,10 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
                 counts = [kept.count(b"\n"), withheld]
                 writer.output(relative, "download", lambda kept=kept: kept, key=key, remember=counts)
             trajectory_links[(d.date, run.agent)] = (relative, counts[0], counts[1])
+    for relative, key in keys.items():
+        day = dt.date.fromisoformat(relative.split("/")[1])
+        writer.output(relative, "download", lambda day=day, relative=relative: made[day][relative.rsplit("/", 1)[1]],
+                      key=key)
     writer.output("downloads/README.md", "download", lambda: downloads.dataset_card(
         [d.date.isoformat() for d in days], RULE_LINES).encode("utf-8"))
     writer.output("downloads/index.html", "page", lambda: render("downloads.html", "../", title="downloads", days=[
@@ -355,7 +413,7 @@ def _judge_day(gold, is_latest_day: bool, latest_classes, latest_gold) -> dict[s
 
 
 def _hidden_by_day(days: list[SiteDay], latest: SiteDay, latest_classes: dict[str, str], classes_key: str,
-                   cache: Path, workers: int) -> dict[dt.date, dict[str, str]]:
+                   cache: Path, pool: "_Pool") -> dict[dt.date, dict[str, str]]:
     """The live-answer rule's decisions for every day (liverule.hidden_on_day), kept in the cache under
     the two snapshots' sha256 and the latest day's served classes: a day is judged again only when
     its gold, the latest gold or the latest served set changed (a new latest day judges every day
@@ -369,12 +427,8 @@ def _hidden_by_day(days: list[SiteDay], latest: SiteDay, latest_classes: dict[st
         else:
             pending.append((day, cache_file, key))
     args = [(day.gold, day.date == latest.date, latest_classes, latest.gold) for day, _, _ in pending]
-    if workers > 1 and sum(len(day.gold) for day, _, _ in pending) >= PARALLEL_RULE_ANSWERS:
-        # forkserver: a fresh interpreter per worker, never a fork of a process that runs threads (Dagster).
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-            results = list(pool.map(_judge_day, *zip(*args)))
-    else:
-        results = [_judge_day(*a) for a in args]
+    results = pool.map(_judge_day, args,
+                       parallel=sum(len(day.gold) for day, _, _ in pending) >= PARALLEL_RULE_ANSWERS)
     for (day, cache_file, key), result in zip(pending, results):
         write_atomic(cache_file, json.dumps({"key": key, "hidden": result}, sort_keys=True).encode("utf-8"))
         hidden[day.date] = result

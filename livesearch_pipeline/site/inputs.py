@@ -254,19 +254,33 @@ def load_day(paths: DataPaths, day: dt.date, print_fingerprint: str) -> SiteDay:
     )
 
 
-def cached_day(paths: DataPaths, day: dt.date, cache_dir: Path) -> tuple[SiteDay, bool]:
-    """(D's inputs, whether they came from the cache): parsed again only when the fingerprint moved."""
+def from_cache(paths: DataPaths, day: dt.date, cache_dir: Path) -> tuple[SiteDay | None, str]:
+    """(D's inputs from the cache, or None when its fingerprint moved; the fingerprint)."""
     print_ = fingerprint(paths, day)
     cache_file = cache_dir / f"day-{day.isoformat()}.pickle"
     if cache_file.is_file():
         try:
             version, stored_print, stored = pickle.loads(cache_file.read_bytes())
         except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
-            # An entry written by other code or cut short: rebuilt from the source files below.
+            # An entry written by other code or cut short: parsed again from the source files.
             version, stored_print, stored = None, None, None
         if version == CACHE_VERSION and stored_print == print_ and isinstance(stored, SiteDay):
-            return stored, True
+            return stored, print_
+    return None, print_
+
+
+def parse_and_cache(paths: DataPaths, day: dt.date, print_: str, cache_dir: Path) -> SiteDay:
+    """Parse every input of D and keep it in the cache under its fingerprint."""
     parsed = load_day(paths, day, print_)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(cache_file, pickle.dumps((CACHE_VERSION, print_, parsed), protocol=pickle.HIGHEST_PROTOCOL))
-    return parsed, False
+    write_atomic(cache_dir / f"day-{day.isoformat()}.pickle",
+                 pickle.dumps((CACHE_VERSION, print_, parsed), protocol=pickle.HIGHEST_PROTOCOL))
+    return parsed
+
+
+def cached_day(paths: DataPaths, day: dt.date, cache_dir: Path) -> tuple[SiteDay, bool]:
+    """(D's inputs, whether they came from the cache): parsed again only when the fingerprint moved."""
+    stored, print_ = from_cache(paths, day, cache_dir)
+    if stored is not None:
+        return stored, True
+    return parse_and_cache(paths, day, print_, cache_dir), False

@@ -137,3 +137,17 @@ def test_a_broken_leaderboard_is_named(data_paths: DataPaths) -> None:
 def test_no_frozen_day_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SiteBuildError, match="no frozen day on or before 2026-11-05"):
         build_site(DataPaths(tmp_path), LATEST)
+
+
+def test_worker_processes_build_the_same_site(data_paths: DataPaths, tmp_path: Path, monkeypatch) -> None:
+    """Parsing, judging and exporting over two worker processes gives the bytes of one process."""
+    from livesearch_pipeline.site import build as site_build
+
+    build_site(data_paths, LATEST, tmp_path / "one", cache=tmp_path / "cache-one", workers=1)
+    monkeypatch.setattr(site_build, "PARALLEL_DAYS", 1)
+    monkeypatch.setattr(site_build, "PARALLEL_RULE_ANSWERS", 1)
+    build_site(data_paths, LATEST, tmp_path / "two", cache=tmp_path / "cache-two", workers=2)
+    one = {p.relative_to(tmp_path / "one"): p.read_bytes() for p in (tmp_path / "one").rglob("*") if p.is_file()}
+    two = {p.relative_to(tmp_path / "two"): p.read_bytes() for p in (tmp_path / "two").rglob("*") if p.is_file()}
+    assert one.keys() == two.keys() and len(one) > N_QUESTIONS
+    assert [k for k in one if one[k] != two[k]] == []
