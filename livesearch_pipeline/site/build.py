@@ -378,7 +378,7 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     shown_of_day = {d.date: _question_cells(d) for d in days}
     for qid, on_days in sorted(served_on.items()):
         q = last_served[qid]
-        key = _key("question", pool_lines.get(qid, "-"), q.question, q.question_zh, q.tier, q.refresh_class,
+        key = _key("question", latest.date, pool_lines.get(qid, "-"), q.question, q.question_zh, q.tier, q.refresh_class,
                    q.asset_class, q.visibility, q.entity,
                    *(f"{d.date}|{d.manifest.sha256}|{hidden[d.date].get(qid)}|{shown_of_day[d.date].get(qid)}"
                      for d in on_days))
