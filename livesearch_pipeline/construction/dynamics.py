@@ -56,7 +56,7 @@ from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.executor import (
     PROGRAM_ERRORS, CallFailure, CallKey, ExecutorConfig, call_key, call_with_retries,
 )
-from livesearch_pipeline.core.extract import ExtractionEmpty, run_extractor
+from livesearch_pipeline.core.extract import ExtractionEmpty, is_not_meaningful, is_tie, located, run_extractor
 from livesearch_pipeline.core.matching import clamp_rule, match_answer
 from livesearch_pipeline.core.models import (
     AnswerStatus,
@@ -188,7 +188,7 @@ async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, cli
                 try:
                     args = concrete_args(call, day, responses[qid])
                 except ExtractionEmpty as exc:
-                    done[qid] = DayAnswer("empty", error=f"{call.id} {call.tool}: {exc}")
+                    done[qid] = DayAnswer("empty", error=located(exc, f"{call.id} {call.tool}"))
                     break
                 except PROGRAM_ERRORS as exc:
                     done[qid] = DayAnswer("error", error=f"{call.id} {call.tool}: {exc}")
@@ -426,6 +426,13 @@ def decide(candidate: Candidate, days: Sequence[dt.date], answers: Sequence[DayA
     def drop(name: str, why: str) -> Decision:
         return Decision(Dynamics(**measured, class_reason=why), name, why)
 
+    # A ranking that ties (core.extract.ranking_tie) or a ratio over a non-positive base on any
+    # replayed day would be withdrawn on such a day of the benchmark: dropped with its own reason.
+    for day, answer in zip(days, answers):
+        if answer.status == "empty" and is_tie(answer.error):
+            return drop("dynamics_tie", f"{day.isoformat()}: {answer.error}")
+        if answer.status == "empty" and is_not_meaningful(answer.error):
+            return drop("dynamics_not_meaningful", f"{day.isoformat()}: {answer.error}")
     if not_ok > policy.max_not_ok_share * len(answers) or pairs == 0:
         return drop("dynamics_unreliable", f"no ok answer on {not_ok} of {len(answers)} replayed days")
     for flag, why in (("flag_like", "every answer is 0 or 1 (a flag)"),

@@ -41,6 +41,7 @@ from livesearch_pipeline.construction.sampling import (
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
+from livesearch_pipeline.core.extract import is_not_meaningful, is_tie
 from livesearch_pipeline.core.models import (
     Call,
     DateSpec,
@@ -500,7 +501,12 @@ async def enumerate_candidates(
         job, d = jobs[answer.qid]
         again = second_by_qid[answer.qid]
         if answer.status != "ok":
-            counts.drop(f"no_value_{answer.status}")
+            if is_tie(answer.error):
+                counts.drop("tie_at_deciding_value")  # a ranking with no one answer (core.extract)
+            elif is_not_meaningful(answer.error):
+                counts.drop("semantic_nonpositive_base")  # a ratio or percentage over a loss
+            else:
+                counts.drop(f"no_value_{answer.status}")
             continue
         if again.status != "ok" or again.answer != answer.answer:
             counts.drop("unstable")
