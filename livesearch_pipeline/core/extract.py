@@ -61,6 +61,7 @@ class ExtractionError(Exception):
 
 TIE = "tie:"
 NOT_MEANINGFUL = "not meaningful:"
+MAX_TIED_NAMED = 5  # keys a tie reason names before counting the rest
 
 
 class ExtractionTie(ExtractionEmpty):
@@ -117,7 +118,11 @@ def ranking_tie(entries: Sequence[tuple[Any, Number]], *, highest: bool, n: int 
     if ordered[n][1] != boundary:
         return None
     tied = [str(k) for k, v in ordered if v == boundary]
-    names = f"{', '.join(tied[:-1])} and {tied[-1]}"
+    if len(tied) > MAX_TIED_NAMED:
+        # A factor constant over a window ties on every day of it: name a few, count the rest.
+        names = f"{', '.join(tied[:MAX_TIED_NAMED])} and {len(tied) - MAX_TIED_NAMED} more"
+    else:
+        names = f"{', '.join(tied[:-1])} and {tied[-1]}"
     return f"{TIE} {names} at {boundary!r}"
 
 

@@ -457,6 +457,7 @@ def test_heaviest_constituent_tie_names_both_constituents():
         ([("a", 5), ("b", 4), ("c", 4)], True, 2, "tie: b and c at 4"),
         ([("a", 5), ("b", 5)], True, 2, None),  # all of them: nothing to tell apart
         ([("a", 5)], True, 1, None),
+        ([(f"d{i}", 1.5) for i in range(8)], True, 1, "tie: d0, d1, d2, d3, d4 and 3 more at 1.5"),
     ],
 )
 def test_ranking_tie(entries, highest, n, expected):
