@@ -15,7 +15,7 @@ import pytest
 
 from livesearch_pipeline.construction.dynamics import DayAnswer, DynamicsPolicy, decide, replay_days, structural_tier
 from livesearch_pipeline.construction.enumerate import _Counts, drafts_for, unanswered_filter
-from livesearch_pipeline.construction.semantics import aggregate_reason, plain_twin, selection_reason
+from livesearch_pipeline.construction.semantics import aggregate_reason, plain_twin, program_reason, selection_reason
 from livesearch_pipeline.core.calendars import sessions_between
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.executor import execute_programs
@@ -175,6 +175,19 @@ def test_a_tie_drops_the_candidate_at_enumeration_and_in_the_replay():
 ])
 def test_no_aggregate_of_an_opening_print_and_no_change_of_an_fx_quote(tool, field, aggregate, reason):
     assert aggregate_reason(tool, field, aggregate) == reason
+
+
+def test_the_opening_price_on_the_day_of_an_extreme_stays_a_question():
+    bars = Call(id="c1", tool="daily", args={"ts_code": CODE},
+                dates={"start_date": DateSpec(sessions_back=19, calendar="XSHG", fmt=YMD),
+                       "end_date": DateSpec(sessions_back=0, calendar="XSHG", fmt=YMD)})
+    every = Selection(mode="all", key="trade_date")
+
+    def open_on_the_highest_close(field: str) -> Program:
+        return Program(calls=[bars], extract=Extractor(call="c1", select=every, field="close", aggregate="argmax",
+                                                       arg_field=field, format=Format(kind="number", decimals=2)))
+    assert program_reason(open_on_the_highest_close("open")) is None
+    assert program_reason(open_on_the_highest_close("pre_close")) == "semantic_arg_field_of_derived"
 
 
 def _pinned(tool: str, where: dict[str, Any], field: str) -> Program:
