@@ -12,8 +12,17 @@ Semantics worth knowing:
   keep the response order, and `observed_period` is not set since the key is not a time.
 - Aggregates skip records whose field is null, as SQL aggregates do; if every selected record
   is null the outcome is `empty`. first/last/change/pct_change/argmax/argmin work on records
-  ordered by key ascending (responses arrive newest first); argmax/argmin ties go to the
-  earliest record. change, pct_change and std need at least two values.
+  ordered by key ascending (responses arrive newest first). change, pct_change and std need at
+  least two values.
+- Ties are never broken silently (issue 28): when the deciding value of a ranking (argmax,
+  argmin, a top-N boundary, a screen's threshold) is shared by two or more records, there is
+  no one answer. `ranking_tie` is the one test every ranking construct calls; a tie raises
+  `ExtractionTie` (an `empty` outcome) whose reason begins "tie:" and names the tied keys and
+  the value ("tie: 601682.SH and 603899.SH at 30.0"), so the refresh withdraws the question on
+  that day with that reason and construction drops a candidate that ties on any day it sees.
+- A percentage change, a percentage difference or a ratio needs a positive base (issue 28):
+  a payout ratio against a loss per share, or a growth rate from a loss, means nothing; the
+  outcome is `empty` with a reason beginning "not meaningful:".
 - Rounding is decimal ROUND_HALF_UP everywhere (2.675 → 2.68, −2.5 → −3), applied to the
   shortest decimal repr of the float, so that the answer is what a person rounding the shown
   number would write; a rounded zero is never rendered with a minus sign.
@@ -48,6 +57,89 @@ class ExtractionEmpty(Exception):
 
 class ExtractionError(Exception):
     """The response does not fit the extractor (bad path, type mismatch, ambiguity): `error`."""
+
+
+TIE = "tie:"
+NOT_MEANINGFUL = "not meaningful:"
+MAX_TIED_NAMED = 5  # keys a tie reason names before counting the rest
+
+
+class _ReasonFirst(ExtractionEmpty):
+    """An empty outcome whose reason must stay first in every message built from it (the
+    withdrawal reason starts with it); the places it passed through follow in parentheses,
+    outermost first: "tie: A and B at 30.0 (c2 daily; call 'c2' refs.ts_code from call 'c1')"."""
+
+    def __init__(self, reason: str, places: tuple[str, ...] = ()) -> None:
+        self.reason, self.places = reason, places
+        super().__init__(f"{reason} ({'; '.join(places)})" if places else reason)
+
+
+class ExtractionTie(_ReasonFirst):
+    """The deciding value of a ranking is shared: no one answer on the day (status `empty`).
+    Its message begins with TIE."""
+
+
+class ExtractionNotMeaningful(_ReasonFirst):
+    """A ratio or percentage over a non-positive base (status `empty`); message begins NOT_MEANINGFUL."""
+
+
+def located(exc: Exception, where: str) -> str:
+    """`exc`'s message with the place it happened: a tie or a not-meaningful value keeps its
+    reason first (see _ReasonFirst); any other message is prefixed ("c2 daily: ...")."""
+    if isinstance(exc, _ReasonFirst):
+        return str(relocated(exc, where))
+    return f"{where}: {exc}"
+
+
+def relocated(exc: ExtractionEmpty, where: str) -> ExtractionEmpty:
+    """The same kind of empty outcome, with `where` added (see `located`)."""
+    if isinstance(exc, _ReasonFirst):
+        return type(exc)(exc.reason, (where, *exc.places))
+    return ExtractionEmpty(f"{where}: {exc}")
+
+
+def is_tie(reason: str | None) -> bool:
+    """Whether a withdrawal or outcome reason is a tie (see ExtractionTie)."""
+    return bool(reason) and reason.removeprefix("empty: ").startswith(TIE)
+
+
+def is_not_meaningful(reason: str | None) -> bool:
+    """Whether a withdrawal or outcome reason is a ratio or percentage over a non-positive base."""
+    return bool(reason) and reason.removeprefix("empty: ").startswith(NOT_MEANINGFUL)
+
+
+def ranking_tie(entries: Sequence[tuple[Any, Number]], *, highest: bool, n: int = 1) -> str | None:
+    """The tie that leaves a ranking of `entries` (key, deciding value) undecided, or None.
+
+    The first `n` by value (highest or lowest first) must be told apart from the rest: the
+    n-th value may not be shared with any entry beyond it, and (for n = 1, an argmax or argmin)
+    no two entries may share the best value. A top-N whose members are listed in order passes
+    each position: call it with n = 1, 2, ..., N. Values are compared exactly as the data gives
+    them (the data service rounds them once): 30.0 and 30.0 tie, 30.0 and 29.99 do not.
+    Returns the reason "tie: K1 and K2 at V" (more keys: "K1, K2 and K3 at V").
+    """
+    if n < 1:
+        raise ValueError(f"ranking_tie: n must be >= 1, got {n}")
+    if len(entries) <= n:
+        return None
+    ordered = sorted(entries, key=lambda kv: kv[1], reverse=highest)
+    boundary = ordered[n - 1][1]
+    if ordered[n][1] != boundary:
+        return None
+    tied = [str(k) for k, v in ordered if v == boundary]
+    if len(tied) > MAX_TIED_NAMED:
+        # A factor constant over a window ties on every day of it: name a few, count the rest.
+        names = f"{', '.join(tied[:MAX_TIED_NAMED])} and {len(tied) - MAX_TIED_NAMED} more"
+    else:
+        names = f"{', '.join(tied[:-1])} and {tied[-1]}"
+    return f"{TIE} {names} at {boundary!r}"
+
+
+def check_ranking(entries: Sequence[tuple[Any, Number]], *, highest: bool, n: int = 1) -> None:
+    """Raise ExtractionTie when `ranking_tie` finds one."""
+    reason = ranking_tie(entries, highest=highest, n=n)
+    if reason is not None:
+        raise ExtractionTie(reason)
 
 
 @dataclass(frozen=True)
@@ -259,9 +351,11 @@ def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
         return ExtractedValue(values[-1], keys[rows[-1][0]] if keys else None)
     numbers = _numbers(values, field, aggregate)
     if aggregate in ("argmax", "argmin"):
-        best = max(numbers) if aggregate == "argmax" else min(numbers)
-        winner = picked.records[rows[numbers.index(best)][0]]  # index() = the earliest on ties
         arg_field = ref.arg_field or ref.select.key
+        check_ranking([(picked.records[i].get(arg_field), v) for (i, _), v in zip(rows, numbers)],
+                      highest=aggregate == "argmax")
+        best = max(numbers) if aggregate == "argmax" else min(numbers)
+        winner = picked.records[rows[numbers.index(best)][0]]
         if winner.get(arg_field) is None:
             raise ExtractionEmpty(f"field {arg_field!r} of the {aggregate} record is null")
         return ExtractedValue(_check_value(winner[arg_field], arg_field), period)
@@ -281,9 +375,9 @@ def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
     if aggregate == "change":
         return ExtractedValue(last - first, period)
     if aggregate == "pct_change":
-        if first == 0:
-            raise ExtractionError("pct_change from a first value of 0 is undefined")
-        return ExtractedValue((last - first) / abs(first) * 100, period)
+        if first <= 0:
+            raise ExtractionNotMeaningful(f"{NOT_MEANINGFUL} pct_change from a first value of {first!r} (not positive)")
+        return ExtractedValue((last - first) / first * 100, period)
     raise ExtractionError(f"unknown aggregate {aggregate!r}")
 
 
@@ -332,7 +426,7 @@ def _read(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> Extrac
     try:
         return read_value(ref, responses, as_of)
     except ExtractionEmpty as exc:
-        raise ExtractionEmpty(f"{_describe(ref)}: {exc}") from exc
+        raise relocated(exc, _describe(ref)) from exc
     except ExtractionError as exc:
         raise ExtractionError(f"{_describe(ref)}: {exc}") from exc
 
@@ -348,12 +442,14 @@ def _combine(combine: Combine, main: ExtractedValue, other: ExtractedValue) -> E
         value: Number = a - b
     elif combine.op == "product":
         value = a * b
-    elif b == 0:
-        raise ExtractionError(f"combine {combine.op!r}: the other value is 0")
+    elif b <= 0:
+        # A ratio or percentage against a zero or negative base (a payout ratio against a loss
+        # per share, growth from a loss) is not a figure anyone states.
+        raise ExtractionNotMeaningful(f"{NOT_MEANINGFUL} combine {combine.op!r} over a base of {b!r} (not positive)")
     elif combine.op == "ratio":
         value = a / b
     else:
-        value = (a - b) / abs(b) * 100
+        value = (a - b) / b * 100
     period = main.observed_period
     if other.observed_period != main.observed_period:
         period = f"{main.observed_period} vs {other.observed_period}"
@@ -419,6 +515,8 @@ def run_extractor(extractor: Extractor, responses: Mapping[str, Any], as_of: dt.
                     extracted = _combine(step, extracted, other)
                 except ExtractionError as exc:
                     raise ExtractionError(f"{_describe(extractor)}: {exc}") from exc
+                except ExtractionEmpty as exc:
+                    raise relocated(exc, _describe(extractor)) from exc
         try:
             answer, value = format_answer(extracted.value, extractor.format)
         except ExtractionError as exc:
