@@ -138,12 +138,12 @@ _THEME_INDICES = (
 # The publisher of the global indices: a fictional index provider, named as real ones are.
 GLOBAL_INDEX_PUBLISHER = "Meridian Global Indices Ltd."
 _GLOBAL_INDICES = (  # (code, name_en, name_zh, calendar, currency, base point)
-    ("SGX500", "Synthetic Grand 500 Index", None, "XNYS", "USD", 1000.0),
-    ("SNTX", "Synthetic Tech Composite", None, "XNYS", "USD", 2000.0),
-    ("SIND30", "Synthetic Industrial 30", None, "XNYS", "USD", 10000.0),
-    ("SSML2K", "Synthetic Small Cap 2000", None, "XNYS", "USD", 1000.0),
-    ("SHKC", "Synthetic Harbour Composite", "合成港股综合指数", "XHKG", "HKD", 10000.0),
-    ("SHKT", "Synthetic Harbour Tech", "合成港股科技指数", "XHKG", "HKD", 5000.0),
+    ("SGX500", "Grand 500 Index", None, "XNYS", "USD", 1000.0),
+    ("SNTX", "Tech Composite Index", None, "XNYS", "USD", 2000.0),
+    ("SIND30", "Industrial 30 Index", None, "XNYS", "USD", 10000.0),
+    ("SSML2K", "Small Cap 2000 Index", None, "XNYS", "USD", 1000.0),
+    ("SHKC", "Harbour Composite Index", "港股综合指数", "XHKG", "HKD", 10000.0),
+    ("SHKT", "Harbour Tech Index", "港股科技指数", "XHKG", "HKD", 5000.0),
 )
 _FUND_STRATEGIES = (  # (Chinese, English, fund_type, invest_type)
     ("成长混合", "Growth Mixed", "混合型", "偏股混合型"), ("价值精选混合", "Value Select Mixed", "混合型", "偏股混合型"),
@@ -429,7 +429,7 @@ def _indices(seed: int, names: _Names, cn: list[Entity]) -> tuple[list[Entity], 
         members = tuple(e.code for e in by_size if e.industry == industry)
         if not members:
             continue
-        rows.append((f"{801010 + 10 * i}.SI", f"合成{industry}行业指数", f"Synthetic {suffix_en} Industry Index",
+        rows.append((f"{801010 + 10 * i}.SI", f"{industry}行业指数", f"{suffix_en} Industry Index",
                      "行业指数", "SW", "申万", "XSHG", "CNY", 1000.0, members))
     entities: list[Entity] = []
     specs: dict[str, IndexSpec] = {}
@@ -467,8 +467,7 @@ def _index_theme(index: Entity) -> tuple[str, str]:
     """The theme words of an index name ("琨澜红利指数" -> "红利"), for naming funds on it."""
     assert index.name_zh is not None
     if index.industry == "行业指数":
-        return (index.name_zh.removeprefix("合成").removesuffix("行业指数"),
-                index.name_en.removeprefix("Synthetic ").removesuffix(" Industry Index"))
+        return index.name_zh.removesuffix("行业指数"), index.name_en.removesuffix(" Industry Index")
     return index.name_zh[2:].removesuffix("指数"), index.name_en.split(" ", 1)[1].removesuffix(" Index")
 
 

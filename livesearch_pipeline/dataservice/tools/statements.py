@@ -229,7 +229,7 @@ _HEAD_FIELDS = [
     fld("ts_code", "code", None, "stock code", "股票代码"),
     fld("ann_date", "date", None, "announcement date (YYYYMMDD)", "公告日期"),
     fld("f_ann_date", "date", None, "actual (final) announcement date (YYYYMMDD)", "实际公告日期"),
-    fld("end_date", "date", None, "report period end (YYYYMMDD)", "报告期"),
+    fld("end_date", "date", None, "report period end (YYYYMMDD); not the end_date parameter, which bounds the announcement date", "报告期（与参数end_date不同：参数为公告日期窗口）"),
     fld("report_type", "text", None, "report type: 1 = consolidated statements", "报表类型(1合并报表)"),
     fld("comp_type", "text", None, "company type: 1 general, 2 bank, 3 insurance, 4 securities", "公司类型(1一般工商业 2银行 3保险 4证券)"),
     fld("end_type", "text", None, "period type: 1 Q1, 2 half-year, 3 Q3, 4 annual", "报告期类型(1一季报 2半年报 3三季报 4年报)"),
@@ -245,7 +245,7 @@ def _statement_params(example: str = "600519.SH") -> list[ParamSpec]:
         ts_code_param(example=example),
         date_param("ann_date", "announcement date YYYYMMDD (exact)"),
         date_param("start_date", "first announcement date YYYYMMDD of the window"),
-        date_param("end_date", "last announcement date YYYYMMDD of the window"),
+        date_param("end_date", "last announcement date YYYYMMDD of the window (an announcement date, unlike the record field end_date, the report period; use period to pick a report period)"),
         ParamSpec("period", "date", "report period YYYYMMDD, a quarter end (e.g. 20251231 annual, 20250630 half-year)", fmt=YMD),
         ParamSpec("report_type", "str", "report type; only 1 (consolidated) is published", enum=("1",)),
     ]
