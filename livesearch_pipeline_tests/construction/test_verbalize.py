@@ -204,7 +204,12 @@ def test_template_texts_pass_the_date_gate_and_state_unit_and_precision(anchor, 
                           "By what percentage did the closing price of Name 600519.SH (600519.SH)",
                           "On which trading day in the last 5 sessions did Name 600519.SH (600519.SH)"))
     assert zh.startswith("Name 600519.SH（600519.SH）")
-    if anchor.startswith("window:"):
+    if anchor.startswith("window:") and c.program.extract.aggregate in ("change", "pct_change"):
+        # A change states its window convention: from the close k sessions back to the latest.
+        k = c.program.calls[0].dates["start_date"].sessions_back
+        assert f"from the trading day {k} sessions before the most recent one to the most recent trading day" in en
+        assert f"自最近一个交易日之前第{k}个交易日至最近一个交易日" in zh
+    elif anchor.startswith("window:"):
         n = anchor.split(":")[1]
         assert f"last {n} " in en and f"最近{n}个" in zh
     assert lint_question(en, zh, lint_context(c)) == []
