@@ -539,7 +539,7 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name == "since_exdate":
         return f"{subj}自最近一次实施分红的除权除息日至最近一个交易日，{noun}的涨跌幅{ask}"
     if name == "since_report":
-        return f"{subj}自最近一期财报公告当日（或其后首个交易日）收盘至最近一个交易日收盘，{noun}的涨跌幅{ask}"
+        return f"{subj}自最近一期财报公告当日或其后首个交易日的收盘至最近一个交易日收盘，{noun}的涨跌幅{ask}"
     if name == "top_holding":
         return f"{subj}最近一期公布的持仓中市值最大的股票，最近一个交易日的{noun}{ask}"
     if name == "top_constituent":

@@ -375,9 +375,9 @@ def _question_en(c: Candidate, lexicon: Lexicon) -> str:
             extreme = "highest" if agg == "argmax" else "lowest"
             if p.subject_en is None:
                 return (f"On which of the last {rest} trading days {'were' if p.plural else 'was'} the {noun}{series} "
-                        f"at its {extreme}? If days tie, give the earliest, as YYYY-MM-DD.")
+                        f"at its {extreme}? If days tie, take the earliest. Give the date as YYYY-MM-DD.")
             return (f"On which trading day in the last {rest} sessions did {p.subject_en}{series} record its {extreme} "
-                    f"{noun}? If days tie, give the earliest, as YYYY-MM-DD.")
+                    f"{noun}? If days tie, take the earliest. Give the date as YYYY-MM-DD.")
         if agg == "count":
             if p.subject_en is None:
                 return f"On how many of the last {rest} trading days was the {noun}{series} reported{unit}?"
@@ -522,18 +522,7 @@ def _strip_fences(text: str) -> str:
 
 def series_forms(c: Candidate) -> tuple[tuple[str, ...], ...]:
     """Each series the program selects (its `where` keys), as the forms a text may name it by."""
-    out = []
-    for key, value in c.program.extract.select.where.items():
-        value = str(value)
-        forms = [value]
-        if key in ("exchange_id", "exchange", "market") and value in EXCHANGES:
-            forms += list(EXCHANGES[value])
-        pair = _fx_pair(value) if key == "ts_code" else None
-        if pair:
-            forms.append(pair)
-        forms += families.WHERE_FORMS.get((key, value), ())
-        out.append(tuple(forms))
-    return tuple(out)
+    return _series_forms_of(c.program.extract.select.where)
 
 
 def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon | None = None) -> LintContext:
@@ -569,8 +558,54 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
         tool_descriptions=(f.tool_description,),
         descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
         names=names, series=series, series_unpinned=unpinned, bar_frequency=freq,
-        answer=answer, value=scaled,
+        answer=answer, value=scaled, quantity=entry.quantity_of if entry else None, tool_unit=f.field_unit,
+        definition_en=entry.define_en if entry else None, definition_zh=entry.define_zh if entry else None,
     )
+
+
+def question_lint_context(q: Question, catalog: Catalog, names: Sequence[str] = (),
+                          lexicon: Lexicon | None = None) -> LintContext:
+    """The lint context of a built question (a pool's, read back): what `lint_context` knows of a
+    candidate, from the question's program, the catalog it was built from and the lexicon.
+    `names` are the display names of other instruments the text may name (a compared stock)."""
+    lexicon = lexicon or load_lexicon()
+    ex = q.program.extract
+    tool_name = next(call.tool for call in q.program.calls if call.id == ex.call)
+    tool = catalog.get(tool_name)
+    meta = tool.field(ex.field) if tool is not None and ex.field else None
+    select = ex.select
+    descriptions = [x.description for x in tool.fields] if tool is not None else []
+    descriptions_zh = [x.description_zh or "" for x in tool.fields] if tool is not None else []
+    identifiers = {ex.field or "", select.key or "", *select.where, *(a for call in q.program.calls for a in call.args)}
+    if tool is not None:
+        identifiers |= {x.name for x in tool.fields}
+    entry = lexicon.entry(tool_name, ex.field) if ex.field else None
+    forms = tuple((*fs, *filter(None, (_pair_zh(x, lexicon) for x in fs if "/" in x)))
+                  for fs in _series_forms_of(select.where))
+    return LintContext(
+        fmt=ex.format, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
+        tool_descriptions=(tool.description,) if tool is not None else (),
+        descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
+        names=tuple(n for n in (q.entity_name, *names, *(str(v) for v in select.where.values())) if n),
+        series=forms, bar_frequency=lexicon.bars.get(tool_name),
+        quantity=entry.quantity_of if entry else None, tool_unit=meta.unit if meta else None,
+        definition_en=entry.define_en if entry else None, definition_zh=entry.define_zh if entry else None,
+    )
+
+
+def _series_forms_of(where) -> tuple[tuple[str, ...], ...]:
+    out = []
+    for key, value in where.items():
+        value = str(value)
+        forms = [value]
+        if key in ("exchange_id", "exchange", "market") and value in EXCHANGES:
+            forms += list(EXCHANGES[value])
+        pair = _fx_pair(value) if key == "ts_code" else None
+        if pair:
+            forms.append(pair)
+        forms += families.WHERE_FORMS.get((key, value), ())
+        out.append(tuple(forms))
+    return tuple(out)
 
 
 def finalize(items: Sequence[Verbalized], catalog: Catalog | None = None) -> tuple[list[Question], list[RejectRow]]:
@@ -634,7 +669,7 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "instrument": {"code": candidate.entity, "name": candidate.entity_name,
                        "asset_class": candidate.asset_class},
         "field": {"name": facts.field,
-                  "lexicon": entry.model_dump(mode="json", exclude={"quantity"}) if entry else None,
+                  "lexicon": entry.model_dump(mode="json", exclude={"quantity"}, exclude_none=True) if entry else None,
                   # The unit of the tool's raw values, as the served tool description states it.
                   "tool_unit": unit_phrase(facts.field_unit) if facts.field_unit else None},
         "anchor": facts.anchor,

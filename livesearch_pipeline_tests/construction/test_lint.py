@@ -138,9 +138,9 @@ GOOD = [
      "“兰亭控股集团有限公司” at the end of the most recently reported period, in percent to 2 decimals?",
      "兰亭食品（002456.SZ）股东“兰亭控股集团有限公司”最近一期报告期末的占总股本比例是多少？以百分比表示，保留2位小数。",
      LintContext(fmt=PERCENT, kind="percent", series=(("兰亭控股集团有限公司",),), names=("兰亭控股集团有限公司",))),
-    ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover value "
-     "(the earliest, if tied)? Give the date as YYYY-MM-DD.",
-     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日（如有并列取最早者）？请按YYYY-MM-DD格式作答。",
+    ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover value"
+     "? If days tie, take the earliest. Give the date as YYYY-MM-DD.",
+     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日？如有并列取最早的一天，请按YYYY-MM-DD格式作答。",
      LintContext(fmt=DATE)),
     ("What was the margin financing balance on the Shanghai Stock Exchange on the most recent trading day, "
      "in billions of CNY to 2 decimals?", None,
