@@ -293,6 +293,28 @@ def _unique_numbers(rng: np.random.Generator, low: int, high: int, count: int, t
     return numbers
 
 
+# Code prefixes of each A-share board (the exchanges' allocation): a code matches its board.
+BOARD_PREFIXES = {("SH", "主板"): ("600", "601", "603", "605"), ("SH", "科创板"): ("688",),
+                  ("SZ", "主板"): ("000", "001", "002", "003"), ("SZ", "创业板"): ("300", "301")}
+GROWTH_BOARDS = frozenset({"科创板", "创业板"})
+FINANCIAL_CN = ("银行", "证券", "保险")  # the first industries of _CN_INDUSTRIES
+
+
+def _sh_main_board_number(number: int, taken: set[int]) -> int:
+    """A drawn Shanghai main-board number moved onto an allocated prefix (600/601/603/605) when it
+    fell on an unused one (602, 604, 606), keeping its last three digits where free."""
+    if f"{number:06d}"[:3] in BOARD_PREFIXES[("SH", "主板")]:
+        return number
+    for prefix in (603, 605, 601, 600):
+        for offset in range(1000):
+            moved = prefix * 1000 + (number + offset) % 1000
+            if moved not in taken:
+                taken.discard(number)
+                taken.add(moved)
+                return moved
+    raise ValueError("the Shanghai main board has no free code left")
+
+
 def _cn_equities(seed: int, names: _Names) -> list[Entity]:
     rng = generator(seed, "universe", "cn_equity")
     boards = (  # (code range, suffix, exchange, market, earliest listing, count)
@@ -305,11 +327,17 @@ def _cn_equities(seed: int, names: _Names) -> list[Entity]:
     taken: set[int] = set()
     for (low, high), suffix, exchange, market, earliest, count in boards:
         for number in _unique_numbers(rng, low, high, count, taken):
+            if suffix == "SH" and market == "主板":
+                number = _sh_main_board_number(number, taken)
             rows.append((f"{number:06d}.{suffix}", exchange, market, earliest))
     visibility = _visibilities(rng, len(rows))
     entities = []
     for (code, exchange, market, earliest), vis in zip(rows, visibility):
-        industry, suffix_zh, suffix_en = _CN_INDUSTRIES[int(rng.integers(len(_CN_INDUSTRIES)))]
+        drawn = int(rng.integers(len(_CN_INDUSTRIES)))
+        if market in GROWTH_BOARDS and _CN_INDUSTRIES[drawn][0] in FINANCIAL_CN:
+            # Banks, brokers and insurers list on the main boards, never on ChiNext or STAR.
+            drawn = len(FINANCIAL_CN) + drawn % (len(_CN_INDUSTRIES) - len(FINANCIAL_CN))
+        industry, suffix_zh, suffix_en = _CN_INDUSTRIES[drawn]
         zh, pinyin = names.zh_stem()
         name_zh = zh + suffix_zh
         entities.append(

@@ -17,9 +17,11 @@ from typing import Any, Callable, Iterable
 
 from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, with_roles
 from livesearch_pipeline.dataservice.market.fundamentals import (
+    NOT_REPORTED_BY_FINANCIALS,
     Report,
     derive_indicators,
     indicator_inputs,
+    is_financial,
     is_quarter_end,
 )
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
@@ -277,10 +279,18 @@ def _statement_handler(
                 eps = round(report.values["n_income_attr_p"] / report.values["total_share"], 4)
                 record.update(basic_eps=eps, diluted_eps=eps)
             record.update({n: values[n] for n in names})
-            records.append(record)
+            records.append(_as_reported(record, entity.industry))
         return records
 
     return handler
+
+
+def _as_reported(record: dict[str, Any], industry: str | None) -> dict[str, Any]:
+    """A financial company's record leaves the lines it has not (cost of sales, inventories,
+    gross margins) empty, as its published statements do."""
+    if is_financial(industry):
+        record.update({n: None for n in NOT_REPORTED_BY_FINANCIALS if n in record})
+    return record
 
 
 _EPS_FIELDS = [
@@ -330,7 +340,7 @@ def _indicator_handler(classes: tuple[str, ...], currency_fields: bool = False):
             if currency_fields:
                 record["currency"] = entity.currency
             record.update(derive_indicators(report, begin, prior))
-            records.append(record)
+            records.append(_as_reported(record, entity.industry))
         return records
 
     return handler
@@ -442,7 +452,8 @@ def _mainbz_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, An
         if report.quarter not in (2, 4):
             continue
         for seg in ctx.market.fundamentals.disclosures.main_business(code, report, kind):
-            records.append({"ts_code": code, "end_date": ymd(report.end_date), **seg, "curr_type": entity.currency})
+            records.append(_as_reported({"ts_code": code, "end_date": ymd(report.end_date), **seg,
+                                         "curr_type": entity.currency}, entity.industry))
     return records
 
 
