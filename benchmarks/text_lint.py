@@ -14,7 +14,6 @@ or any hard finding remains.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import sys
