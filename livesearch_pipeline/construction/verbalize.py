@@ -675,6 +675,8 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "anchor": facts.anchor,
         "refresh_class": candidate.refresh_class,
         "aggregate": facts.aggregate,
+        # Sessions from the window's first close to its last: a change or return states it.
+        "window_span_sessions": window_span(candidate),
         "exchange_calendar": facts.calendar,
         "series": [forms[-1] for forms in series_forms(candidate)],
         "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
