@@ -63,6 +63,10 @@ def test_reading_the_question_shapes() -> None:
         "What was the trading volume of X (000162.SZ) on the most recent trading day, as a whole number of 100-share "
         "lots?", entity="000162.SZ"))
     assert (lots.answer, lots.unit, lots.quantity_en) == ("integer", "lots", "trading volume")
+    defined = read_question(served_question(
+        "What was the MACD bar value of X (000162.SZ) on the most recent trading day, to 4 decimals? Here MACD is "
+        "2 × (DIF − DEA) of MACD 12/26/9 on back-adjusted closes.", entity="000162.SZ"))
+    assert (defined.kind, defined.answer, defined.decimals, defined.quantity_en) == ("latest", "number", 4, "MACD bar value")
     snapshot = read_question(served_question(
         "What was the highest price of X (00001.HK) 5 trading days before the most recent one, in HKD to 3 decimals?",
         entity="00001.HK"))

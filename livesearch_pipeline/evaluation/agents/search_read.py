@@ -58,7 +58,7 @@ _WINDOW_HEADS = (
 _AGGREGATE_WORDS = {"average": "mean", "highest": "max", "lowest": "min", "total": "sum", "first": "first",
                     "last": "last"}
 _UNIT_TAIL = re.compile(r", (?:in (?P<unit>.+?) to (?P<places>\d+) decimals?|to (?P<bare>\d+) decimals?|"
-                        r"as a whole number(?: of (?:100-share )?(?P<whole>.+?))?)\?$")
+                        r"as a whole number(?: of (?:100-share )?(?P<whole>.+?))?)\?(?: [^?]+\.)?$")  # a definition may follow
 # Where the quantity's noun ends in the question (whichever comes first).
 _NOUN_ENDS = re.compile(r" of | over (?:the )?| on the most recent| for the | at the end of| in the most recent| on the "
                         r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before| change over| change from| in the one-minute")
