@@ -319,3 +319,14 @@ def test_the_pool_has_no_lint_finding(built):
     assert pool
     for q in pool:
         assert lint_question(q.question, q.question_zh, lint_context(by_qid[q.qid])) == [], q.question
+    # Read back from the pool alone (benchmarks/text_lint.py's way), the texts lint clean too, and
+    # the same reading flags an old-style gloss.
+    from livesearch_pipeline.construction.verbalize import question_lint_context
+
+    for q in pool:
+        names = [by_qid[q.qid].facts.other_entity_name or ""]
+        assert lint_question(q.question, q.question_zh, question_lint_context(q, catalog, names)) == [], q.question
+    q = pool[0]
+    glossed = q.question.rstrip("?") + " (the first minus the second)?"
+    assert {f.rule for f in lint_question(glossed, None, question_lint_context(q, catalog))} >= {
+        "parenthetical_gloss", "gloss_phrase"}
