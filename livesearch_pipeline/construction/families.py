@@ -494,9 +494,9 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name == "adj_return":
         what = "splits" if c.asset_class in ("hk_equity", "us_equity") else "splits and dividends"
         k = _sessions_spanned(c)
-        span = (f"from the trading day {k} sessions before the most recent one to the most recent trading day" if k
-                else f"over the last {param} trading days, from the first of them to the most recent one")
-        return (f"What was the return of {subj} on its {noun} {span}, adjusted for {what} with the cumulative "
+        span = (f"from the close {k} trading days before the most recent one to the most recent close" if k
+                else f"over the last {param} trading days, from the first close to the most recent one")
+        return (f"What was the return of {subj} {span}, adjusted for {what} with the cumulative "
                 f"adjustment factor{unit}?")
     if name == "fx_convert":
         rates = "USD/CNH and USD/HKD" if c.asset_class == "hk_equity" else "USD/CNH"
@@ -547,7 +547,7 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name == "adj_return":
         k = _sessions_spanned(c)
         start = f"最近一个交易日之前第{k}个交易日" if k else f"最近{param}个交易日的首日"
-        return f"{subj}自{start}至最近一个交易日，按复权因子调整后的{noun}涨跌幅{ask}"
+        return f"{subj}自{start}收盘至最近一个交易日收盘，按复权因子调整后的涨跌幅{ask}"
     if name == "price_to_nav":
         return f"{subj}最近一个已公布净值的交易日，{noun}相对单位净值的溢价率{ask.replace('？', '？折价以负数表示，', 1)}"
     if name == "compare":
