@@ -12,12 +12,11 @@ variables are unset the sensors' ticks are *skipped* with a reason naming the va
 daemon page shows "Skipped", not a failed tick with a config stack trace), and the freshness
 check is still recorded.
 
-No alert carries a secret: every message goes through `redact`, which removes the webhook's
-own URL and token, the values of secret-looking environment variables (…TOKEN, …SECRET,
-…PASSWORD, …PWD, …PASS, …CREDENTIALS, …AUTH, …KEY, …DSN), also in their JSON-escaped forms,
-credentials inside URLs of any scheme (`user:password@`, `:password@`, `user@`), bearer tokens,
-key-like URL query parameters (`?key=`, `&apikey=`, `&auth=`) and secret-looking `name=value` /
-`"name": "value"` pairs.
+No alert carries a secret: every message goes through the project's one redaction function
+(core/redaction.py), given the webhook's own URL and token and the values of secret-looking
+environment variables (…TOKEN, …SECRET, …PASSWORD, …PWD, …PASS, …CREDENTIALS, …AUTH, …KEY, …DSN);
+it also removes credentials in URLs, bearer tokens, key-like query parameters and secret-looking
+`name=value` / `"name": "value"` pairs in every quoting and escaping.
 """
 
 from __future__ import annotations
@@ -31,29 +30,17 @@ from typing import Iterable, Mapping, Optional, Sequence
 import dagster as dg
 import httpx
 
+from livesearch_pipeline.core.redaction import REDACTED as REDACTED  # re-exported: the marker alerts carry
+from livesearch_pipeline.core.redaction import redact
+
 ALERT_SOURCE = "livesearch"
 URL_ENV, TOKEN_ENV = "LIVESEARCH_ALERT_WEBHOOK_URL", "LIVESEARCH_ALERT_WEBHOOK_TOKEN"
-REDACTED = "[redacted]"
 # Long enough to carry the first lines of a stack trace, short enough for any chat webhook.
 MAX_MESSAGE_CHARS = 2000
 _SECRET_ENV_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|PWD|_PASS|CREDENTIALS?|_AUTH|API_?KEY|_KEY|_DSN)$",
                               re.IGNORECASE)
 # Values shorter than this are not redacted literally: "1" or "true" would shred every message.
 _MIN_SECRET_CHARS = 6
-# `user:password@`, `:password@` (the usual redis form, empty user) and `user@` in any scheme.
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?:[^\s/@:?#]*:[^\s/@?#]*|[^\s/@:?#]+)@")
-_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic|token)(\s+|:\s*)[A-Za-z0-9._~+/=-]{8,}")
-_SECRET_WORDS = (r"token|secret|password|passwd|pwd|credentials?|api[_-]?key|access[_-]?key|private[_-]?key"
-                 r"|signature|sig")
-# `name=value`, `name: value`, and the JSON forms `"name": "value"` and, escaped inside a JSON
-# string, `\"name\": \"value\"`.
-_SECRET_PARAM = re.compile(
-    rf"(?i)\b([A-Za-z0-9_-]*(?:{_SECRET_WORDS}))"
-    r"((?:\\?[\"'])?\s*[=:]\s*)((?:\\?[\"'])?)[^\s&'\",;\\]+")
-# A URL's query parameter that is a key whatever its name's prefix: `?key=`, `&apikey=`, `&auth=`.
-_SECRET_QUERY = re.compile(r"(?i)([?&;](?:[A-Za-z0-9_-]*key|auth|pass|code|sign|credential)=)[^&#\s'\"\\]+")
-
-
 def secret_values(resource_secrets: Iterable[Optional[str]] = (),
                   environ: Mapping[str, str] | None = None) -> list[str]:
     """Literal strings no alert may contain, longest first (so a secret containing another goes whole)."""
@@ -61,23 +48,6 @@ def secret_values(resource_secrets: Iterable[Optional[str]] = (),
     values = {v for v in resource_secrets if v}
     values |= {v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= _MIN_SECRET_CHARS}
     return sorted((v for v in values if len(v) >= _MIN_SECRET_CHARS), key=len, reverse=True)
-
-
-def _literal_forms(value: str) -> list[str]:
-    """A secret as it may appear: itself, JSON-escaped (as in a metadata dump) and escaped twice."""
-    once = json.dumps(value)[1:-1]
-    forms = {value, once, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(once)[1:-1]}
-    return sorted(forms, key=len, reverse=True)
-
-
-def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    for value in secrets:
-        for form in _literal_forms(value):
-            text = text.replace(form, REDACTED)
-    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
-    text = _SECRET_QUERY.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
-    text = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-    return _SECRET_PARAM.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}", text)
 
 
 @dataclass(frozen=True)
