@@ -140,7 +140,26 @@ def _dates(args: argparse.Namespace) -> list[dt.date]:
     return [args.start + dt.timedelta(days=i) for i in range((end - args.start).days + 1)]
 
 
+def check_partitions_exist(dates: list[dt.date], command: str) -> None:
+    """SystemExit naming the fix when a date is not a daily partition: before the first one, or a day
+    that has not begun in New York yet (a future day; its partition appears at midnight New York
+    time and can be refreshed once its sessions close at 17:00)."""
+    from livesearch_pipeline.defs.partitions import CLOSE_GUARD, PARTITION_START, PARTITION_TIMEZONE, daily_partitions
+
+    first = dt.date.fromisoformat(PARTITION_START)
+    last = dt.date.fromisoformat(daily_partitions.get_last_partition_key())
+    for day in dates:
+        if day < first:
+            raise SystemExit(f"livesearch {command}: error: {day} is before the first daily partition {first}; "
+                             f"give a date from {first} to {last}")
+        if day > last:
+            raise SystemExit(f"livesearch {command}: error: {day} is in the future (today in {PARTITION_TIMEZONE} is "
+                             f"{last}); refresh it after {CLOSE_GUARD:%H:%M} {PARTITION_TIMEZONE} on {day}, when its "
+                             f"sessions have closed")
+
+
 def refresh_dates(dates: list[dt.date], *, verbose: bool = False) -> None:
+    check_partitions_exist(dates, "refresh")
     for day in dates:
         print_refresh(day, _execute("daily_refresh", partition_key=day.isoformat(), verbose=verbose))
 
@@ -172,6 +191,7 @@ def _run(args: argparse.Namespace) -> int:
 
     paths = DataPaths.from_env()
     day = args.date or most_recent_completed_day()
+    check_partitions_exist([day], "run")
     try:
         with day_run_lock(paths, day):
             return _run_day(args, paths, day)

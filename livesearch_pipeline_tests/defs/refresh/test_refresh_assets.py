@@ -508,7 +508,9 @@ def test_a_day_past_the_calendars_is_refused_before_anything_runs_naming_the_fix
 
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert failure.step_key == "gold_answers.plan_gold_shards"
+    # Refused by the first step, before D's served file is written (issue 30, finding 19).
+    assert failure.step_key == "gold_answers.serve_questions"
+    assert not DataPaths(tmp_path).served_file(beyond).exists()
     message = failure_text(result)
     assert "partition 2028-01-03 cannot be refreshed" in message and "holiday" in message.lower()
     assert not DataPaths(tmp_path).gold.exists() or not SnapshotStore(DataPaths(tmp_path).gold).exists(beyond)
