@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from livesearch_pipeline.cliargs import iso_date
@@ -269,4 +272,58 @@ def _ui(args: argparse.Namespace) -> int:
     root = Path(__file__).resolve().parent.parent
     cmd = [sys.executable, "-m", "dagster", "dev", "-w", str(root / "workspace.yaml"),
            "--host", "127.0.0.1", "--port", str(args.port)]
-    return subprocess.call(cmd, cwd=root)
+    return run_forwarding_signals(cmd, cwd=root)
+
+
+UI_STOP_GRACE_S = 20.0
+
+
+def run_forwarding_signals(cmd: list[str], *, cwd: Path, grace_s: float = UI_STOP_GRACE_S) -> int:
+    """Run `cmd` (`dagster dev`: a webserver, a daemon and their code servers) in a process group of
+    its own, pass SIGTERM and SIGINT on to that whole group, and stop whatever is left of it when
+    the command ends: `kill <pid of livesearch ui>` stops the UI, not just this wrapper. Members
+    still alive `grace_s` after a signal (or after the command ended) are killed. Returns the
+    command's exit code (the negative signal number when it was killed by one)."""
+    child = subprocess.Popen(cmd, cwd=cwd, start_new_session=True)
+    signalled: list[float] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        if not signalled:
+            signalled.append(time.monotonic())
+        _signal_group(child.pid, signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while True:
+            try:
+                code = child.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if signalled and time.monotonic() - signalled[0] > grace_s:
+                    _signal_group(child.pid, signal.SIGKILL)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _stop_group(child.pid, grace_s)
+    return code
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send `signum` to the process group; False when no member is left."""
+    try:
+        os.killpg(pgid, signum)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _stop_group(pgid: int, grace_s: float) -> None:
+    """SIGTERM what is left of the group, SIGKILL it after `grace_s`."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not _signal_group(pgid, 0):
+            return
+        time.sleep(0.2)
+    _signal_group(pgid, signal.SIGKILL)
