@@ -69,6 +69,7 @@ def _execute(job_name: str | None, *, partition_key: str | None = None, run_conf
     from livesearch_pipeline.defs.construction.materialize import step_failures
     from livesearch_pipeline.defs.run_hygiene import WORKER_TAG, current_worker_tag, fail_orphaned_cli_runs
     from livesearch_pipeline.definitions import defs
+    from livesearch_pipeline.infra.run_tags import KIND_TAG, run_kind
 
     instance = _instance()
     for run_id in fail_orphaned_cli_runs(instance):
@@ -85,6 +86,11 @@ def _execute(job_name: str | None, *, partition_key: str | None = None, run_conf
         what = ", ".join(k.to_user_string() for k in asset_keys)
         selection = {"asset_selection": list(asset_keys)}
         tags["livesearch/command"] = "run"
+        # The tag the instance's limits key on, by the rule the run coordinator applies to UI runs.
+        graph = defs.resolve_asset_graph()
+        kind = run_kind(graph.get(key).group_name for key in asset_keys)
+        if kind is not None:
+            tags[KIND_TAG] = kind
     what = f"{what}{f' for {partition_key}' if partition_key else ''}"
     print(what, file=sys.stderr, flush=True)
     result = job.execute_in_process(instance=instance, partition_key=partition_key, raise_on_error=False, tags=tags,
