@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from livesearch_pipeline.cliargs import iso_date
@@ -66,6 +69,7 @@ def _execute(job_name: str | None, *, partition_key: str | None = None, run_conf
     from livesearch_pipeline.defs.construction.materialize import step_failures
     from livesearch_pipeline.defs.run_hygiene import WORKER_TAG, current_worker_tag, fail_orphaned_cli_runs
     from livesearch_pipeline.definitions import defs
+    from livesearch_pipeline.infra.run_tags import KIND_TAG, run_kind
 
     instance = _instance()
     for run_id in fail_orphaned_cli_runs(instance):
@@ -82,6 +86,11 @@ def _execute(job_name: str | None, *, partition_key: str | None = None, run_conf
         what = ", ".join(k.to_user_string() for k in asset_keys)
         selection = {"asset_selection": list(asset_keys)}
         tags["livesearch/command"] = "run"
+        # The tag the instance's limits key on, by the rule the run coordinator applies to UI runs.
+        graph = defs.resolve_asset_graph()
+        kind = run_kind(graph.get(key).group_name for key in asset_keys)
+        if kind is not None:
+            tags[KIND_TAG] = kind
     what = f"{what}{f' for {partition_key}' if partition_key else ''}"
     print(what, file=sys.stderr, flush=True)
     result = job.execute_in_process(instance=instance, partition_key=partition_key, raise_on_error=False, tags=tags,
@@ -140,7 +149,26 @@ def _dates(args: argparse.Namespace) -> list[dt.date]:
     return [args.start + dt.timedelta(days=i) for i in range((end - args.start).days + 1)]
 
 
+def check_partitions_exist(dates: list[dt.date], command: str) -> None:
+    """SystemExit naming the fix when a date is not a daily partition: before the first one, or a day
+    that has not begun in New York yet (a future day; its partition appears at midnight New York
+    time and can be refreshed once its sessions close at 17:00)."""
+    from livesearch_pipeline.defs.partitions import CLOSE_GUARD, PARTITION_START, PARTITION_TIMEZONE, daily_partitions
+
+    first = dt.date.fromisoformat(PARTITION_START)
+    last = dt.date.fromisoformat(daily_partitions.get_last_partition_key())
+    for day in dates:
+        if day < first:
+            raise SystemExit(f"livesearch {command}: error: {day} is before the first daily partition {first}; "
+                             f"give a date from {first} to {last}")
+        if day > last:
+            raise SystemExit(f"livesearch {command}: error: {day} is in the future (today in {PARTITION_TIMEZONE} is "
+                             f"{last}); refresh it after {CLOSE_GUARD:%H:%M} {PARTITION_TIMEZONE} on {day}, when its "
+                             f"sessions have closed")
+
+
 def refresh_dates(dates: list[dt.date], *, verbose: bool = False) -> None:
+    check_partitions_exist(dates, "refresh")
     for day in dates:
         print_refresh(day, _execute("daily_refresh", partition_key=day.isoformat(), verbose=verbose))
 
@@ -172,6 +200,7 @@ def _run(args: argparse.Namespace) -> int:
 
     paths = DataPaths.from_env()
     day = args.date or most_recent_completed_day()
+    check_partitions_exist([day], "run")
     try:
         with day_run_lock(paths, day):
             return _run_day(args, paths, day)
@@ -253,4 +282,58 @@ def _ui(args: argparse.Namespace) -> int:
     root = Path(__file__).resolve().parent.parent
     cmd = [sys.executable, "-m", "dagster", "dev", "-w", str(root / "workspace.yaml"),
            "--host", "127.0.0.1", "--port", str(args.port)]
-    return subprocess.call(cmd, cwd=root)
+    return run_forwarding_signals(cmd, cwd=root)
+
+
+UI_STOP_GRACE_S = 20.0
+
+
+def run_forwarding_signals(cmd: list[str], *, cwd: Path, grace_s: float = UI_STOP_GRACE_S) -> int:
+    """Run `cmd` (`dagster dev`: a webserver, a daemon and their code servers) in a process group of
+    its own, pass SIGTERM and SIGINT on to that whole group, and stop whatever is left of it when
+    the command ends: `kill <pid of livesearch ui>` stops the UI, not just this wrapper. Members
+    still alive `grace_s` after a signal (or after the command ended) are killed. Returns the
+    command's exit code (the negative signal number when it was killed by one)."""
+    child = subprocess.Popen(cmd, cwd=cwd, start_new_session=True)
+    signalled: list[float] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        if not signalled:
+            signalled.append(time.monotonic())
+        _signal_group(child.pid, signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while True:
+            try:
+                code = child.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if signalled and time.monotonic() - signalled[0] > grace_s:
+                    _signal_group(child.pid, signal.SIGKILL)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _stop_group(child.pid, grace_s)
+    return code
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send `signum` to the process group; False when no member is left."""
+    try:
+        os.killpg(pgid, signum)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _stop_group(pgid: int, grace_s: float) -> None:
+    """SIGTERM what is left of the group, SIGKILL it after `grace_s`."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not _signal_group(pgid, 0):
+            return
+        time.sleep(0.2)
+    _signal_group(pgid, signal.SIGKILL)

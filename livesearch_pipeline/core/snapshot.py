@@ -123,6 +123,20 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def process_umask() -> int:
+    """The process's umask, read without changing it where the kernel reports it (Linux
+    /proc/self/status); elsewhere set and restored at once."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     """Write `data` to `path` so that readers see either the old file or the whole new one.
 
@@ -131,7 +145,9 @@ def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     ``exclusive=True`` the target is created only if it does not exist (a hard link, which is
     atomic and refuses to overwrite) and ``FileExistsError`` is raised otherwise, leaving the
     existing file untouched; this is what makes write-once stores safe under concurrent writers.
-    Parent directories are created. The temporary file never survives a failure. Exclusive
+    Parent directories are created. The file gets the mode of any file the process creates
+    (0666 less its umask: 0644 under the usual 0022, so an auditor's account can read it), not
+    the 0600 of a temporary file. The temporary file never survives a failure. Exclusive
     mode needs hard links (any local POSIX filesystem); where they are unsupported the link
     raises OSError and the write fails loudly rather than degrading to a racy check-then-write.
     """
@@ -141,6 +157,7 @@ def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     temp_path = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~process_umask())
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

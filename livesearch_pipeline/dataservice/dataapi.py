@@ -16,6 +16,12 @@ compared in constant time and never logged. Every failure answers HTTP 200 with 
 `code` and a message, as Tushare does: the SDK turns a non-zero code into an exception, while a
 non-2xx status would make it return an empty DataFrame without a word.
 
+Requests: the Host and Origin checks of the MCP endpoint apply here too (a loopback server answers
+421 to a foreign Host and 403 to a foreign Origin: no DNS rebinding, no cross-site page), and only
+`Content-Type: application/json` bodies are read (a cross-site form cannot send one). A body that
+is not a JSON object, nests too deeply, or names `fields` that are not field names gets 40001 and
+one line, never a traceback.
+
 Codes: 0 ok; 40001 malformed request or invalid arguments; 40004 unknown api_name; 40101 missing
 or wrong token; 40203 rate limited (Tushare's code; `msg` says when to retry); 50001 internal or
 provider error; 50301 provider unavailable (retry later).
@@ -31,8 +37,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from livesearch_pipeline.dataservice.auth import AUTH_TOKEN_ENV
@@ -55,6 +62,9 @@ INTERNAL = 50001
 UNAVAILABLE = 50301
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
+# A record field's name (Tushare's are snake_case identifiers).
+_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_QUOTED_FIELD_CHARS = 40
 
 Handle = Callable[[str, Mapping[str, Any]], Awaitable[types.CallToolResult]]
 
@@ -111,6 +121,11 @@ def tool_arguments(tool: types.Tool, params: Any, fields: Any) -> tuple[dict[str
     elif fields is not None:
         raise DataApiError(BAD_REQUEST, f"'fields' must be a comma-separated string or a list of names, got {type(fields).__name__}")
     if wanted is not None:
+        bad = [f for f in wanted if not _FIELD_NAME.match(f)]
+        if bad:
+            shown = ", ".join(repr(f[:MAX_QUOTED_FIELD_CHARS]) for f in bad[:5])
+            raise DataApiError(BAD_REQUEST, f"'fields' names {shown}, not a field name: give a list of names "
+                               '(["close", "open"]) or one comma-separated string ("close,open")')
         arguments["fields"] = ",".join(wanted)
     return arguments, wanted
 
@@ -146,6 +161,10 @@ def table(result: types.CallToolResult, tool: types.Tool, wanted: list[str] | No
     items: list[Mapping[str, Any]] = content["items"]
     if wanted is not None:
         fields = list(wanted)
+        missing = [name for name in fields if items and all(name not in item for item in items)]
+        if missing:
+            raise DataApiError(BAD_REQUEST, f"{tool.name} records have no field(s) {', '.join(missing)}; "
+                               f"they have: {', '.join(items[0].keys())}")
     elif items:
         fields = list(items[0].keys())
     else:
@@ -157,10 +176,14 @@ def table(result: types.CallToolResult, tool: types.Tool, wanted: list[str] | No
 class DataApi:
     """The two routes over one service: `tools` is what its MCP endpoint lists."""
 
-    def __init__(self, tools: Sequence[types.Tool], handle: Handle, *, token: str | None = None) -> None:
+    def __init__(self, tools: Sequence[types.Tool], handle: Handle, *, token: str | None = None,
+                 security: TransportSecuritySettings | None = None) -> None:
+        """`security`: the Host/Origin checks of the server's MCP endpoint (server.transport_security),
+        applied here alike; None checks neither (a server guarded by its token)."""
         self._tools = {tool.name: tool for tool in tools}
         self._handle = handle
         self._expected = token.encode("ascii") if token else None
+        self._security = TransportSecurityMiddleware(security) if security is not None else None
 
     def __repr__(self) -> str:
         return f"DataApi(tools={len(self._tools)}, token={'***' if self._expected else None})"
@@ -171,7 +194,12 @@ class DataApi:
             Route(DATAAPI_PATH + "/{api_name}", self.endpoint, methods=["POST"]),
         ]
 
-    async def endpoint(self, request: Request) -> JSONResponse:
+    async def endpoint(self, request: Request) -> Response:
+        if self._security is not None:
+            # The MCP endpoint's own answers: 421 for a foreign Host, 403 for a foreign Origin.
+            refused = await self._security.validate_request(request, is_post=False)
+            if refused is not None:
+                return refused
         try:
             body = await self._body(request)
             self._authenticate(body, request)
@@ -185,8 +213,15 @@ class DataApi:
             raw += chunk
             if len(raw) > MAX_BODY_BYTES:
                 raise DataApiError(BAD_REQUEST, f"request body over {MAX_BODY_BYTES} bytes")
+        # Only JSON, as the SDK sends it: a cross-site form (text/plain, form-urlencoded) gets nothing.
+        content_type = request.headers.get("content-type", "")
+        if content_type.split(";")[0].strip().lower() != "application/json":
+            raise DataApiError(BAD_REQUEST, f"the request's Content-Type is {content_type or 'missing'!r}; "
+                               "send the body as application/json")
         try:
             body = json.loads(raw or b"null")
+        except RecursionError:
+            raise DataApiError(BAD_REQUEST, "the request body nests too deeply; send {api_name, token, params, fields}") from None
         except ValueError:
             raise DataApiError(BAD_REQUEST, "the request body is not JSON; send {api_name, token, params, fields}") from None
         if not isinstance(body, dict):

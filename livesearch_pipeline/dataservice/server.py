@@ -50,6 +50,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
 from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
@@ -717,13 +718,34 @@ def _is_dataapi_path(path: str) -> bool:
     return path == DATAAPI_PATH or path.startswith(DATAAPI_PATH + "/")
 
 
+def transport_security(host: str) -> TransportSecuritySettings | None:
+    """The Host/Origin checks of both endpoints (/mcp and /dataapi) for a server bound to `host`.
+
+    On a loopback address a request must name a loopback host (`127.0.0.1:<port>`, `localhost:…`,
+    `[::1]:…`, or the bound address itself) and, when it has an Origin, a loopback origin: a web page
+    of another site cannot reach the service through DNS rebinding or a cross-site form. Anywhere
+    else the bearer token guards the service (check_http_auth insists on one), as the MCP SDK does."""
+    if not is_loopback_host(host):
+        return None
+    bound = f"[{host.strip('[]')}]" if ":" in host else host
+    hosts = dict.fromkeys(["127.0.0.1", "localhost", "[::1]", bound])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in hosts] + list(hosts),
+        allowed_origins=[f"http://{h}:*" for h in hosts] + [f"http://{h}" for h in hosts],
+    )
+
+
 def http_app(service: DataService | ForwardingService, *, host: str = "127.0.0.1", token: str | None = None) -> Starlette:
     """A Starlette app serving streamable HTTP at /mcp (JSON responses, stateless sessions) and
     Tushare's wire format at /dataapi[/<api_name>] over the same tools; with `token`, every
-    request must carry it (a bearer token; for /dataapi the body's `token`)."""
-    dataapi = DataApi(service.mcp_tools, service.handle, token=token)
+    request must carry it (a bearer token; for /dataapi the body's `token`). Both endpoints check
+    Host and Origin alike (`transport_security`)."""
+    security = transport_security(host)
+    dataapi = DataApi(service.mcp_tools, service.handle, token=token, security=security)
     app = build_server(service).streamable_http_app(
         host=host, json_response=True, stateless_http=True, custom_starlette_routes=dataapi.routes(),
+        transport_security=security,
     )
     if token:
         app.add_middleware(BearerTokenAuth, token=token)

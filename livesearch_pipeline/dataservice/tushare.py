@@ -15,23 +15,23 @@ passes on to its caller as a retryable error result.
 
 Secrets: the token comes from the caller or `TUSHARE_TOKEN` and is kept out of every repr, log
 line and error message, including the provider's `msg` and quoted rows (a provider may echo the
-request, token included, back in either), in its raw, repr-, JSON- and URL-escaped spellings.
+request, token included, back in either) and every relayed row (names and values), in its raw,
+repr-, JSON- and URL-escaped spellings, through the one redaction function (core/redaction.py).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import threading
-import urllib.parse
 from typing import Any
 
 import httpx
 
 from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
+from livesearch_pipeline.core.redaction import redact, spellings
 from livesearch_pipeline.dataservice.quota import QuotaLimiter, RateLimitedError, call_with_quota
 
 logger = logging.getLogger(__name__)
@@ -94,21 +94,6 @@ def shared_limiter(url: str, token: str, calls_per_minute: int) -> QuotaLimiter:
         return limiter
 
 
-def _spellings(secret: str) -> list[str]:
-    """How `secret` can appear in text: raw, inside a repr (escaped quotes and backslashes, or
-    ascii() escapes), inside JSON, URL-encoded. Longest first, so no spelling is half-replaced."""
-    forms = {
-        secret,
-        repr(secret)[1:-1],
-        ascii(secret)[1:-1],
-        json.dumps(secret)[1:-1],
-        json.dumps(secret, ensure_ascii=False)[1:-1],
-        urllib.parse.quote(secret, safe=""),
-        urllib.parse.quote_plus(secret),
-    }
-    return sorted((f for f in forms if f), key=len, reverse=True)
-
-
 class TushareClient(ToolClient):
     """A ToolClient over Tushare Pro; `async with` closes its HTTP connection pool at the end."""
 
@@ -136,7 +121,7 @@ class TushareClient(ToolClient):
         if rate_limit_retries < 0:
             raise ValueError(f"rate_limit_retries must be >= 0, got {rate_limit_retries}")
         self._token = _Secret(token)
-        self._spellings = tuple(_Secret(s) for s in _spellings(token))
+        self._spellings = tuple(_Secret(s) for s in spellings(token))
         self._url = url
         self._catalog = catalog
         self._timeout_s = timeout_s
@@ -171,9 +156,17 @@ class TushareClient(ToolClient):
     # -- secrets
 
     def _redact(self, text: str) -> str:
-        for spelling in self._spellings:
-            text = text.replace(spelling.reveal(), REDACTED)
-        return text
+        return redact(text, (self._token.reveal(),), marker=REDACTED)
+
+    def _scrub(self, value: Any) -> Any:
+        """A relayed value without the token: a provider may echo the request back in a row."""
+        if isinstance(value, str):
+            return self._redact(value) if any(s.reveal() in value for s in self._spellings) else value
+        if isinstance(value, list):
+            return [self._scrub(v) for v in value]
+        if isinstance(value, dict):
+            return {self._scrub(k): self._scrub(v) for k, v in value.items()}
+        return value
 
     def _quote(self, value: Any) -> str:
         """`value` for an error message: redacted first, then shortened (a cut made first could
@@ -275,7 +268,7 @@ class TushareClient(ToolClient):
                 raise ToolCallError(
                     name, f"Tushare row {index} does not match its {len(fields)} fields: {self._quote(row)}"
                 )
-            items.append(dict(zip(fields, row)))
+            items.append({self._scrub(field): self._scrub(value) for field, value in zip(fields, row)})
         has_more = data.get("has_more", False)
         if not isinstance(has_more, bool):
             raise self._error(name, f"Tushare data.has_more must be true or false, got {self._quote(has_more)}")

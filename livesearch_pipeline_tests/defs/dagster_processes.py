@@ -83,6 +83,31 @@ def process_group_members(pgid: int) -> list[int]:
     return members
 
 
+def child_pids(pid: int) -> list[int]:
+    """Pids of the live direct children of `pid`."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == pid and state != "Z":
+            children.append(int(entry.name))
+    return children
+
+
+def ui_members(process: "DagsterProcess") -> list[int]:
+    """The processes of `livesearch ui`: the wrapper's group and the group of the `dagster dev` it
+    runs in a session of its own (webserver, daemon, code servers)."""
+    members = set(process_group_members(process.pgid))
+    for child in child_pids(process.popen.pid):
+        members |= set(process_group_members(child))
+    return sorted(members)
+
+
 def _signal_groups(processes: Sequence[DagsterProcess], sig: signal.Signals) -> None:
     for process in processes:
         try:

@@ -14,7 +14,8 @@ def test_without_dagster_home_the_instance_lives_under_the_data_root(tmp_path: P
         assert Path(instance.root_directory) == home
         # A new home gets the repository's instance configuration.
         assert (home / "dagster.yaml").read_bytes() == INSTANCE_CONFIG.read_bytes()
-        assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+        # The queued coordinator plus the run-tag policy (infra/run_tags.py).
+        assert type(instance.run_coordinator).__name__ == "TaggingRunCoordinator"
 
 
 def test_an_existing_dagster_home_and_its_configuration_are_kept(tmp_path: Path, monkeypatch) -> None:

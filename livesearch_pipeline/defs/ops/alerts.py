@@ -12,12 +12,11 @@ variables are unset the sensors' ticks are *skipped* with a reason naming the va
 daemon page shows "Skipped", not a failed tick with a config stack trace), and the freshness
 check is still recorded.
 
-No alert carries a secret: every message goes through `redact`, which removes the webhook's
-own URL and token, the values of secret-looking environment variables (…TOKEN, …SECRET,
-…PASSWORD, …PWD, …PASS, …CREDENTIALS, …AUTH, …KEY, …DSN), also in their JSON-escaped forms,
-credentials inside URLs of any scheme (`user:password@`, `:password@`, `user@`), bearer tokens,
-key-like URL query parameters (`?key=`, `&apikey=`, `&auth=`) and secret-looking `name=value` /
-`"name": "value"` pairs.
+No alert carries a secret: every message goes through the project's one redaction function
+(core/redaction.py), given the webhook's own URL and token and the values of secret-looking
+environment variables (…TOKEN, …SECRET, …PASSWORD, …PWD, …PASS, …CREDENTIALS, …AUTH, …KEY, …DSN);
+it also removes credentials in URLs, bearer tokens, key-like query parameters and secret-looking
+`name=value` / `"name": "value"` pairs in every quoting and escaping.
 """
 
 from __future__ import annotations
@@ -30,30 +29,20 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import dagster as dg
 import httpx
+from dagster._core.definitions.run_status_sensor_definition import RunStatusSensorCursor
+from dagster._core.definitions.sensor_definition import SensorExecutionData
+
+from livesearch_pipeline.core.redaction import REDACTED as REDACTED  # re-exported: the marker alerts carry
+from livesearch_pipeline.core.redaction import redact
 
 ALERT_SOURCE = "livesearch"
 URL_ENV, TOKEN_ENV = "LIVESEARCH_ALERT_WEBHOOK_URL", "LIVESEARCH_ALERT_WEBHOOK_TOKEN"
-REDACTED = "[redacted]"
 # Long enough to carry the first lines of a stack trace, short enough for any chat webhook.
 MAX_MESSAGE_CHARS = 2000
 _SECRET_ENV_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|PWD|_PASS|CREDENTIALS?|_AUTH|API_?KEY|_KEY|_DSN)$",
                               re.IGNORECASE)
 # Values shorter than this are not redacted literally: "1" or "true" would shred every message.
 _MIN_SECRET_CHARS = 6
-# `user:password@`, `:password@` (the usual redis form, empty user) and `user@` in any scheme.
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?:[^\s/@:?#]*:[^\s/@?#]*|[^\s/@:?#]+)@")
-_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic|token)(\s+|:\s*)[A-Za-z0-9._~+/=-]{8,}")
-_SECRET_WORDS = (r"token|secret|password|passwd|pwd|credentials?|api[_-]?key|access[_-]?key|private[_-]?key"
-                 r"|signature|sig")
-# `name=value`, `name: value`, and the JSON forms `"name": "value"` and, escaped inside a JSON
-# string, `\"name\": \"value\"`.
-_SECRET_PARAM = re.compile(
-    rf"(?i)\b([A-Za-z0-9_-]*(?:{_SECRET_WORDS}))"
-    r"((?:\\?[\"'])?\s*[=:]\s*)((?:\\?[\"'])?)[^\s&'\",;\\]+")
-# A URL's query parameter that is a key whatever its name's prefix: `?key=`, `&apikey=`, `&auth=`.
-_SECRET_QUERY = re.compile(r"(?i)([?&;](?:[A-Za-z0-9_-]*key|auth|pass|code|sign|credential)=)[^&#\s'\"\\]+")
-
-
 def secret_values(resource_secrets: Iterable[Optional[str]] = (),
                   environ: Mapping[str, str] | None = None) -> list[str]:
     """Literal strings no alert may contain, longest first (so a secret containing another goes whole)."""
@@ -61,23 +50,6 @@ def secret_values(resource_secrets: Iterable[Optional[str]] = (),
     values = {v for v in resource_secrets if v}
     values |= {v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= _MIN_SECRET_CHARS}
     return sorted((v for v in values if len(v) >= _MIN_SECRET_CHARS), key=len, reverse=True)
-
-
-def _literal_forms(value: str) -> list[str]:
-    """A secret as it may appear: itself, JSON-escaped (as in a metadata dump) and escaped twice."""
-    once = json.dumps(value)[1:-1]
-    forms = {value, once, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(once)[1:-1]}
-    return sorted(forms, key=len, reverse=True)
-
-
-def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    for value in secrets:
-        for form in _literal_forms(value):
-            text = text.replace(form, REDACTED)
-    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
-    text = _SECRET_QUERY.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
-    text = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-    return _SECRET_PARAM.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}", text)
 
 
 @dataclass(frozen=True)
@@ -199,19 +171,89 @@ def failure_alerts(instance: dg.DagsterInstance, run: dg.DagsterRun, run_failure
     return alerts
 
 
-@dg.run_failure_sensor(
+def _failure_reason(instance: dg.DagsterInstance, run: dg.DagsterRun, message: str) -> str:
+    """One line naming a failed run and its first cause (redacted), for a skipped tick."""
+    first = next((a for a in failure_alerts(instance, run, message) if a.kind == "run_failure"), None)
+    cause = (first.message if first else message).strip().splitlines()
+    text = cause[0] if cause else "no message"
+    partition = _partition(run)
+    return redact(f"run {run.run_id} of {run.job_name}{f' ({partition})' if partition else ''} failed: {text}",
+                  secret_values())[:300]
+
+
+def notify_failed_run(context: dg.RunStatusSensorContext, alert_webhook: AlertWebhookResource) -> Optional[dg.SkipReason]:
+    """The alerts of one failed run (its failed steps and checks); a SkipReason naming the variable
+    to set when alerting is not configured."""
+    if not isinstance(context, dg.RunFailureSensorContext):
+        context = context.for_run_failure()
+    missing = alert_webhook.missing_configuration()
+    if missing is not None:
+        reason = _failure_reason(context.instance, context.dagster_run, context.failure_event.message or "")
+        return dg.SkipReason(f"{missing}; not alerted: {reason}")
+    for alert in failure_alerts(context.instance, context.dagster_run, context.failure_event.message or ""):
+        alert_webhook.send(alert)
+        context.log.info(f"alert sent: {alert.kind} {alert.job} {alert.partition} {alert.step}")
+    return None
+
+
+class RunFailureAlertSensor(dg.RunStatusSensorDefinition):
+    """Dagster's run-failure sensor whose every tick says what it did.
+
+    A run status sensor calls its function once per new failed run and, on a tick without one,
+    reports "Sensor function returned an empty result"; a function that returns a SkipReason ends
+    the tick after that run. Here a tick with nothing new is skipped saying so; and while alerting
+    is not configured every tick is skipped naming the variable to set, listing every run that
+    failed since the last tick (each once: the cursor, Dagster's own, moves past them)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(run_status=dg.DagsterRunStatus.FAILURE, run_status_sensor_fn=notify_failed_run, **kwargs)
+
+    def with_attributes(self, *, jobs=None, metadata=None) -> "RunFailureAlertSensor":
+        return RunFailureAlertSensor(
+            name=self.name, minimum_interval_seconds=self.minimum_interval_seconds, description=self.description,
+            monitor_all_code_locations=self._monitor_all_code_locations, default_status=self.default_status,
+            tags=self._tags, metadata=metadata if metadata is not None else self._metadata)
+
+    def evaluate_tick(self, context: dg.SensorEvaluationContext) -> SensorExecutionData:
+        missing = context.resources.alert_webhook.missing_configuration()
+        if missing is None:
+            data = super().evaluate_tick(context)
+            if data.skip_message == _EMPTY_TICK and not data.dagster_run_reactions:
+                return SensorExecutionData(skip_message="no run failed since the last tick", cursor=data.cursor,
+                                           log_key=data.log_key)
+            return data
+        return self._unconfigured_tick(context, missing)
+
+    def _unconfigured_tick(self, context: dg.SensorEvaluationContext, missing: str) -> SensorExecutionData:
+        instance = context.instance
+        if context.cursor is None or not RunStatusSensorCursor.is_valid(context.cursor):
+            latest = instance.fetch_run_status_changes(dg.DagsterEventType.RUN_FAILURE, limit=1).records
+            start = latest[0].storage_id if latest else -1
+            return SensorExecutionData(skip_message=f"{missing}; watching for failed runs from now on",
+                                       cursor=RunStatusSensorCursor(record_id=start).to_json())
+        after = RunStatusSensorCursor.from_json(context.cursor).record_id
+        records = instance.fetch_run_status_changes(
+            dg.RunStatusChangeRecordsFilter(event_type=dg.DagsterEventType.RUN_FAILURE, after_storage_id=after),
+            ascending=True, limit=_MAX_LISTED_FAILURES).records
+        if not records:
+            return SensorExecutionData(skip_message=f"{missing}; no run failed since the last tick", cursor=context.cursor)
+        runs = {r.dagster_run.run_id: r.dagster_run
+                for r in instance.get_run_records(dg.RunsFilter(run_ids=[e.run_id for e in records]))}
+        reasons = [_failure_reason(instance, runs[e.run_id], e.event_log_entry.dagster_event.message or "")
+                   for e in records if e.run_id in runs]
+        cursor = RunStatusSensorCursor(record_id=records[-1].storage_id).to_json()
+        return SensorExecutionData(
+            skip_message=f"{missing}; not alerted, {len(reasons)} failed run(s): " + "; ".join(reasons), cursor=cursor)
+
+
+_EMPTY_TICK = "Sensor function returned an empty result"
+_MAX_LISTED_FAILURES = 20
+
+alert_on_run_failure = RunFailureAlertSensor(
     name="alert_on_run_failure",
     monitor_all_code_locations=False,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="POSTs every failed run of this code location (its failed steps and failed checks) to the alert "
                 f"webhook. Off until configured: set {URL_ENV} (and {TOKEN_ENV}, empty for none) in the daemon's "
-                "environment; until then each tick is skipped naming the variable.",
+                "environment; until then each tick is skipped naming the variable and the runs that failed.",
 )
-def alert_on_run_failure(context: dg.RunFailureSensorContext, alert_webhook: AlertWebhookResource):
-    missing = alert_webhook.missing_configuration()
-    if missing is not None:
-        return dg.SkipReason(f"run {context.dagster_run.run_id} of {context.dagster_run.job_name} failed; "
-                             f"no alert sent: {missing}")
-    for alert in failure_alerts(context.instance, context.dagster_run, context.failure_event.message or ""):
-        alert_webhook.send(alert)
-        context.log.info(f"alert sent: {alert.kind} {alert.job} {alert.partition} {alert.step}")

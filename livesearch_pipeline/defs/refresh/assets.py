@@ -16,6 +16,7 @@ import datetime as dt
 import time
 from collections import Counter
 from typing import Iterator, Optional
+from zoneinfo import ZoneInfo
 
 import dagster as dg
 from pydantic import Field
@@ -28,7 +29,9 @@ from livesearch_pipeline.core.publication import publication_lags
 from livesearch_pipeline.core.models import PoolManifest, Question
 from livesearch_pipeline.core.program import PoolLoadError
 from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotStore
-from livesearch_pipeline.defs.partitions import daily_partitions, partition_date, sessions_closed
+from livesearch_pipeline.defs.partitions import (
+    PARTITION_TIMEZONE, daily_partitions, partition_cutoff, partition_date, sessions_closed,
+)
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
 from livesearch_pipeline.core.served import read_served as load_served
 from livesearch_pipeline.refresh.freeze import (
@@ -58,7 +61,8 @@ CODE_VERSION = code_version()
 class RefreshConfig(dg.Config):
     max_concurrency: int = Field(32, description="Tool calls in flight at once, per shard.")
     allow_open_sessions: bool = Field(
-        False, description="Allow D before every exchange has closed D (only for a service whose clock is fixed).")
+        False, description="Refresh D before every exchange has closed D (17:00 America/New_York), for any provider: "
+                           "an explicit override of the close guard, e.g. to test a provider intraday.")
     max_withdrawn_share: float = Field(
         DEFAULT_MAX_WITHDRAWN_SHARE, ge=0.0, le=1.0,
         description="Largest share of programs that may return `empty`/`error` on D: those are withdrawn from D's "
@@ -118,12 +122,49 @@ def served_programs(paths: DataPaths, pool_version: str) -> list[Question]:
     return sorted((q for q in pool if q.qid in served), key=lambda q: q.qid)
 
 
+def guard_now(data_service: DataServiceResource) -> dt.datetime:
+    """The time the close guard judges D at: for a point-in-time service whose clock is fixed, the
+    cut-off of its clock's day (it answers as of then, whatever the wall clock says); for every
+    other provider (Tushare, an external server: a fixed LIVESEARCH_CLOCK changes nothing they
+    return) and for the embedded service on the real date, the wall clock."""
+    clock = data_service.clock_date()
+    if data_service.point_in_time and clock is not None:
+        return partition_cutoff(clock)
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def refuse_unready_day(day: dt.date, data_service: DataServiceResource, allow_open_sessions: bool) -> None:
+    """dg.Failure when D cannot be refreshed honestly now: a day after the service's fixed clock, a
+    day whose sessions have not all closed (the close guard: 17:00 America/New_York on D, judged at
+    `guard_now`, for every provider and clock), a day beyond the trading calendars' known holidays.
+    Judged before anything of D is written."""
+    clock = data_service.clock_date()
+    if clock is not None and clock < day:
+        # The service's "now" is before D: D has not happened yet for it.
+        raise dg.Failure(f"partition {day} is after the data service's fixed clock {clock}; set the clock "
+                         f"(LIVESEARCH_CLOCK) to {day} or later, or unset it to use the real date")
+    now = guard_now(data_service)
+    if not allow_open_sessions and not sessions_closed(day, now):
+        where = (f"the {data_service.service_kind} data service answers with what it holds now"
+                 if not data_service.point_in_time else "the data service runs on the real date")
+        raise dg.Failure(f"partition {day} is not complete yet at {now.astimezone(ZoneInfo(PARTITION_TIMEZONE)):%Y-%m-%d %H:%M} "
+                         f"America/New_York ({where}): the Shanghai, Hong Kong and New York sessions of {day} close "
+                         f"before 17:00 America/New_York; refresh it after that. Nothing of {day} was written")
+    try:
+        ensure_within_horizon(day)
+    except CalendarRangeError as exc:
+        raise dg.Failure(f"partition {day} cannot be refreshed: {exc}") from exc
+
+
+class ServeConfig(dg.Config):
+    allow_open_sessions: bool
+
+
 # --------------------------------------------------------------------------- ops of gold_answers
 
 
 class ShardPlanConfig(dg.Config):
     shards: Optional[int]
-    allow_open_sessions: bool
     max_withdrawn_share: float
 
 
@@ -144,8 +185,8 @@ class ShardExecutionConfig(dg.Config):
 def refresh_config_to_ops(config: RefreshConfig) -> dict:
     """`RefreshConfig` stays the one config of `gold_answers`; each op gets the fields it uses."""
     return {
-        "plan_gold_shards": {"config": {"shards": config.shards, "allow_open_sessions": config.allow_open_sessions,
-                                        "max_withdrawn_share": config.max_withdrawn_share}},
+        "serve_questions": {"config": {"allow_open_sessions": config.allow_open_sessions}},
+        "plan_gold_shards": {"config": {"shards": config.shards, "max_withdrawn_share": config.max_withdrawn_share}},
         "execute_gold_shard": {"config": {"max_concurrency": config.max_concurrency}},
     }
 
@@ -153,9 +194,14 @@ def refresh_config_to_ops(config: RefreshConfig) -> dict:
 # Each op that materialises an asset names its output after the asset's graph output: inside a
 # multi-asset, a `MaterializeResult` finds its output through the asset key it names.
 @dg.op(ins={"question_pool": dg.In(dg.Nothing)}, out={"served_questions": dg.Out(dg.Nothing)})
-def serve_questions(context: dg.OpExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
-    """The questions served on D (no answers): the file agents receive, identified by its qid-set hash."""
+def serve_questions(context: dg.OpExecutionContext, config: ServeConfig, data_service: DataServiceResource,
+                    storage: StorageResource) -> dg.MaterializeResult:
+    """The questions served on D (no answers): the file agents receive, identified by its qid-set hash.
+
+    The first step of D's refresh: a day that cannot be refreshed now (`refuse_unready_day`) fails
+    here, before anything of D is written, so a refused day serves nothing either."""
     day = partition_date(context)
+    refuse_unready_day(day, data_service, config.allow_open_sessions)
     paths = storage.paths()
     manifest, pool = checked_pool(paths)
     served = served_from_pool(pool)
@@ -178,26 +224,15 @@ def serve_questions(context: dg.OpExecutionContext, storage: StorageResource) ->
 )
 def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, data_service: DataServiceResource,
                      storage: StorageResource) -> Iterator[dg.Output | dg.DynamicOutput]:
-    """Refuse a day that cannot be computed honestly, then fix the served qids of D and split them.
+    """Fix the served qids of D and split them into shards.
 
-    Refused before anything executes: a day not finished yet, a day after the service's clock, a
-    day beyond the trading calendars' known holidays, a pool that does not verify. The plan reads
+    A day not finished yet, after the service's clock or beyond the calendars was refused by
+    `serve_questions` already; here a pool that does not verify, or a service that is not the one
+    the pool's catalog describes, is refused before anything executes. The plan reads
     D's served file (the questions agents receive, frozen upstream), not the pool: the shards
     execute exactly what was served, and each shard step finds its programs in the pool by qid.
     """
     day = partition_date(context)
-    if not (config.allow_open_sessions or data_service.clock_date() is not None or sessions_closed(day)):
-        raise dg.Failure(f"partition {day} is not complete yet: the Shanghai, Hong Kong and New York sessions "
-                         f"of {day} close before 17:00 America/New_York; run it after that")
-    clock = data_service.clock_date()
-    if clock is not None and clock < day:
-        # The service's "now" is before D: D has not happened yet for it.
-        raise dg.Failure(f"partition {day} is after the data service's fixed clock {clock}; set the clock "
-                         f"(LIVESEARCH_CLOCK) to {day} or later, or unset it to use the real date")
-    try:
-        ensure_within_horizon(day)
-    except CalendarRangeError as exc:
-        raise dg.Failure(f"partition {day} cannot be refreshed: {exc}") from exc
     shards = shard_count(config.shards, context.job_def.executor_def.name)
     paths = storage.paths()
     manifest, _ = checked_pool(paths)

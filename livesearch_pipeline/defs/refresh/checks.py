@@ -90,11 +90,20 @@ def gold_checks(context: dg.AssetCheckExecutionContext, storage: StorageResource
     if MANIFEST_VERIFIES in selected:
         yield dg.AssetCheckResult(check_name=MANIFEST_VERIFIES, passed=True,
                                   metadata={"sha256": manifest.sha256, "records": manifest.records})
-    if COVERS_SERVED in selected:
-        yield covers_served(load_served(paths.served_file(day)), answers)
-    if UNANSWERED_SHARE in selected:
-        yield unanswered_share(manifest, answers)
-    if LATEST_IS_LAST_SESSION in selected:
-        _, questions = checked_pool(paths)
-        yield latest_is_last_session(day, answers, {q.qid: q for q in questions}, manifest.max_withdrawn_share,
-                                     pool_publication_lags(paths))
+    # A check that cannot judge (served file gone, pool unreadable) is a failed evaluation naming
+    # why, not a failed step: an evaluation keeps its partition and its run in the UI's history.
+    judges = {
+        COVERS_SERVED: lambda: covers_served(load_served(paths.served_file(day)), answers),
+        UNANSWERED_SHARE: lambda: unanswered_share(manifest, answers),
+        LATEST_IS_LAST_SESSION: lambda: latest_is_last_session(
+            day, answers, {q.qid: q for q in checked_pool(paths)[1]}, manifest.max_withdrawn_share,
+            pool_publication_lags(paths)),
+    }
+    for name, judge in judges.items():
+        if name not in selected:
+            continue
+        try:
+            yield judge()
+        except (dg.Failure, OSError, ValueError) as exc:
+            message = exc.description if isinstance(exc, dg.Failure) else f"{type(exc).__name__}: {exc}"
+            yield dg.AssetCheckResult(check_name=name, passed=False, metadata={"error": message})

@@ -132,7 +132,7 @@ def test_deploy_config_reads_its_secret_from_the_environment_and_queues_runs(tmp
     for name, value in _instance_env("postgresql://dagster:s%40cret@127.0.0.1:5432/dagster").items():
         monkeypatch.setenv(name, value)
     config, _ = dagster_instance_config(str(tmp_path))  # validates against Dagster's instance schema
-    assert config["run_coordinator"]["class"] == "QueuedRunCoordinator"
+    assert config["run_coordinator"]["class"] == "TaggingRunCoordinator"  # the queue plus the run-tag policy
     limits = {(limit["key"], limit.get("value")): limit["limit"]
               for limit in config["run_coordinator"]["config"]["tag_concurrency_limits"]}
     assert limits[("livesearch/kind", "refresh")] < config["run_coordinator"]["config"]["max_concurrent_runs"]

@@ -84,7 +84,9 @@ def refresh_definitions(root: Path, *, clock: str = SERVICE_CLOCK, seed: int | N
     """The project's definitions with the test's resources, plus a job that runs only gold's checks."""
     from livesearch_pipeline.definitions import defs
 
-    gold_checks = dg.define_asset_job(GOLD_CHECKS_JOB, selection=dg.AssetSelection.checks_for_assets(GOLD))
+    # The four blocking checks; the freshness check of gold_answers is the freshness sensor's (ops).
+    gold_checks = dg.define_asset_job(GOLD_CHECKS_JOB, selection=dg.AssetSelection.checks_for_assets(GOLD)
+                                      - dg.AssetSelection.checks(dg.AssetCheckKey(GOLD, "gold_frozen_by_deadline")))
     return dg.Definitions(
         assets=defs.assets, asset_checks=defs.asset_checks, jobs=[*(defs.jobs or []), gold_checks],
         resources={"data_service": DataServiceResource(kind="embedded", clock=clock, seed=seed),
@@ -542,7 +544,9 @@ def test_a_day_past_the_calendars_is_refused_before_anything_runs_naming_the_fix
 
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert failure.step_key == "gold_answers.plan_gold_shards"
+    # Refused by the first step, before D's served file is written (issue 30, finding 19).
+    assert failure.step_key == "gold_answers.serve_questions"
+    assert not DataPaths(tmp_path).served_file(beyond).exists()
     message = failure_text(result)
     assert "partition 2028-01-03 cannot be refreshed" in message and "holiday" in message.lower()
     assert not DataPaths(tmp_path).gold.exists() or not SnapshotStore(DataPaths(tmp_path).gold).exists(beyond)
