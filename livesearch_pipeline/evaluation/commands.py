@@ -224,7 +224,7 @@ def _audit_longitudinal(args: argparse.Namespace) -> int:
 
 
 def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
-    from livesearch_pipeline.evaluation.baselines import AgentSpec
+    from livesearch_pipeline.evaluation.registry import AgentSpec
 
     kinds = AgentSpec.model_fields["kind"].annotation.__args__
     register = actions.add_parser(
@@ -255,9 +255,7 @@ def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
 def _agent_register(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from livesearch_pipeline.evaluation.baselines import (
-        AGENT_PARTITIONS_NAME, AgentRegistryError, AgentSpec, register_agent, registry_path,
-    )
+    from livesearch_pipeline.evaluation.registry import AGENT_PARTITIONS_NAME, AgentRegistryError, AgentSpec, register_agent, registry_path
     from livesearch_pipeline.settings import DataPaths
 
     services = tuple(s.strip() for s in args.services.split(",") if s.strip()) if args.services else None
@@ -287,7 +285,7 @@ def _agent_register(args: argparse.Namespace) -> int:
 
 
 def _agent_list(args: argparse.Namespace) -> int:
-    from livesearch_pipeline.evaluation.baselines import AgentRegistryError, load_agents, registry_path
+    from livesearch_pipeline.evaluation.registry import AgentRegistryError, load_agents, registry_path
     from livesearch_pipeline.settings import DataPaths
 
     path = registry_path(DataPaths.from_env())

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from livesearch_pipeline.evaluation.agents.search_read import (
-    Candidate, UnreadableQuestion, candidates_from_page, choose, convert, open_search_read_agent, read_question,
+    Candidate, UnreadableQuestion, candidates_from_page, choose, open_search_read_agent, read_question,
 )
-from livesearch_pipeline.evaluation.baselines import BASELINES, AgentSpec, load_agents, open_agent
+from livesearch_pipeline.evaluation.agents.reading import convert
+from livesearch_pipeline.evaluation.opening import open_agent
+from livesearch_pipeline.evaluation.registry import BASELINES, AgentSpec, load_agents
 from livesearch_pipeline.web.index import WebIndexError
 from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
 from livesearch_pipeline_tests.evaluation.eval_fixtures import agent_day

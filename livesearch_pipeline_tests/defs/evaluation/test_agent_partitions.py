@@ -25,15 +25,7 @@ from livesearch_pipeline.defs.evaluation.sensors import agent_registry_sensor
 from livesearch_pipeline.defs.refresh.assets import daily_refresh_assets
 from livesearch_pipeline.defs.refresh.schedules import daily_refresh_job
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
-from livesearch_pipeline.evaluation.baselines import (
-    AGENT_PARTITIONS_NAME,
-    AgentRegistryError,
-    AgentSpec,
-    find_agent,
-    load_agents,
-    register_agent,
-    registry_path,
-)
+from livesearch_pipeline.evaluation.registry import AGENT_PARTITIONS_NAME, AgentRegistryError, AgentSpec, find_agent, load_agents, register_agent, registry_path
 from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.evaluation.inputs import load_served
 from livesearch_pipeline.evaluation.leaderboard import CHART_CSV, CHART_PNG, LEADERBOARD_JSON, Leaderboard
