@@ -63,6 +63,13 @@ class AgentSpec(BaseModel):
         check_key_binding(self.name, self.api_base, self.api_key_env)
         return self
 
+    @model_validator(mode="after")
+    def _budget_for_the_navigator(self) -> AgentSpec:
+        if self.read_budget is not None and self.kind != "navigator":
+            raise ValueError(f"agent {self.name!r}: read_budget is the navigator's page-read budget, not an option "
+                             f"of the {self.kind} kind")
+        return self
+
 
 class _RegistryFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
