@@ -17,6 +17,7 @@ archives, not the bulletins' tables of figures (found by browsing, as on the rea
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
@@ -144,7 +145,8 @@ def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], l
                 page = make_page(site=look.site, kind="bulletin", path=path, lang=lang, title=title,
                                  published=date, entity=None, snippet=lead, blocks=blocks,
                                  records=tuple(r.record for r in chunk))
-                yield page
+                # Tables of figures the search engine leaves out: found from the archive.
+                yield dataclasses.replace(page, indexed=False)
             listing.append((day, parts))
         yield _archive(exchange, tool, lang, market, heading, listing, look, make_page)
 
