@@ -105,6 +105,7 @@ def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], l
     grouped: dict[tuple[str, str, str], dict[str, list[BulletinRow]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         grouped[(row.exchange, row.tool, row.lang)][row.day].append(row)
+    archives: dict[str, list[tuple[str, str, str, str]]] = defaultdict(list)
     for (exchange, tool, lang) in sorted(grouped):
         sessions = grouped[(exchange, tool, lang)]
         meta, look = metas[tool], looks[lang]
@@ -148,7 +149,35 @@ def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], l
                 # Tables of figures the search engine leaves out: found from the archive.
                 yield dataclasses.replace(page, indexed=False)
             listing.append((day, parts))
-        yield _archive(exchange, tool, lang, market, heading, listing, look, make_page)
+        # The archive lists code ranges, not what a name search should find first: the engine
+        # indexes the exchange's list of its bulletins instead (`_exchange_index`).
+        yield dataclasses.replace(_archive(exchange, tool, lang, market, heading, listing, look, make_page),
+                                  indexed=False)
+        archives[exchange].append((archive_path(exchange, tool), heading, days[0], lang))
+    for exchange, listed in sorted(archives.items()):
+        lang = listed[0][3]  # an exchange publishes in one language
+        yield _exchange_index(exchange, lang, [item[:3] for item in listed], looks[lang], make_page)
+
+
+def exchange_index_path(exchange: str) -> str:
+    return f"/exchange/bulletin/{exchange}/index.html"
+
+
+def _exchange_index(exchange: str, lang: str, listed: list[tuple[str, str, str]], look: Look,
+                    make_page: MakePage) -> Page:
+    """An exchange's list of its daily bulletins: one archive per data set."""
+    market = exchange_name(exchange, lang)
+    newest = max(key_date(day, None) or dt.date.min for _, _, day in listed)
+    if lang == "zh":
+        title = f"{market}每日行情公告"
+        lead = f"{market}每个交易日发布的行情公告，按数据类别归档（全部证券，分页）。"
+    else:
+        title = f"{market} daily market-data bulletins"
+        lead = f"{market} publishes a bulletin per session and data set, listing every instrument, page by page."
+    return make_page(site=look.site, kind="archive", path=exchange_index_path(exchange), lang=lang, title=title,
+                     published=newest, entity=None, snippet=lead,
+                     blocks=[Paragraph(lead), Links(tuple((path, heading) for path, heading, _ in listed))],
+                     records=())
 
 
 def _archive(exchange: str, tool: str, lang: str, market: str, heading: str,

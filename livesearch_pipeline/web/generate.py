@@ -93,7 +93,7 @@ def generate_pages(config: CorpusConfig, workers: int = 1,
         bulletins += 1
     if progress is not None:
         progress(f"pages: {pages_done + wraps + bulletins:,} in all, with {wraps:,} market wraps and {bulletins:,} "
-                 f"bulletin pages ({len(rows):,} rows)")
+                 f"bulletin and archive pages ({len(rows):,} bulletin rows)")
 
 
 def _in_process(generator: CorpusGenerator, batches: list[tuple[str, ...]]) -> Generator[_BatchResult, None, None]:
