@@ -93,8 +93,11 @@ class SearchReadAgent:
                 result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
             trace.append({"tool": "web_search", **result.trace})
             found = json.loads(result.content)["results"]
-            for item in found[: self.pages_per_query]:
-                if item["url"] not in urls and self._about(item, question, reading):
+            # The first pages_per_query results about the subject (a result about another entity
+            # is passed over, not read).
+            about = [item for item in found if self._about(item, question, reading)]
+            for item in about[: self.pages_per_query]:
+                if item["url"] not in urls:
                     urls.append(item["url"])
         candidates: list[Candidate] = []
         for rank, url in enumerate(urls):
