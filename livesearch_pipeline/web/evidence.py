@@ -94,13 +94,19 @@ class Link:
 
 
 def _references(question: Question) -> list[tuple[str, ValueRef]]:
+    """Every value reference of the program: the extractor's own (its value, each combine step's
+    other value, each other value a pick compares: `Extractor.refs`), each call's `refs`, and the
+    set a screen's selection keeps (`select.within`: the constituents it reads), as a reference
+    of its own."""
     program = question.program
-    refs: list[tuple[str, ValueRef]] = [("extract", program.extract)]
-    if program.extract.combine is not None:
-        for position, step in enumerate(program.extract.combine.chain()):
-            refs.append(("extract.combine" + (f".{position + 1}" if position else ""), step.other))
+    refs: list[tuple[str, ValueRef]] = list(program.extract.refs())
     for call in program.calls:
         refs += [(f"{call.id}.{arg}", ref) for arg, ref in sorted(call.refs.items())]
+    for where, ref in list(refs):
+        member = getattr(ref.select, "within", None)
+        if member is not None:
+            refs.append((f"{where}.within", ValueRef(call=member.call, path=member.path, select=member.select,
+                                                     field=member.field)))
     return refs
 
 
@@ -164,8 +170,11 @@ def _link(where: str, call_id: str, tool: str, field: str, records: Sequence[Map
     meta = replayer.metas[tool]
     args = gold.args[call_id]
     subject = str(args[meta.entity_param]) if meta.entity_param and meta.entity_param in args else None
-    keys = tuple(dict.fromkeys(record_key(tool, subject, r.get(meta.time_key) if meta.time_key else None)
-                               for r in records))
+    # A cross-section (a session of every instrument, for a screen) names each record's own entity.
+    keys = tuple(dict.fromkeys(
+        record_key(tool, subject if subject is not None or not meta.entity_param else r.get(meta.entity_param),
+                   r.get(meta.time_key) if meta.time_key else None)
+        for r in records))
     values = tuple(r.get(field) for r in records)
     digest = None
     if aggregate in _DIGESTED and meta.time_key and records and subject is not None:
