@@ -350,6 +350,11 @@ def structural_tier(program: Program) -> tuple[Tier | None, str]:
     if len(program.calls) > 1 or extract.combine is not None or any(c.refs for c in program.calls):
         tools = ", ".join(c.tool for c in program.calls)
         return "T3", f"multi-call derivation ({len(program.calls)} calls: {tools})"
+    if extract.aggregate in ("max_drawdown", "drawdown_peak", "drawdown_trough"):
+        return "T3", f"a path over a window ({extract.aggregate} of {extract.field!r} from a running peak)"
+    if extract.aggregate in ("argmax", "argmin") and extract.arg_field not in (None, extract.select.key):
+        return "T3", (f"a ranking over a window's records ({extract.aggregate} of {extract.field!r}) read at the "
+                      f"winning record's {extract.arg_field!r}")
     if extract.aggregate is not None:
         if (extract.aggregate, extract.field) in ANALYST_WINDOW_AGGREGATES:
             return "T3", f"multi-period aggregate ({extract.aggregate} over the records of a window)"
