@@ -40,6 +40,7 @@ from livesearch_pipeline.construction.formats import ask_zh, unit_phrase_en, val
 from livesearch_pipeline.construction.models import Candidate, EntityInfo
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
+from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.core.models import (
     PERCENTAGE_POINTS,
     Call,
@@ -183,6 +184,11 @@ def _window(tool: ToolMeta, calendar: str, sessions: int) -> dict[str, DateSpec]
             end.name: DateSpec(sessions_back=0, calendar=calendar, fmt=end.fmt)}
 
 
+def _return_window(tool: ToolMeta, calendar: str, sessions: int) -> dict[str, DateSpec]:
+    """A return "over the last N sessions": N + 1 closes (core.program.window_rows)."""
+    return _window(tool, calendar, window_rows("pct_change", sessions))
+
+
 def _lookback(tool: ToolMeta, days: int) -> dict[str, DateSpec]:
     start = next(p for p in tool.date_params if p.role == "start")
     end = next(p for p in tool.date_params if p.role == "end")
@@ -318,9 +324,10 @@ def _adj_return_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft
     bar, factor = tools
     out = []
     for n in ADJ_WINDOWS:
-        c1 = Call(id="c1", tool=bar.name, args={bar.entity_param: entity.code}, dates=_window(bar, entity.calendar, n))
+        c1 = Call(id="c1", tool=bar.name, args={bar.entity_param: entity.code},
+                  dates=_return_window(bar, entity.calendar, n))
         c2 = Call(id="c2", tool=factor.name, args={factor.entity_param: entity.code},
-                  dates=_window(factor, entity.calendar, n))
+                  dates=_return_window(factor, entity.calendar, n))
         ex = Extractor(call="c1", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="close",
                        aggregate="pct_change", times=RecordJoin(call="c2", field="adj_factor"), format=PERCENT)
         out.append(FamilyDraft(Program(calls=[c1, c2], extract=ex), entity, bar, bar.field("close"),
@@ -378,7 +385,7 @@ def compare_family_drafts(catalog: Catalog, pairs: Sequence[tuple[EntityInfo, En
         if tool is None or not a.calendar or a.calendar != b.calendar:
             continue
         for n in COMPARE_WINDOWS:
-            dates = _window(tool, a.calendar, n)
+            dates = _return_window(tool, a.calendar, n)
             select = Selection(mode="all", key=tool.time_key, key_fmt=YMD)
             calls = [Call(id="c1", tool=tool.name, args={tool.entity_param: a.code}, dates=dates),
                      Call(id="c2", tool=tool.name, args={tool.entity_param: b.code}, dates=dates)]
@@ -501,9 +508,9 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
                 f"was that stock's {noun} on the most recent trading day{unit}?")
     if name == "adj_return":
         what = "splits" if c.asset_class in ("hk_equity", "us_equity") else "splits and dividends"
-        return (f"What was the return of {subj} over the last {param} trading days, from the {noun} of the "
-                f"first of them to that of the most recent one, adjusted for {what} with the cumulative "
-                f"adjustment factor{unit}?")
+        return (f"What was the return of {subj} over the last {param} trading days, from the {noun} {param} "
+                f"trading days before the most recent one to that of the most recent one, adjusted for {what} "
+                f"with the cumulative adjustment factor{unit}?")
     if name == "fx_convert":
         rates = "USD/CNH and USD/HKD" if c.asset_class == "hk_equity" else "USD/CNH"
         market = "Hong Kong" if c.asset_class == "hk_equity" else "New York"
@@ -552,7 +559,7 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name == "top_constituent":
         return f"{subj}最近一次调整权重后权重最大的成分股，最近一个交易日的{noun}{ask}"
     if name == "adj_return":
-        return f"{subj}最近{param}个交易日（首日至最近一个交易日）按复权因子调整后的{noun}涨跌幅{ask}"
+        return f"{subj}最近{param}个交易日（自最近一个交易日之前第{param}个交易日至最近一个交易日）按复权因子调整后的{noun}涨跌幅{ask}"
     if name == "price_to_nav":
         return f"{subj}最近一个已公布净值的交易日，{noun}相对单位净值的溢价率（折价为负）{ask}"
     if name == "compare":
@@ -761,7 +768,7 @@ def pick_family_drafts(catalog: Catalog, triples: Sequence[tuple[EntityInfo, Ent
         if not cal or any(e.calendar != cal for e in trio) or len({e.code for e in trio}) < 3:
             continue
         for n in PICK_WINDOWS:
-            dates = _window(tool, cal, n)
+            dates = _return_window(tool, cal, n)
             select = Selection(mode="all", key=tool.time_key, key_fmt=YMD)
             calls = [Call(id=f"c{i + 1}", tool=tool.name, args={tool.entity_param: e.code}, dates=dates)
                      for i, e in enumerate(trio)]

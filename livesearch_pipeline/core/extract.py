@@ -12,8 +12,17 @@ Semantics worth knowing:
   keep the response order, and `observed_period` is not set since the key is not a time.
 - Aggregates skip records whose field is null, as SQL aggregates do; if every selected record
   is null the outcome is `empty`. first/last/change/pct_change/argmax/argmin work on records
-  ordered by key ascending (responses arrive newest first); argmax/argmin ties go to the
-  earliest record. change, pct_change and std need at least two values.
+  ordered by key ascending (responses arrive newest first). change, pct_change and std need at
+  least two values.
+- Ties are never broken silently (issue 28): when the deciding value of a ranking (argmax,
+  argmin, a top-N boundary, a screen's threshold) is shared by two or more records, there is
+  no one answer. `ranking_tie` is the one test every ranking construct calls; a tie raises
+  `ExtractionTie` (an `empty` outcome) whose reason begins "tie:" and names the tied keys and
+  the value ("tie: 601682.SH and 603899.SH at 30.0"), so the refresh withdraws the question on
+  that day with that reason and construction drops a candidate that ties on any day it sees.
+- A percentage change, a percentage difference or a ratio needs a positive base (issue 28):
+  a payout ratio against a loss per share, or a growth rate from a loss, means nothing; the
+  outcome is `empty` with a reason beginning "not meaningful:".
 - Rounding is decimal ROUND_HALF_UP everywhere (2.675 → 2.68, −2.5 → −3), applied to the
   shortest decimal repr of the float, so that the answer is what a person rounding the shown
   number would write; a rounded zero is never rendered with a minus sign.
@@ -51,6 +60,80 @@ class ExtractionEmpty(Exception):
 
 class ExtractionError(Exception):
     """The response does not fit the extractor (bad path, type mismatch, ambiguity): `error`."""
+
+
+TIE = "tie:"
+NOT_MEANINGFUL = "not meaningful:"
+MAX_TIED_NAMED = 5  # keys a tie reason names before counting the rest
+
+
+class ExtractionTie(ExtractionEmpty):
+    """The deciding value of a ranking is shared: no one answer on the day (status `empty`).
+
+    Its message begins with TIE; `located` keeps it first when a caller adds where it happened."""
+
+
+class ExtractionNotMeaningful(ExtractionEmpty):
+    """A ratio or percentage over a non-positive base (status `empty`); message begins NOT_MEANINGFUL."""
+
+
+def located(exc: Exception, where: str) -> str:
+    """`exc`'s message with the place it happened: a tie or a not-meaningful value keeps its
+    reason first ("tie: A and B at 30.0 (c2 daily: ...)") so the withdrawal reason starts with
+    it; any other message is prefixed ("c2 daily: ...")."""
+    text = str(exc)
+    if isinstance(exc, (ExtractionTie, ExtractionNotMeaningful)):
+        return f"{text} ({where})"
+    return f"{where}: {text}"
+
+
+def _relocated(exc: ExtractionEmpty, where: str) -> ExtractionEmpty:
+    """The same kind of empty outcome, with `where` added (see `located`)."""
+    return type(exc)(located(exc, where))
+
+
+def is_tie(reason: str | None) -> bool:
+    """Whether a withdrawal or outcome reason is a tie (see ExtractionTie)."""
+    return bool(reason) and reason.removeprefix("empty: ").startswith(TIE)
+
+
+def is_not_meaningful(reason: str | None) -> bool:
+    """Whether a withdrawal or outcome reason is a ratio or percentage over a non-positive base."""
+    return bool(reason) and reason.removeprefix("empty: ").startswith(NOT_MEANINGFUL)
+
+
+def ranking_tie(entries: Sequence[tuple[Any, Number]], *, highest: bool, n: int = 1) -> str | None:
+    """The tie that leaves a ranking of `entries` (key, deciding value) undecided, or None.
+
+    The first `n` by value (highest or lowest first) must be told apart from the rest: the
+    n-th value may not be shared with any entry beyond it, and (for n = 1, an argmax or argmin)
+    no two entries may share the best value. A top-N whose members are listed in order passes
+    each position: call it with n = 1, 2, ..., N. Values are compared exactly as the data gives
+    them (the data service rounds them once): 30.0 and 30.0 tie, 30.0 and 29.99 do not.
+    Returns the reason "tie: K1 and K2 at V" (more keys: "K1, K2 and K3 at V").
+    """
+    if n < 1:
+        raise ValueError(f"ranking_tie: n must be >= 1, got {n}")
+    if len(entries) <= n:
+        return None
+    ordered = sorted(entries, key=lambda kv: kv[1], reverse=highest)
+    boundary = ordered[n - 1][1]
+    if ordered[n][1] != boundary:
+        return None
+    tied = [str(k) for k, v in ordered if v == boundary]
+    if len(tied) > MAX_TIED_NAMED:
+        # A factor constant over a window ties on every day of it: name a few, count the rest.
+        names = f"{', '.join(tied[:MAX_TIED_NAMED])} and {len(tied) - MAX_TIED_NAMED} more"
+    else:
+        names = f"{', '.join(tied[:-1])} and {tied[-1]}"
+    return f"{TIE} {names} at {boundary!r}"
+
+
+def check_ranking(entries: Sequence[tuple[Any, Number]], *, highest: bool, n: int = 1) -> None:
+    """Raise ExtractionTie when `ranking_tie` finds one."""
+    reason = ranking_tie(entries, highest=highest, n=n)
+    if reason is not None:
+        raise ExtractionTie(reason)
 
 
 @dataclass(frozen=True)
@@ -294,15 +377,11 @@ def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
         return ExtractedValue(values[-1], keys[rows[-1][0]] if keys else None)
     numbers = _numbers(values, field, aggregate)
     if aggregate in ("argmax", "argmin"):
-        best = max(numbers) if aggregate == "argmax" else min(numbers)
         arg_field = ref.arg_field or ref.select.key
-        tied = [picked.records[rows[i][0]] for i, n in enumerate(numbers) if n == best]
-        if len(tied) > 1:
-            # Which record ranks first is the answer: two records sharing the deciding value
-            # name no single one (an index's capped weights, two limit-down closes).
-            name = ref.arg_field if ref.arg_field and ref.select.mode == "latest" else ref.select.key
-            raise tie([r.get(name) for r in tied], best)
-        winner = tied[0]
+        check_ranking([(picked.records[i].get(arg_field), v) for (i, _), v in zip(rows, numbers)],
+                      highest=aggregate == "argmax")
+        best = max(numbers) if aggregate == "argmax" else min(numbers)
+        winner = picked.records[rows[numbers.index(best)][0]]
         if winner.get(arg_field) is None:
             raise ExtractionEmpty(f"field {arg_field!r} of the {aggregate} record is null")
         return ExtractedValue(_check_value(winner[arg_field], arg_field), period)
@@ -324,59 +403,41 @@ def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
     if aggregate == "change":
         return ExtractedValue(last - first, period)
     if aggregate == "pct_change":
-        if first == 0:
-            raise ExtractionError("pct_change from a first value of 0 is undefined")
-        return ExtractedValue((last - first) / abs(first) * 100, period)
+        if first <= 0:
+            raise ExtractionNotMeaningful(f"{NOT_MEANINGFUL} pct_change from a first value of {first!r} (not positive)")
+        return ExtractedValue((last - first) / first * 100, period)
     raise ExtractionError(f"unknown aggregate {aggregate!r}")
-
-
-def tie(keys: Sequence[Any], value: Any) -> ExtractionEmpty:
-    """The outcome of a ranking whose deciding value is shared: `empty`, with a reason that
-    begins "tie:" and names the tied keys and the value (the refresh withdraws the question on
-    that day; construction drops a candidate that ties on any replayed day)."""
-    named = ", ".join(str(k) for k in keys[:-1]) + f" and {keys[-1]}" if len(keys) > 1 else str(keys[0])
-    return ExtractionEmpty(f"tie: {named} at {value}")
 
 
 def _drawdown(aggregate: str, closes: Sequence[Number], keys: Sequence[str], period: str) -> ExtractedValue:
     """The largest fall from a running peak over closes in time order, as a positive percentage of
-    that peak (`max_drawdown`), or the key of its peak or trough (`drawdown_peak`/`_trough`).
+    that peak (`max_drawdown`), or the key of its trough or peak (`drawdown_trough`/`_peak`).
 
-    A window that never falls below an earlier close has no drawdown (`empty`). Asked for a day,
-    the answer must be one day: a largest fall reached at two troughs, or from a peak close that
-    two days share, is a tie.
+    A window that never closes below an earlier close has no drawdown (`empty`). Asked for a day,
+    the answer must be one day (`check_ranking`): a largest fall reached on two days, or a peak
+    close that two days share, is a tie.
     """
     if len(closes) < 2:
         raise ExtractionError(f"aggregate {aggregate!r} needs at least 2 non-null values, got {len(closes)}")
     if any(c <= 0 for c in closes):
         raise ExtractionError(f"aggregate {aggregate!r} needs positive closes")
-    peak_at, worst, troughs = 0, 0.0, []
-    peaks: dict[int, list[int]] = {}  # trough index -> the days of its running peak close
-    for j, close in enumerate(closes):
-        if close > closes[peak_at]:
-            peak_at = j
-        fall = (closes[peak_at] - close) / closes[peak_at] * 100
-        if fall <= 0:
-            continue
-        if troughs and math.isclose(fall, worst, rel_tol=1e-12):
-            troughs.append(j)
-        elif fall > worst:
-            worst, troughs = fall, [j]
-        else:
-            continue
-        peaks[j] = [i for i in range(j) if closes[i] == closes[peak_at]]
-    if not troughs:
+    falls: list[float] = []
+    peak = closes[0]
+    for close in closes:
+        peak = max(peak, close)
+        falls.append((peak - close) / peak * 100)
+    worst = max(falls)
+    if worst <= 0:
         raise ExtractionEmpty(f"no drawdown: no close in {period} is below an earlier one")
     if aggregate == "max_drawdown":
         return ExtractedValue(worst, period)
+    check_ranking(list(zip(keys, falls)), highest=True)
+    trough = falls.index(worst)
     if aggregate == "drawdown_trough":
-        if len(troughs) > 1:
-            raise tie([keys[j] for j in troughs], f"a drawdown of {worst!r}%")
-        return ExtractedValue(keys[troughs[0]], period)
-    days = sorted({i for j in troughs for i in peaks[j]})
-    if len(days) > 1:
-        raise tie([keys[i] for i in days], f"the peak close {closes[days[0]]!r}")
-    return ExtractedValue(keys[days[0]], period)
+        return ExtractedValue(keys[trough], period)
+    before = closes[: trough + 1]
+    check_ranking(list(zip(keys, before)), highest=True)
+    return ExtractedValue(keys[before.index(max(before))], period)
 
 
 def read_value(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> ExtractedValue:
@@ -424,7 +485,7 @@ def _read(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> Extrac
     try:
         return read_value(ref, responses, as_of)
     except ExtractionEmpty as exc:
-        raise ExtractionEmpty(f"{_describe(ref)}: {exc}") from exc
+        raise _relocated(exc, _describe(ref)) from exc
     except ExtractionError as exc:
         raise ExtractionError(f"{_describe(ref)}: {exc}") from exc
 
@@ -440,12 +501,14 @@ def _combine(combine: Combine, main: ExtractedValue, other: ExtractedValue) -> E
         value: Number = a - b
     elif combine.op == "product":
         value = a * b
-    elif b == 0:
-        raise ExtractionError(f"combine {combine.op!r}: the other value is 0")
+    elif b <= 0:
+        # A ratio or percentage against a zero or negative base (a payout ratio against a loss
+        # per share, growth from a loss) is not a figure anyone states.
+        raise ExtractionNotMeaningful(f"{NOT_MEANINGFUL} combine {combine.op!r} over a base of {b!r} (not positive)")
     elif combine.op == "ratio":
         value = a / b
     else:
-        value = (a - b) / abs(b) * 100
+        value = (a - b) / b * 100
     period = main.observed_period
     if other.observed_period != main.observed_period:
         period = f"{main.observed_period} vs {other.observed_period}"
@@ -454,15 +517,13 @@ def _combine(combine: Combine, main: ExtractedValue, other: ExtractedValue) -> E
 
 def _pick(pick: Pick, main: ExtractedValue, responses: Mapping[str, Any], as_of: dt.date) -> ExtractedValue:
     """The label of the value that ranks first among the main one and `pick.others`; a tie at
-    the top is `empty` (see `tie`)."""
+    the top is `empty` (`check_ranking`)."""
     values = [main.value, *(_read(ref, responses, as_of).value for ref in pick.others)]
     if not all(_is_number(v) for v in values):
         raise ExtractionError(f"pick {pick.op!r} compares numbers, got {values!r}")
+    check_ranking(list(zip(pick.labels, values)), highest=pick.op == "argmax")
     best = max(values) if pick.op == "argmax" else min(values)
-    first = [label for label, v in zip(pick.labels, values) if v == best]
-    if len(first) > 1:
-        raise tie(first, best)
-    return ExtractedValue(first[0], main.observed_period)
+    return ExtractedValue(pick.labels[values.index(best)], main.observed_period)
 
 
 def round_half_up(value: Number, decimals: int) -> str:
@@ -526,6 +587,8 @@ def run_extractor(extractor: Extractor, responses: Mapping[str, Any], as_of: dt.
                     extracted = _combine(step, extracted, other)
                 except ExtractionError as exc:
                     raise ExtractionError(f"{_describe(extractor)}: {exc}") from exc
+                except ExtractionEmpty as exc:
+                    raise _relocated(exc, _describe(extractor)) from exc
         try:
             answer, value = format_answer(extracted.value, extractor.format)
         except ExtractionError as exc:

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from livesearch_pipeline.core.catalog import Catalog, FieldType, ToolMeta
 from livesearch_pipeline.core.dates import resolve_date_spec
-from livesearch_pipeline.core.extract import ORDERED_AGGREGATES, ExtractionEmpty, ExtractionError, read_value
+from livesearch_pipeline.core.extract import ORDERED_AGGREGATES, ExtractionEmpty, ExtractionError, located, read_value
 from livesearch_pipeline.core.models import (
     DRAWDOWN_DAYS, ArgValue, Call, DateSpec, Extractor, Program, Question, ValueRef,
 )
@@ -335,6 +335,18 @@ def call_levels(program: Program) -> list[list[Call]]:
     return levels
 
 
+# The window convention (issue 28, DESIGN "Conventions"): a change or return "over the last N
+# sessions" runs from the close N sessions before the latest to the latest, N intervals over
+# N + 1 closes, as a terminal's N-day change (Wind's, Tushare's pct_chg chained) does; a mean,
+# sum, high, low or any other aggregate over N sessions reads N rows.
+CHANGE_AGGREGATES = frozenset({"change", "pct_change"})
+
+
+def window_rows(aggregate: str | None, sessions: int) -> int:
+    """The records an aggregate "over the last `sessions` sessions" reads: N + 1 for a change."""
+    return sessions + 1 if aggregate in CHANGE_AGGREGATES else sessions
+
+
 def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> dict[str, ArgValue]:
     """The arguments `call` sends on `as_of`: fixed args, resolved dates, and values read from
     the responses of earlier calls. ExtractionEmpty/ExtractionError when a ref cannot be read."""
@@ -345,7 +357,7 @@ def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> d
         try:
             args[name] = read_value(ref, responses, as_of).value
         except ExtractionEmpty as exc:
-            raise ExtractionEmpty(f"call {call.id!r} refs.{name} (from call {ref.call!r}): {exc}") from exc
+            raise type(exc)(located(exc, f"call {call.id!r} refs.{name} (from call {ref.call!r})")) from exc
         except ExtractionError as exc:
             raise ExtractionError(f"call {call.id!r} refs.{name} (from call {ref.call!r}): {exc}") from exc
     return args

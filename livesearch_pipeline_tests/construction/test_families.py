@@ -210,7 +210,7 @@ def test_adjusted_return_multiplies_closes_by_the_adjustment_factor(built):
     bars = sorted(raw["c1"], key=lambda r: r["trade_date"])
     first, last = (bars[0]["close"] * factor[bars[0]["trade_date"]], bars[-1]["close"] * factor[bars[-1]["trade_date"]])
     assert c.facts.observed_answer == _pct(last, first)
-    assert len(bars) == 60
+    assert len(bars) == 61  # 60 sessions: from the close 60 sessions back, 61 closes (issue 28)
 
 
 def test_hong_kong_market_value_is_converted_at_two_fx_rates(built):

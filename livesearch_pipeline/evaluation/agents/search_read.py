@@ -37,6 +37,7 @@ import httpx
 
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.core.normalize import unit_scale
+from livesearch_pipeline.core.program import window_rows  # N + 1 closes for a change over N sessions
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.wording import canonical_label
@@ -351,8 +352,8 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
                 found.append(Candidate(cells[0][1], unit, cells[0][0], url, rank, label))
             elif reading.kind == "snapshot" and len(cells) > reading.sessions and cells[reading.sessions][1] is not None:
                 found.append(Candidate(cells[reading.sessions][1], unit, cells[0][0], url, rank, label))
-            elif reading.kind == "window" and len(cells) >= reading.sessions:
-                window = list(reversed(cells[: reading.sessions]))
+            elif reading.kind == "window" and len(cells) >= window_rows(reading.aggregate, reading.sessions):
+                window = list(reversed(cells[: window_rows(reading.aggregate, reading.sessions)]))
                 if all(v is not None for _, v in window):
                     value = _aggregate([v for _, v in window], [d for d, _ in window], reading.aggregate or "mean")
                     if value is not None:
