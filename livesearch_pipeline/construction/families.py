@@ -673,7 +673,7 @@ def _drawdown_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
             factor = tools[1]
             calls.append(Call(id="c2", tool=factor.name, args={factor.entity_param: entity.code},
                               dates=_window(factor, entity.calendar, n)))
-            join = RecordJoin(call="c2", field=pair[1])
+            join = RecordJoin(call="c2", field="adj_factor")
         for part, aggregate in DRAWDOWN_PARTS:
             fmt = PERCENT if aggregate == "max_drawdown" else Format(kind="date", in_fmt=YMD, out_fmt="%Y-%m-%d")
             ex = Extractor(call="c1", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="close",

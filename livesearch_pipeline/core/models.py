@@ -141,8 +141,9 @@ class Selection(_OmitsUnsetExtensions):
     time: Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")] | None = None
     where: dict[str, ArgValue] = Field(default_factory=dict)
     years_back: int | None = Field(default=None, ge=1, le=5)
-    # Issue 29 (screens): records of the members of another call's set only, and records whose
-    # field is strictly above a threshold ("how many constituents closed up": pct_chg above 0).
+    # Issue 29 (screens): records of the members of another call's set only (applied before the
+    # mode: `latest` is then the members' latest key), and records whose field is strictly above
+    # a threshold ("how many constituents closed up": pct_chg above 0).
     within: Membership | None = None
     above: dict[str, float] | None = None
 
