@@ -32,7 +32,7 @@ and three of the T3 investigations (issue 29):
   screen    index_weight of the entity's index on the latest session (the resolve call) and the
             cross-section of every entity's daily bar on that session (one call a day): the
             constituent that fell or rose most, traded most, or how many closed up
-  pick      the 20- or 60-session returns of the entity and two peers: which ranks first
+  pick      the 10-, 20- or 60-session returns of the entity and two peers: which ranks first
 
 Many programs share calls (the same daily window serves several shapes), as a real pool does.
 The tools are served in memory by a deterministic market with Tushare-like records (newest
@@ -506,7 +506,7 @@ def build_program(shape: str, variant: int, code: str, market: SyntheticMarket) 
         entities = market.entities
         at = entities.index(code)
         trio = [code, entities[(at + 1) % len(entities)], entities[(at + 2) % len(entities)]]
-        window, op = ((20, "argmax"), (20, "argmin"), (60, "argmax"), (60, "argmin"), (20, "argmax"), (60, "argmin"))[variant]
+        window, op = ((20, "argmax"), (20, "argmin"), (60, "argmax"), (60, "argmin"), (10, "argmax"), (10, "argmin"))[variant]
         others = [ValueRef(call=f"c{i}", select=day_key, field="close", aggregate="pct_change") for i in (2, 3)]
         return Program(calls=[_daily(f"c{i + 1}", c, window) for i, c in enumerate(trio)],
                        extract=Extractor(call="c1", select=day_key, field="close", aggregate="pct_change",
