@@ -56,7 +56,7 @@ from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.executor import (
     PROGRAM_ERRORS, CallFailure, CallKey, ExecutorConfig, call_key, call_with_retries,
 )
-from livesearch_pipeline.core.extract import ExtractionEmpty, run_extractor
+from livesearch_pipeline.core.extract import ExtractionEmpty, is_not_meaningful, is_tie, located, run_extractor
 from livesearch_pipeline.core.matching import clamp_rule, match_answer
 from livesearch_pipeline.core.models import (
     AnswerStatus,
@@ -188,7 +188,7 @@ async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, cli
                 try:
                     args = concrete_args(call, day, responses[qid])
                 except ExtractionEmpty as exc:
-                    done[qid] = DayAnswer("empty", error=f"{call.id} {call.tool}: {exc}")
+                    done[qid] = DayAnswer("empty", error=located(exc, f"{call.id} {call.tool}"))
                     break
                 except PROGRAM_ERRORS as exc:
                     done[qid] = DayAnswer("error", error=f"{call.id} {call.tool}: {exc}")
@@ -334,28 +334,69 @@ def trivial_flags(values: Sequence[float | int | str], distinct_answers: int) ->
     return flags
 
 
-# Single-call window aggregates that stay T3 (issue 20): what an analyst asks of a window — an
-# average or total volume or turnover, a window return, the high and low of the range, a moving
-# average, a volatility, an average turnover rate.
-ANALYST_WINDOW_AGGREGATES = frozenset({
-    ("mean", "vol"), ("mean", "amount"), ("sum", "vol"), ("sum", "amount"), ("pct_change", "close"),
-    ("max", "high"), ("min", "low"), ("max", "close"), ("min", "close"), ("mean", "close"),
-    ("std", "pct_chg"), ("mean", "turnover_rate"),
-})
+# Single-call aggregates that are T3 (issue 28): a statistic of the whole path of a window (a
+# volatility needs every session's value, not one or two records). Any other aggregate of one
+# call (a mean, a sum, a high, a change) is one call's arithmetic: T1 or T2 by its dynamics.
+PATH_AGGREGATES = frozenset({"std", "max_drawdown", "drawdown_peak", "drawdown_trough"})
+_COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
+
+
+def _ref_phrase(ref) -> str:
+    what = ref.arg_field or (ref.select.key if ref.aggregate in ("argmax", "argmin") else ref.field)
+    how = ref.aggregate or ref.select.mode
+    return f"{how} {what}"
 
 
 def structural_tier(program: Program) -> tuple[Tier | None, str]:
-    """T3 from the program's shape alone, or None (a single record) with what kind of record."""
+    """T3 from the program's shape alone, with why; or None and what kind of record it reads.
+
+    T3 is real multi-step work (issue 28): calls that depend on each other (an argument read from
+    an earlier response), arithmetic across calls (a value times another call's factor, two
+    instruments' returns compared), or a statistic of a window's whole path. A single call read
+    once — a record, one aggregate, or arithmetic between records of the same response (growth
+    on the year before, a margin) — is T1 or T2 by its measured dynamics.
+    """
     extract = program.extract
-    if len(program.calls) > 1 or extract.combine is not None or any(c.refs for c in program.calls):
-        tools = ", ".join(c.tool for c in program.calls)
-        return "T3", f"multi-call derivation ({len(program.calls)} calls: {tools})"
+    tools = {c.id: c.tool for c in program.calls}
+    dependent = [(c, name, ref) for c in program.calls for name, ref in sorted(c.refs.items())]
+    if dependent:
+        count = _COUNT_WORDS.get(len(program.calls), str(len(program.calls)))
+        links = "; ".join(f"{tools.get(ref.call, ref.call)} → {c.tool} ({name} from the {_ref_phrase(ref)})"
+                          for c, name, ref in dependent)
+        return "T3", f"{count} dependent calls: {links}"
+    read = [extract.call, *(step.other.call for step in (extract.combine.chain() if extract.combine else ()))]
+    if extract.times is not None:
+        read.append(extract.times.call)
+    # Issue 29: a screen reads its set from another call; a pick compares other calls' values.
+    if extract.select.within is not None:
+        read.append(extract.select.within.call)
+    if extract.pick is not None:
+        read.extend(ref.call for ref in extract.pick.others)
+    if len(set(read)) > 1:
+        if extract.pick is not None:
+            what = f"{extract.pick.op} of {extract.aggregate} {extract.field} across {len(set(read))} calls"
+        elif extract.select.within is not None:
+            member = extract.select.within
+            what = (f"a screen of {tools.get(extract.call)} across the {member.field} listed by "
+                    f"{tools.get(member.call)} ({extract.aggregate} of {extract.field})")
+        elif extract.times is not None:
+            joined = f"{tools.get(extract.call)} {extract.field} times {tools.get(extract.times.call)} {extract.times.field}"
+            what = f"{joined}, then {extract.aggregate}" if extract.aggregate else joined
+        else:
+            ops = ", ".join(step.op for step in extract.combine.chain())  # type: ignore[union-attr]
+            what = f"{ops} of {' and '.join(f'{tools.get(c)} ({c})' for c in dict.fromkeys(read))}"
+        return "T3", f"cross-call arithmetic: {what}"
+    if extract.combine is not None:
+        ops = ", ".join(step.op for step in extract.combine.chain())
+        return None, f"one call's arithmetic ({ops} of records of one {tools.get(extract.call)} response)"
     if extract.aggregate is not None:
-        if (extract.aggregate, extract.field) in ANALYST_WINDOW_AGGREGATES:
-            return "T3", f"multi-period aggregate ({extract.aggregate} over the records of a window)"
-        # Issue 20: T3 is the multi-step tier; a window statistic no analyst asks for is one
-        # call's arithmetic, as time-sensitive as it is measured to be.
-        return None, f"window statistic ({extract.aggregate} of {extract.field!r} over one call's records)"
+        if extract.aggregate in PATH_AGGREGATES:
+            return "T3", f"a path over a window: {extract.aggregate} of {extract.field!r} over every session of it"
+        if extract.aggregate in ("argmax", "argmin") and extract.arg_field not in (None, extract.select.key):
+            # Issue 29: the record that ranks first over a window, read at another of its figures.
+            return "T3", (f"a ranking over a window: {extract.aggregate} of {extract.field!r}, then the winning "
+                          f"record's {extract.arg_field!r}")
+        return None, f"one aggregate of one call ({extract.aggregate} of {extract.field!r} over a window)"
     select = extract.select
     if select.mode in ("snapshot", "minute") and select.anchor is not None and select.anchor.period is None:
         return None, f"rolling anchor ({select.mode} at a date relative to the as-of day)"
@@ -426,6 +467,13 @@ def decide(candidate: Candidate, days: Sequence[dt.date], answers: Sequence[DayA
     def drop(name: str, why: str) -> Decision:
         return Decision(Dynamics(**measured, class_reason=why), name, why)
 
+    # A ranking that ties (core.extract.ranking_tie) or a ratio over a non-positive base on any
+    # replayed day would be withdrawn on such a day of the benchmark: dropped with its own reason.
+    for day, answer in zip(days, answers):
+        if answer.status == "empty" and is_tie(answer.error):
+            return drop("dynamics_tie", f"{day.isoformat()}: {answer.error}")
+        if answer.status == "empty" and is_not_meaningful(answer.error):
+            return drop("dynamics_not_meaningful", f"{day.isoformat()}: {answer.error}")
     if not_ok > policy.max_not_ok_share * len(answers) or pairs == 0:
         return drop("dynamics_unreliable", f"no ok answer on {not_ok} of {len(answers)} replayed days")
     for flag, why in (("flag_like", "every answer is 0 or 1 (a flag)"),
@@ -454,7 +502,7 @@ def decide(candidate: Candidate, days: Sequence[dt.date], answers: Sequence[DayA
             class_reason = f"{moved}: observed {cadence}, tool cadence {tool_cadence}, the slower of the two"
     tier, shape = structural_tier(candidate.program)
     if tier is not None:
-        tier_reason = f"T3: {shape}"
+        tier_reason = f"T3 complex historical investigation: {shape}"
     elif observed == "daily":
         tier, tier_reason = "T1", f"T1 time-sensitive: {shape} that {moved}"
     elif shape.startswith("rolling anchor"):

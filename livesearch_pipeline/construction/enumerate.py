@@ -29,7 +29,7 @@ from livesearch_pipeline.construction.families import (
 )
 from livesearch_pipeline.construction.formats import proposed_rule, value_format  # formats from the lexicon
 from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
-from livesearch_pipeline.construction.semantics import answer_reason, program_reason
+from livesearch_pipeline.construction.semantics import answer_reason, plain_twin, program_reason, selection_reason
 from livesearch_pipeline.construction.sampling import (
     CLASS_CALENDAR,
     call_concrete,
@@ -41,6 +41,7 @@ from livesearch_pipeline.construction.sampling import (
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
+from livesearch_pipeline.core.extract import is_not_meaningful, is_tie
 from livesearch_pipeline.core.models import (
     Call,
     DateSpec,
@@ -52,6 +53,7 @@ from livesearch_pipeline.core.models import (
     ValueRef,
 )
 from livesearch_pipeline.core.normalize import unit_scale
+from livesearch_pipeline.core.program import CHANGE_AGGREGATES, window_rows  # the window convention
 from livesearch_pipeline.core.progress import Report, say
 from livesearch_pipeline.core.qid import compute_qid, compute_signature
 
@@ -318,8 +320,11 @@ def _series_drafts(tool: ToolMeta, entity: EntityInfo, args: dict[str, Any], ser
             aggregates = {"price": PRICE_AGGREGATES, "flow": FLOW_AGGREGATES, "ratio": RATIO_AGGREGATES,
                           "delta": DELTA_AGGREGATES}[kind]
             for n in AGGREGATE_WINDOWS:
-                dates = window_dates(tool, cal, sessions=n)
                 for agg in aggregates:
+                    if agg in CHANGE_AGGREGATES and cal is None:
+                        # N + 1 weekdays back has no exact days_back on a weekday series (FX).
+                        continue
+                    dates = window_dates(tool, cal, sessions=window_rows(agg, n))
                     afmt = value_format(f, agg, sample(f), key_fmt, tool=tool.name, observed=observed(f), window=n)
                     select = Selection(mode="all", key=key, key_fmt=key_fmt, where=where)
                     drafts.append(_Draft(program(dates, select, f, agg, afmt), entity, tool, f,
@@ -477,7 +482,8 @@ async def enumerate_candidates(
         if qid in jobs:
             counts.drop("duplicate_program")
             continue
-        unsound = program_reason(d.program)  # semantic rules (construction/semantics.py)
+        # semantic rules (construction/semantics.py)
+        unsound = program_reason(d.program) or selection_reason(d.program, catalog)
         if unsound is not None:
             counts.drop(unsound)
             continue
@@ -494,19 +500,40 @@ async def enumerate_candidates(
     first, stats1 = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
     second, _ = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
     second_by_qid = {a.qid: a for a in second}
+    # Adjusted returns are also executed unadjusted: equal answers mean the factor did not move in
+    # the window, a plain return in disguise (semantics.plain_twin).
+    twin_of: dict[str, str] = {}  # the twin's qid -> the adjusted program's
+    twins: dict[str, _Job] = {}
+    for job, d in jobs.values():
+        twin = plain_twin(job.program)
+        if twin is not None:
+            twin_qid = compute_qid(twin, d.entity.code)
+            twin_of[twin_qid] = job.qid
+            twins[twin_qid] = _Job(qid=twin_qid, program=twin, match=job.match)
+    plain_answers = ({twin_of[a.qid]: a for a in (await execute_programs(list(twins.values()), as_of, client,
+                                                                          executor))[0]} if twins else {})
 
     survivors: list[tuple[_Draft, Any, str]] = []
     for answer in first:
         job, d = jobs[answer.qid]
         again = second_by_qid[answer.qid]
         if answer.status != "ok":
-            counts.drop(f"no_value_{answer.status}")
+            if is_tie(answer.error):
+                counts.drop("tie_at_deciding_value")  # a ranking with no one answer (core.extract)
+            elif is_not_meaningful(answer.error):
+                counts.drop("semantic_nonpositive_base")  # a ratio or percentage over a loss
+            else:
+                counts.drop(f"no_value_{answer.status}")
             continue
         if again.status != "ok" or again.answer != answer.answer:
             counts.drop("unstable")
             continue
         if _echoes(answer, answer.args):
             counts.drop("echo_of_argument")
+            continue
+        plain = plain_answers.get(answer.qid)
+        if plain is not None and plain.status == "ok" and plain.answer == answer.answer:
+            counts.drop("semantic_adjustment_constant")
             continue
         given_away = answer_reason(d.program, d.entity.name, answer.answer)
         if given_away is not None:

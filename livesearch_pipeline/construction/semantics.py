@@ -14,7 +14,23 @@ these rules drop what should not be asked although it can be computed:
 - the day of a window's extreme answered with a derived, bound or artefact field of that day
   (the extreme's own record, or another tool's record on the day the extreme resolves)
   ("the previous close on the day it closed highest");
-- a label question whose answer the entity's name gives away (the industry 建工 of 渺珩建工).
+- a label question whose answer the entity's name gives away (the industry 建工 of 渺珩建工);
+- (issue 28) any window aggregate of a session's opening print (`session_open`: no open-to-open
+  change, no average opening ask) and any change of an FX ask or bid (kind `fx`): nobody asks
+  those;
+- (issue 28) a selection pinned on a person by name and position in a management table (two or
+  more label keys in `where`: "the shares held for the name 暨舒桐 for the position 总经理"):
+  the same person is listed under several posts and the question reads as nonsense;
+- (issue 28, executed in core/extract.py) a ratio or percentage over a non-positive base (a
+  payout ratio against a loss per share): the outcome is empty "not meaningful:", counted as
+  `semantic_nonpositive_base` by enumeration and `dynamics_not_meaningful` by the replay;
+- (issue 28) an adjusted return whose adjustment factor is constant over its window is a plain
+  return in disguise: enumeration executes it without its `times` join too (`plain_twin`) and
+  drops it when both answers agree (`semantic_adjustment_constant`).
+
+Units are not a rule here: a count the tool reports in lots (A-share `vol`) is converted by the
+answer format's scale (lots × 100 = shares, construction/formats.py), so the question asks for
+what the format states.
 
 What a field *is* comes from the reviewed field lexicon (`quantity` of each entry, or its kind's
 default; dataservice/lexicon.yaml), never from a list of names here. Each rule returns the
@@ -26,13 +42,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from livesearch_pipeline.core.catalog import Catalog
 from livesearch_pipeline.core.lexicon import Lexicon, load_lexicon
 from livesearch_pipeline.core.models import Program
 
 # Aggregates a session's extreme keeps its meaning under (the window's extreme, or its day).
 EXTREME_AGGREGATES = {"daily_high": frozenset({"max", "argmax"}), "daily_low": frozenset({"min", "argmin"})}
 # Quantities no window aggregate may read.
-NO_AGGREGATE = frozenset({"derived", "bound", "artefact"})
+NO_AGGREGATE = frozenset({"derived", "bound", "artefact", "session_open"})
+# Aggregates that are a change over the window (core.program.CHANGE_AGGREGATES).
+CHANGES = frozenset({"change", "pct_change"})
 # Quantities that never add up over a window.
 NO_SUM = frozenset({"stock", "level"})
 
@@ -51,7 +70,10 @@ def aggregate_reason(tool: str, field: str, aggregate: str | None, lexicon: Lexi
     """The filter name that rejects `aggregate` over `field` of `tool`, or None when it is sound."""
     if aggregate is None:
         return None
-    quantity = quantity_of(lexicon or load_lexicon(), tool, field)
+    entry = (lexicon or load_lexicon()).entry(tool, field)
+    quantity = None if entry is None else entry.quantity_of
+    if entry is not None and entry.kind == "fx" and aggregate in CHANGES:
+        return "semantic_change_of_fx_quote"
     if quantity is None:
         return None
     if quantity in NO_AGGREGATE:
@@ -103,6 +125,28 @@ def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | No
         if quantity in NO_AGGREGATE:
             return f"semantic_arg_field_of_{quantity}"
     return None
+
+
+def selection_reason(program: Program, catalog: Catalog) -> str | None:
+    """The filter name that rejects a selection no one would ask for, or None: a `where` that pins
+    a person by name and position (two or more label fields of a management table's record)."""
+    tools = {c.id: c.tool for c in program.calls}
+    for _, ref in program.extract.refs():
+        where = ref.select.where
+        tool = catalog.get(tools.get(ref.call, ""))
+        if tool is None or len(where) < 2:
+            continue
+        labels = [k for k in where if (f := tool.field(k)) is not None and f.role == "label"]
+        if len(labels) >= 2:
+            return "semantic_select_on_person_and_position"
+    return None
+
+
+def plain_twin(program: Program) -> Program | None:
+    """The program without its `times` join (the unadjusted return), or None when it has none."""
+    if program.extract.times is None:
+        return None
+    return program.model_copy(update={"extract": program.extract.model_copy(update={"times": None})})
 
 
 def _fold(text: str) -> str:

@@ -40,7 +40,7 @@ import tenacity
 from livesearch_pipeline.core import aio
 from livesearch_pipeline.core.calendars import CalendarRangeError
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
-from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, run_extractor
+from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, located, run_extractor
 from livesearch_pipeline.core.models import ArgValue, GoldAnswer, Program, Question
 from livesearch_pipeline.core.program import ProgramError, call_levels, concrete_args
 
@@ -365,7 +365,7 @@ async def _execute_program(question: Question, as_of: dt.date, calls: _SharedCal
                 try:
                     args = concrete_args(call, as_of, responses)
                 except ExtractionEmpty as exc:
-                    return _answer(question, as_of, sent_args, status="empty", error=f"{call.id} {call.tool}: {exc}")
+                    return _answer(question, as_of, sent_args, status="empty", error=located(exc, f"{call.id} {call.tool}"))
                 except PROGRAM_ERRORS as exc:
                     return _answer(question, as_of, sent_args, status="error", error=f"{call.id} {call.tool}: {exc}")
                 secrets = secret_arg_names(args)
@@ -389,7 +389,7 @@ async def _execute_program(question: Question, as_of: dt.date, calls: _SharedCal
     try:
         outcome = run_extractor(program.extract, responses, as_of)
     except ExtractionEmpty as exc:
-        return _answer(question, as_of, sent_args, status="empty", error=f"extract: {exc}")
+        return _answer(question, as_of, sent_args, status="empty", error=located(exc, "extract"))
     except PROGRAM_ERRORS as exc:
         return _answer(question, as_of, sent_args, status="error", error=f"extract: {exc}")
     return _answer(

@@ -12,8 +12,17 @@ Semantics worth knowing:
   keep the response order, and `observed_period` is not set since the key is not a time.
 - Aggregates skip records whose field is null, as SQL aggregates do; if every selected record
   is null the outcome is `empty`. first/last/change/pct_change/argmax/argmin work on records
-  ordered by key ascending (responses arrive newest first); argmax/argmin ties go to the
-  earliest record. change, pct_change and std need at least two values.
+  ordered by key ascending (responses arrive newest first). change, pct_change and std need at
+  least two values.
+- Ties are never broken silently (issue 28): when the deciding value of a ranking (argmax,
+  argmin, a top-N boundary, a screen's threshold) is shared by two or more records, there is
+  no one answer. `ranking_tie` is the one test every ranking construct calls; a tie raises
+  `ExtractionTie` (an `empty` outcome) whose reason begins "tie:" and names the tied keys and
+  the value ("tie: 601682.SH and 603899.SH at 30.0"), so the refresh withdraws the question on
+  that day with that reason and construction drops a candidate that ties on any day it sees.
+- A percentage change, a percentage difference or a ratio needs a positive base (issue 28):
+  a payout ratio against a loss per share, or a growth rate from a loss, means nothing; the
+  outcome is `empty` with a reason beginning "not meaningful:".
 - Rounding is decimal ROUND_HALF_UP everywhere (2.675 → 2.68, −2.5 → −3), applied to the
   shortest decimal repr of the float, so that the answer is what a person rounding the shown
   number would write; a rounded zero is never rendered with a minus sign.
@@ -30,14 +39,17 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, Literal, Mapping, Sequence
 
 from livesearch_pipeline.core.dates import format_date, parse_datetime, resolve_date
-from livesearch_pipeline.core.models import PERCENTAGE_POINTS, Combine, Extractor, Format, Selection, ValueRef
+from livesearch_pipeline.core.models import (
+    DRAWDOWN_DAYS, PERCENTAGE_POINTS, Combine, Extractor, Format, Pick, Selection, ValueRef,
+)
 
 Number = int | float
 ExtractedScalar = float | int | str
 
 DEFAULT_DATE_IN_FMT = "%Y%m%d"
 DEFAULT_DATE_OUT_FMT = "%Y-%m-%d"
-ORDERED_AGGREGATES = frozenset({"first", "last", "change", "pct_change", "argmax", "argmin"})
+ORDERED_AGGREGATES = frozenset({"first", "last", "change", "pct_change", "argmax", "argmin",
+                                "max_drawdown", *DRAWDOWN_DAYS})
 # Enough digits for any finite float at 8 decimals (the largest is ~1.8e308).
 _ROUNDING_CONTEXT = Context(prec=400)
 
@@ -48,6 +60,80 @@ class ExtractionEmpty(Exception):
 
 class ExtractionError(Exception):
     """The response does not fit the extractor (bad path, type mismatch, ambiguity): `error`."""
+
+
+TIE = "tie:"
+NOT_MEANINGFUL = "not meaningful:"
+MAX_TIED_NAMED = 5  # keys a tie reason names before counting the rest
+
+
+class ExtractionTie(ExtractionEmpty):
+    """The deciding value of a ranking is shared: no one answer on the day (status `empty`).
+
+    Its message begins with TIE; `located` keeps it first when a caller adds where it happened."""
+
+
+class ExtractionNotMeaningful(ExtractionEmpty):
+    """A ratio or percentage over a non-positive base (status `empty`); message begins NOT_MEANINGFUL."""
+
+
+def located(exc: Exception, where: str) -> str:
+    """`exc`'s message with the place it happened: a tie or a not-meaningful value keeps its
+    reason first ("tie: A and B at 30.0 (c2 daily: ...)") so the withdrawal reason starts with
+    it; any other message is prefixed ("c2 daily: ...")."""
+    text = str(exc)
+    if isinstance(exc, (ExtractionTie, ExtractionNotMeaningful)):
+        return f"{text} ({where})"
+    return f"{where}: {text}"
+
+
+def _relocated(exc: ExtractionEmpty, where: str) -> ExtractionEmpty:
+    """The same kind of empty outcome, with `where` added (see `located`)."""
+    return type(exc)(located(exc, where))
+
+
+def is_tie(reason: str | None) -> bool:
+    """Whether a withdrawal or outcome reason is a tie (see ExtractionTie)."""
+    return bool(reason) and reason.removeprefix("empty: ").startswith(TIE)
+
+
+def is_not_meaningful(reason: str | None) -> bool:
+    """Whether a withdrawal or outcome reason is a ratio or percentage over a non-positive base."""
+    return bool(reason) and reason.removeprefix("empty: ").startswith(NOT_MEANINGFUL)
+
+
+def ranking_tie(entries: Sequence[tuple[Any, Number]], *, highest: bool, n: int = 1) -> str | None:
+    """The tie that leaves a ranking of `entries` (key, deciding value) undecided, or None.
+
+    The first `n` by value (highest or lowest first) must be told apart from the rest: the
+    n-th value may not be shared with any entry beyond it, and (for n = 1, an argmax or argmin)
+    no two entries may share the best value. A top-N whose members are listed in order passes
+    each position: call it with n = 1, 2, ..., N. Values are compared exactly as the data gives
+    them (the data service rounds them once): 30.0 and 30.0 tie, 30.0 and 29.99 do not.
+    Returns the reason "tie: K1 and K2 at V" (more keys: "K1, K2 and K3 at V").
+    """
+    if n < 1:
+        raise ValueError(f"ranking_tie: n must be >= 1, got {n}")
+    if len(entries) <= n:
+        return None
+    ordered = sorted(entries, key=lambda kv: kv[1], reverse=highest)
+    boundary = ordered[n - 1][1]
+    if ordered[n][1] != boundary:
+        return None
+    tied = [str(k) for k, v in ordered if v == boundary]
+    if len(tied) > MAX_TIED_NAMED:
+        # A factor constant over a window ties on every day of it: name a few, count the rest.
+        names = f"{', '.join(tied[:MAX_TIED_NAMED])} and {len(tied) - MAX_TIED_NAMED} more"
+    else:
+        names = f"{', '.join(tied[:-1])} and {tied[-1]}"
+    return f"{TIE} {names} at {boundary!r}"
+
+
+def check_ranking(entries: Sequence[tuple[Any, Number]], *, highest: bool, n: int = 1) -> None:
+    """Raise ExtractionTie when `ranking_tie` finds one."""
+    reason = ranking_tie(entries, highest=highest, n=n)
+    if reason is not None:
+        raise ExtractionTie(reason)
 
 
 @dataclass(frozen=True)
@@ -133,6 +219,32 @@ def _where(sel: Selection, records: list[dict[str, Any]]) -> list[dict[str, Any]
     return [r for r in records if all(_same_value(r.get(f), v) for f, v in sel.where.items())]
 
 
+def _members(sel: Selection, responses: Mapping[str, Any] | None, as_of: dt.date) -> set[Any]:
+    """The set `sel.within` names: the `field` values of the records its selection picks in the
+    other call's response (an index's constituents at its latest rebalance)."""
+    member = sel.within
+    assert member is not None
+    if responses is None or member.call not in responses:
+        raise ExtractionError(f"within: no response for call {member.call!r}")
+    ref = ValueRef(call=member.call, path=member.path, select=member.select, field=member.field)
+    picked = _select(ref, _records_at(responses[member.call], member.path), as_of, responses)
+    members = {r.get(member.field) for r in picked.records} - {None}
+    if not members:
+        raise ExtractionEmpty(f"within: call {member.call!r} lists no {member.field!r}")
+    return members
+
+
+def _keep(sel: Selection, records: list[dict[str, Any]], responses: Mapping[str, Any] | None,
+          as_of: dt.date) -> list[dict[str, Any]]:
+    """`where`, then a screen's threshold (`above`, strict; a record whose field is null or not a
+    number is not above anything). Membership (`within`) was applied first, in `_select`."""
+    records = _where(sel, records)
+    if sel.above:
+        records = [r for r in records
+                   if all(_is_number(r.get(f)) and r[f] > bound for f, bound in sel.above.items())]
+    return records
+
+
 def _years_before(moment: dt.datetime, years: int) -> dt.datetime:
     """The same calendar day `years` earlier; a 29 February becomes the 28th."""
     try:
@@ -141,10 +253,18 @@ def _years_before(moment: dt.datetime, years: int) -> dt.datetime:
         return moment.replace(year=moment.year - years, day=28)
 
 
-def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date) -> _Selected:
+def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
+            responses: Mapping[str, Any] | None = None) -> _Selected:
     sel = ref.select
+    if sel.within is not None:
+        # A screen reads the members' records only, before any mode: the latest session of a
+        # cross-section of the whole market is the latest of its members, and a set of 50 costs
+        # the same in a market of 300 instruments or of 5,000.
+        members = _members(sel, responses, as_of)
+        records = [r for r in records if r.get(sel.within.key) in members]
     if sel.mode == "match":
-        return _Selected([r for r in _where(sel, records) if _same_value(r.get(sel.key), sel.value)], None)
+        return _Selected([r for r in _keep(sel, records, responses, as_of) if _same_value(r.get(sel.key), sel.value)],
+                         None)
     if sel.mode == "latest":
         # The latest time key of the whole response first, then the named series on it: a series
         # absent from the latest period (a holder that left the top ten, a delisted pair) selects
@@ -153,14 +273,15 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date) -> _Se
         limit = resolve_date(sel.anchor, as_of) if sel.anchor else as_of
         eligible = [(t, r) for t, r in timed if t.date() <= limit]
         newest = eligible[-1][0] if eligible else None
-        on_newest = _where(sel, [r for t, r in eligible if t == newest])
+        on_newest = _keep(sel, [r for t, r in eligible if t == newest], responses, as_of)
         if sel.years_back is not None and newest is not None and on_newest:
             # The same series n years before the latest key: a missing period selects nothing.
             wanted = format_date(_years_before(newest, sel.years_back), sel.key_fmt)
             on_newest = _where(sel, [r for t, r in eligible if format_date(t, sel.key_fmt) == wanted])
         return _Selected(on_newest, [str(r[sel.key]) for r in on_newest])
 
-    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _where(sel, records)), key=lambda kr: kr[0])
+    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _keep(sel, records, responses, as_of)),
+                   key=lambda kr: kr[0])
     if sel.mode == "snapshot":
         assert sel.anchor is not None  # Selection's validator
         wanted = format_date(resolve_date(sel.anchor, as_of), sel.key_fmt)
@@ -259,12 +380,16 @@ def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
         return ExtractedValue(values[-1], keys[rows[-1][0]] if keys else None)
     numbers = _numbers(values, field, aggregate)
     if aggregate in ("argmax", "argmin"):
-        best = max(numbers) if aggregate == "argmax" else min(numbers)
-        winner = picked.records[rows[numbers.index(best)][0]]  # index() = the earliest on ties
         arg_field = ref.arg_field or ref.select.key
+        check_ranking([(picked.records[i].get(arg_field), v) for (i, _), v in zip(rows, numbers)],
+                      highest=aggregate == "argmax")
+        best = max(numbers) if aggregate == "argmax" else min(numbers)
+        winner = picked.records[rows[numbers.index(best)][0]]
         if winner.get(arg_field) is None:
             raise ExtractionEmpty(f"field {arg_field!r} of the {aggregate} record is null")
         return ExtractedValue(_check_value(winner[arg_field], arg_field), period)
+    if aggregate in ("max_drawdown", *DRAWDOWN_DAYS):
+        return _drawdown(aggregate, numbers, [keys[i] for i, _ in rows], period)
     if aggregate == "sum":
         return ExtractedValue(math.fsum(numbers) if any(isinstance(n, float) for n in numbers) else sum(numbers), period)
     if aggregate == "mean":
@@ -281,10 +406,41 @@ def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
     if aggregate == "change":
         return ExtractedValue(last - first, period)
     if aggregate == "pct_change":
-        if first == 0:
-            raise ExtractionError("pct_change from a first value of 0 is undefined")
-        return ExtractedValue((last - first) / abs(first) * 100, period)
+        if first <= 0:
+            raise ExtractionNotMeaningful(f"{NOT_MEANINGFUL} pct_change from a first value of {first!r} (not positive)")
+        return ExtractedValue((last - first) / first * 100, period)
     raise ExtractionError(f"unknown aggregate {aggregate!r}")
+
+
+def _drawdown(aggregate: str, closes: Sequence[Number], keys: Sequence[str], period: str) -> ExtractedValue:
+    """The largest fall from a running peak over closes in time order, as a positive percentage of
+    that peak (`max_drawdown`), or the key of its trough or peak (`drawdown_trough`/`_peak`).
+
+    A window that never closes below an earlier close has no drawdown (`empty`). Asked for a day,
+    the answer must be one day (`check_ranking`): a largest fall reached on two days, or a peak
+    close that two days share, is a tie.
+    """
+    if len(closes) < 2:
+        raise ExtractionError(f"aggregate {aggregate!r} needs at least 2 non-null values, got {len(closes)}")
+    if any(c <= 0 for c in closes):
+        raise ExtractionError(f"aggregate {aggregate!r} needs positive closes")
+    falls: list[float] = []
+    peak = closes[0]
+    for close in closes:
+        peak = max(peak, close)
+        falls.append((peak - close) / peak * 100)
+    worst = max(falls)
+    if worst <= 0:
+        raise ExtractionEmpty(f"no drawdown: no close in {period} is below an earlier one")
+    if aggregate == "max_drawdown":
+        return ExtractedValue(worst, period)
+    check_ranking(list(zip(keys, falls)), highest=True)
+    trough = falls.index(worst)
+    if aggregate == "drawdown_trough":
+        return ExtractedValue(keys[trough], period)
+    before = closes[: trough + 1]
+    check_ranking(list(zip(keys, before)), highest=True)
+    return ExtractedValue(keys[before.index(max(before))], period)
 
 
 def read_value(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> ExtractedValue:
@@ -296,7 +452,7 @@ def read_value(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> E
     if ref.call not in responses:
         raise ExtractionError(f"no response for call {ref.call!r}")
     records = _records_at(responses[ref.call], ref.path)
-    picked = _select(ref, records, as_of)
+    picked = _select(ref, records, as_of, responses)
     if not picked.records:
         raise ExtractionEmpty(f"selection {ref.select.mode!r} on key {ref.select.key!r} matched no record")
     if ref.times is not None:
@@ -321,7 +477,7 @@ def select_records(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) 
     argmax compares. What a reader needs in front of them to compute the value."""
     if ref.call not in responses:
         raise ExtractionError(f"no response for call {ref.call!r}")
-    return _select(ref, _records_at(responses[ref.call], ref.path), as_of).records
+    return _select(ref, _records_at(responses[ref.call], ref.path), as_of, responses).records
 
 
 def _describe(ref: ValueRef) -> str:
@@ -332,7 +488,7 @@ def _read(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> Extrac
     try:
         return read_value(ref, responses, as_of)
     except ExtractionEmpty as exc:
-        raise ExtractionEmpty(f"{_describe(ref)}: {exc}") from exc
+        raise _relocated(exc, _describe(ref)) from exc
     except ExtractionError as exc:
         raise ExtractionError(f"{_describe(ref)}: {exc}") from exc
 
@@ -348,16 +504,29 @@ def _combine(combine: Combine, main: ExtractedValue, other: ExtractedValue) -> E
         value: Number = a - b
     elif combine.op == "product":
         value = a * b
-    elif b == 0:
-        raise ExtractionError(f"combine {combine.op!r}: the other value is 0")
+    elif b <= 0:
+        # A ratio or percentage against a zero or negative base (a payout ratio against a loss
+        # per share, growth from a loss) is not a figure anyone states.
+        raise ExtractionNotMeaningful(f"{NOT_MEANINGFUL} combine {combine.op!r} over a base of {b!r} (not positive)")
     elif combine.op == "ratio":
         value = a / b
     else:
-        value = (a - b) / abs(b) * 100
+        value = (a - b) / b * 100
     period = main.observed_period
     if other.observed_period != main.observed_period:
         period = f"{main.observed_period} vs {other.observed_period}"
     return ExtractedValue(value, period)
+
+
+def _pick(pick: Pick, main: ExtractedValue, responses: Mapping[str, Any], as_of: dt.date) -> ExtractedValue:
+    """The label of the value that ranks first among the main one and `pick.others`; a tie at
+    the top is `empty` (`check_ranking`)."""
+    values = [main.value, *(_read(ref, responses, as_of).value for ref in pick.others)]
+    if not all(_is_number(v) for v in values):
+        raise ExtractionError(f"pick {pick.op!r} compares numbers, got {values!r}")
+    check_ranking(list(zip(pick.labels, values)), highest=pick.op == "argmax")
+    best = max(values) if pick.op == "argmax" else min(values)
+    return ExtractedValue(pick.labels[values.index(best)], main.observed_period)
 
 
 def round_half_up(value: Number, decimals: int) -> str:
@@ -412,6 +581,8 @@ def run_extractor(extractor: Extractor, responses: Mapping[str, Any], as_of: dt.
     """
     try:
         extracted = _read(extractor, responses, as_of)
+        if extractor.pick is not None:
+            extracted = _pick(extractor.pick, extracted, responses, as_of)
         if extractor.combine is not None:
             for step in extractor.combine.chain():
                 other = _read(step.other, responses, as_of)
@@ -419,6 +590,8 @@ def run_extractor(extractor: Extractor, responses: Mapping[str, Any], as_of: dt.
                     extracted = _combine(step, extracted, other)
                 except ExtractionError as exc:
                     raise ExtractionError(f"{_describe(extractor)}: {exc}") from exc
+                except ExtractionEmpty as exc:
+                    raise _relocated(exc, _describe(extractor)) from exc
         try:
             answer, value = format_answer(extracted.value, extractor.format)
         except ExtractionError as exc:

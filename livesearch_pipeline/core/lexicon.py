@@ -29,7 +29,8 @@ Kind = Literal[
 ALL_KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
 # What a value is over time (the lexicon file's header explains each): it decides which window
 # aggregates are sound (construction/semantics.py).
-Quantity = Literal["flow", "stock", "level", "derived", "bound", "daily_high", "daily_low", "artefact"]
+Quantity = Literal["flow", "stock", "level", "derived", "bound", "daily_high", "daily_low", "artefact",
+                   "session_open"]
 ALL_QUANTITIES: tuple[str, ...] = Quantity.__args__  # type: ignore[attr-defined]
 # A kind's quantity when its entry states none: amounts and counts accumulate, the rest are levels.
 FLOW_KINDS = frozenset({"amount", "shares", "units", "count"})

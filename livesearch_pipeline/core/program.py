@@ -13,8 +13,10 @@ from pydantic import ValidationError
 
 from livesearch_pipeline.core.catalog import Catalog, FieldType, ToolMeta
 from livesearch_pipeline.core.dates import resolve_date_spec
-from livesearch_pipeline.core.extract import ORDERED_AGGREGATES, ExtractionEmpty, ExtractionError, read_value
-from livesearch_pipeline.core.models import ArgValue, Call, DateSpec, Extractor, Program, Question, ValueRef
+from livesearch_pipeline.core.extract import ORDERED_AGGREGATES, ExtractionEmpty, ExtractionError, located, read_value
+from livesearch_pipeline.core.models import (
+    DRAWDOWN_DAYS, ArgValue, Call, DateSpec, Extractor, Program, Question, ValueRef,
+)
 from livesearch_pipeline.core.qid import compute_qid
 
 NUMERIC_TYPES: frozenset[FieldType] = frozenset({"number", "integer"})
@@ -51,6 +53,9 @@ def _result_type(ref: ValueRef, meta: ToolMeta | None) -> FieldType | None:
     if ref.aggregate in ARG_AGGREGATES:
         field = meta.field(ref.arg_field or ref.select.key) if meta else None
         return field.type if field else None
+    if ref.aggregate in DRAWDOWN_DAYS:
+        field = meta.field(ref.select.key) if meta else None
+        return field.type if field else None
     if ref.aggregate in (None, "first", "last"):
         field = meta.field(ref.field) if meta else None
         return field.type if field else None
@@ -73,6 +78,9 @@ def _check_ref(ref: ValueRef, meta: ToolMeta | None, part: str) -> list[tuple[st
         if ref.arg_field is not None:
             named["arg_field"] = ref.arg_field
         named.update({f"select.where.{name}": name for name in sel.where})
+        named.update({f"select.above.{name}": name for name in sel.above or {}})
+        if sel.within is not None:
+            named["select.within.key"] = sel.within.key
         for where, name in named.items():
             if meta.field(name) is None:
                 problems.append((f"{part}.{where}", f"tool {meta.name!r} has no field {name!r}"))
@@ -80,6 +88,10 @@ def _check_ref(ref: ValueRef, meta: ToolMeta | None, part: str) -> list[tuple[st
         problems.append(
             (f"{part}.select.key_fmt", f"{sel.key_fmt!r} differs from the {meta.name!r} time key format {meta.time_key_fmt!r}")
         )
+    for name in sel.above or {}:
+        bounded = meta.field(name)
+        if bounded is not None and bounded.type not in NUMERIC_TYPES:
+            problems.append((f"{part}.select.above.{name}", f"{name!r} is {bounded.type}; a threshold bounds a number"))
     field = meta.field(ref.field)
     if aggregate is not None and aggregate not in TYPE_PRESERVING_AGGREGATES and field and field.type not in NUMERIC_TYPES:
         problems.append((f"{part}.aggregate", f"{aggregate!r} needs a numeric field; {ref.field!r} is {field.type}"))
@@ -141,6 +153,9 @@ def _series_problems(ref: ValueRef, call: Call, meta: ToolMeta | None, part: str
     if entity and meta.field(entity) is not None and entity not in call.args and entity not in call.refs:
         needed.append(entity)
     pinned = set(ref.select.where) | ({ref.select.key} if ref.select.mode == "match" else set())
+    if ref.select.within is not None:
+        # A screen: the records are the members' own series, each once per time key.
+        pinned.add(ref.select.within.key)
     if ref.aggregate in ARG_AGGREGATES and ref.select.mode == "latest" and ref.arg_field is not None:
         # Entity resolution: which series (holding, constituent) ranks first on the latest
         # period. The argmax runs across the series of one time key and answers with the series.
@@ -245,6 +260,17 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
                 problems.append((f"{part}.times.call", f"call {join!r} is not an earlier call"))
             else:
                 problems.extend(_join_problems(ref, tool_of[ref.call], tool_of[join], part))
+        member = ref.select.within
+        if member is not None:
+            if member.call not in position:
+                problems.append((f"{part}.select.within.call", f"unknown call {member.call!r}"))
+            elif position[member.call] >= (position[ref.call] if before is None else before):
+                problems.append((f"{part}.select.within.call", f"call {member.call!r} is not an earlier call"))
+            else:
+                listed = tool_of[member.call]
+                if listed is not None and listed.fields and listed.field(member.field) is None:
+                    problems.append((f"{part}.select.within.field",
+                                     f"tool {listed.name!r} has no field {member.field!r}"))
         problems.extend(_series_problems(ref, call_of[ref.call], tool_of[ref.call], part))
         problems.extend(_window_problems(ref, call_of[ref.call], tool_of[ref.call], part))
         if before is None:  # the answer itself, not an argument read for a later call
@@ -263,6 +289,14 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
             if kind is not None and kind not in NUMERIC_TYPES:
                 problems.append((part, f"combine {extractor.combine.op!r} needs a number; the value is {kind}"))
         result = "number"
+    if extractor.pick is not None:
+        for part, ref in extractor.refs():
+            kind = _result_type(ref, tool_of.get(ref.call))
+            if kind is not None and kind not in NUMERIC_TYPES:
+                problems.append((part, f"pick {extractor.pick.op!r} compares numbers; the value is {kind}"))
+        result = "text"  # the label of the value that ranks first
+        if extractor.format.kind != "text":
+            problems.append(("extract.format", f"a pick answers with a label: format 'text', not {extractor.format.kind!r}"))
     problems.extend(_check_format(extractor, result))
     if problems:
         # A call's date problem is found once per selection over it; report it once.
@@ -301,6 +335,18 @@ def call_levels(program: Program) -> list[list[Call]]:
     return levels
 
 
+# The window convention (issue 28, DESIGN "Conventions"): a change or return "over the last N
+# sessions" runs from the close N sessions before the latest to the latest, N intervals over
+# N + 1 closes, as a terminal's N-day change (Wind's, Tushare's pct_chg chained) does; a mean,
+# sum, high, low or any other aggregate over N sessions reads N rows.
+CHANGE_AGGREGATES = frozenset({"change", "pct_change"})
+
+
+def window_rows(aggregate: str | None, sessions: int) -> int:
+    """The records an aggregate "over the last `sessions` sessions" reads: N + 1 for a change."""
+    return sessions + 1 if aggregate in CHANGE_AGGREGATES else sessions
+
+
 def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> dict[str, ArgValue]:
     """The arguments `call` sends on `as_of`: fixed args, resolved dates, and values read from
     the responses of earlier calls. ExtractionEmpty/ExtractionError when a ref cannot be read."""
@@ -311,7 +357,7 @@ def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> d
         try:
             args[name] = read_value(ref, responses, as_of).value
         except ExtractionEmpty as exc:
-            raise ExtractionEmpty(f"call {call.id!r} refs.{name} (from call {ref.call!r}): {exc}") from exc
+            raise type(exc)(located(exc, f"call {call.id!r} refs.{name} (from call {ref.call!r})")) from exc
         except ExtractionError as exc:
             raise ExtractionError(f"call {call.id!r} refs.{name} (from call {ref.call!r}): {exc}") from exc
     return args
@@ -337,6 +383,8 @@ def _date_specs(program: Program) -> list[tuple[str, DateSpec]]:
                      for name, ref in call.refs.items() if ref.select.anchor is not None)
     refs = program.extract.refs()
     specs.extend((f"{part}.select.anchor", ref.select.anchor) for part, ref in refs if ref.select.anchor is not None)
+    specs.extend((f"{part}.select.within.select.anchor", ref.select.within.select.anchor) for part, ref in refs
+                 if ref.select.within is not None and ref.select.within.select.anchor is not None)
     return specs
 
 
@@ -369,6 +417,7 @@ def check_record_paths(program: Program, *, qid: str | None = None) -> None:
         refs.extend((f"calls[{i}] ({call.id}).refs.{name}", ref) for name, ref in call.refs.items())
     paths = [(part, ref.path) for part, ref in refs]
     paths += [(f"{part}.times", ref.times.path) for part, ref in refs if ref.times is not None]
+    paths += [(f"{part}.select.within", ref.select.within.path) for part, ref in refs if ref.select.within is not None]
     problems = [(f"{part}.path", f"{path!r} is not a path of a data tool's response (records are under "
                  f"{RECORDS_PATH!r})") for part, path in paths if path != RECORDS_PATH]
     if problems:

@@ -9,6 +9,11 @@ from livesearch_pipeline.core.extract import (
     ExtractedValue,
     ExtractionEmpty,
     ExtractionError,
+    ExtractionNotMeaningful,
+    ExtractionTie,
+    is_not_meaningful,
+    is_tie,
+    ranking_tie,
     read_value,
     round_half_up,
     run_extractor,
@@ -136,7 +141,7 @@ CLOSES = [8.0, 9.0, 11.0, 12.0, 10.0]  # ascending by trade_date
         ("std", "close", statistics.stdev(CLOSES)),
         ("argmax", "close", "20261126"),
         ("argmin", "close", "20261123"),
-        ("argmax", "vol", "20261124"),  # tie between 20261124 and 20261126: the earliest wins
+        ("argmin", "vol", "20261123"),
         ("first", "name", "Alpha"),
         ("count", "name", 5),
     ],
@@ -236,9 +241,6 @@ def test_empty(kwargs, responses, message):
          "at least 2"),
         ({"select": sel("all"), "aggregate": "change"}, {"c1": {"items": [{"trade_date": "20261127", "close": 1.0}]}},
          "at least 2"),
-        ({"select": sel("all"), "aggregate": "pct_change"},
-         {"c1": {"items": [{"trade_date": "20261127", "close": 1.0}, {"trade_date": "20261126", "close": 0}]}},
-         "first value of 0"),
         ({"select": sel("match", key="name", value="Alpha"), "aggregate": "last"}, RESPONSES, "mode 'match' has no order"),
     ],
 )
@@ -350,7 +352,7 @@ def test_combine_with_different_periods_reports_both():
         (extractor({"kind": "number", "decimals": 2},
                    combine={"op": "ratio", "other": {"call": "other", "field": "close",
                                                      "select": sel("snapshot", anchor={"sessions_back": 1, "calendar": "XSHG"})}}),
-         "error", "call 'c1' path 'items' field 'close': combine 'ratio': the other value is 0"),
+         "empty", "not meaningful: combine 'ratio' over a base of 0.0 (not positive) (call 'c1' path 'items' field 'close')"),
         (extractor({"kind": "number", "decimals": 2},
                    combine={"op": "difference", "other": {"call": "missing", "field": "close", "select": sel("latest")}}),
          "error", "call 'missing' path 'items' field 'close': no response for call 'missing'"),
@@ -413,3 +415,82 @@ def test_latest_of_a_named_series_reads_the_latest_period_of_the_whole_response(
     fund_c = ref(call="hold", field="hold_ratio", select={**latest, "where": {"holder_name": "Fund C"}})
     with pytest.raises(ExtractionEmpty, match="matched no record"):
         read_value(fund_c, holders, AS_OF)
+
+
+# --------------------------------------------------------------------------- ties (issue 28)
+
+
+def test_argmax_that_ties_at_the_top_is_empty_with_the_tied_keys_and_value():
+    # vol 300 on 20261124 and on 20261126: the day of the highest volume is not one day.
+    with pytest.raises(ExtractionTie, match=r"^tie: 20261124 and 20261126 at 300$"):
+        read(select=sel("all"), field="vol", aggregate="argmax")
+    outcome = run_extractor(extractor({"kind": "date"}, select=sel("all"), field="vol", aggregate="argmax"),
+                            RESPONSES, AS_OF)
+    assert outcome.status == "empty"
+    assert outcome.error == "tie: 20261124 and 20261126 at 300 (call 'c1' path 'items' field 'vol')"
+    assert is_tie(outcome.error) and is_tie(f"empty: {outcome.error}")
+
+
+def test_heaviest_constituent_tie_names_both_constituents():
+    weights = {"w": {"items": [
+        {"trade_date": "20261127", "con_code": "601682.SH", "weight": 30.0},
+        {"trade_date": "20261127", "con_code": "603899.SH", "weight": 30.0},
+        {"trade_date": "20261127", "con_code": "600000.SH", "weight": 12.5},
+    ]}}
+    top = ref(call="w", field="weight", aggregate="argmax", arg_field="con_code", select=sel("latest"))
+    with pytest.raises(ExtractionTie, match=r"^tie: 601682.SH and 603899.SH at 30.0$"):
+        read_value(top, weights, AS_OF)
+    lowest = read_value(ref(call="w", field="weight", aggregate="argmin", arg_field="con_code", select=sel("latest")),
+                        weights, AS_OF)
+    assert lowest.value == "600000.SH"  # the bottom is decided: no tie there
+
+
+@pytest.mark.parametrize(
+    ("entries", "highest", "n", "expected"),
+    [
+        ([("a", 3), ("b", 2), ("c", 1)], True, 1, None),
+        ([("a", 3), ("b", 3), ("c", 1)], True, 1, "tie: a and b at 3"),
+        ([("a", 3), ("b", 3), ("c", 1)], False, 1, None),
+        ([("a", 1), ("b", 2), ("c", 1), ("d", 1)], False, 1, "tie: a, c and d at 1"),
+        # A top-2 is decided when the 2nd and 3rd differ, undecided when they tie.
+        ([("a", 5), ("b", 4), ("c", 3)], True, 2, None),
+        ([("a", 5), ("b", 4), ("c", 4)], True, 2, "tie: b and c at 4"),
+        ([("a", 5), ("b", 5)], True, 2, None),  # all of them: nothing to tell apart
+        ([("a", 5)], True, 1, None),
+        ([(f"d{i}", 1.5) for i in range(8)], True, 1, "tie: d0, d1, d2, d3, d4 and 3 more at 1.5"),
+    ],
+)
+def test_ranking_tie(entries, highest, n, expected):
+    assert ranking_tie(entries, highest=highest, n=n) == expected
+
+
+def test_ranking_tie_rejects_a_ranking_of_nothing():
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        ranking_tie([("a", 1)], highest=True, n=0)
+
+
+# --------------------------------------------------------------------------- non-positive bases (issue 28)
+
+
+def test_a_ratio_over_a_loss_is_not_meaningful():
+    # A payout ratio: 0.30 CNY dividend per share against an EPS of -0.07 (a loss).
+    responses = {"div": {"items": [{"trade_date": "20261127", "cash_div_tax": 0.30}]},
+                 "eps": {"items": [{"trade_date": "20261127", "eps": -0.07}]}}
+    ex = Extractor.model_validate({
+        "call": "div", "select": sel("latest"), "field": "cash_div_tax",
+        "combine": {"op": "ratio", "other": {"call": "eps", "select": sel("latest"), "field": "eps"}},
+        "format": {"kind": "percent", "decimals": 2, "scale": 100.0}})
+    outcome = run_extractor(ex, responses, AS_OF)
+    assert outcome.status == "empty" and outcome.answer is None
+    assert outcome.error.startswith("not meaningful: combine 'ratio' over a base of -0.07")
+    assert is_not_meaningful(outcome.error) and not is_tie(outcome.error)
+
+
+def test_growth_from_a_loss_and_a_return_from_a_non_positive_price_are_not_meaningful():
+    responses = {"c1": {"items": [{"trade_date": "20261127", "close": 2.0}, {"trade_date": "20261126", "close": -1.0}]}}
+    with pytest.raises(ExtractionNotMeaningful, match="pct_change from a first value of -1.0"):
+        read_value(ref(select=sel("all"), aggregate="pct_change"), responses, AS_OF)
+    growth = extractor({"kind": "percent", "decimals": 2},
+                       combine={"op": "pct_difference", "other": {"call": "other", "field": "close",
+                                                                  "select": sel("snapshot", anchor={"sessions_back": 1, "calendar": "XSHG"})}})
+    assert run_extractor(growth, RESPONSES, AS_OF).status == "empty"

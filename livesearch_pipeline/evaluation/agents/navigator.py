@@ -35,6 +35,7 @@ import httpx
 
 from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
+from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
     UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, aggregate_values, best_label, candidates_from_page,
@@ -57,10 +58,9 @@ class BudgetExhausted(Exception):
 
 
 def window_records(reading: Reading, aggregate: str) -> int:
-    """How many records the question's window spans for `aggregate`: the question's sessions (the
-    template's "over the last N trading days", from the first of them to the most recent one)."""
-    del aggregate
-    return reading.sessions
+    """How many records the question's window spans for `aggregate` (DESIGN's window convention,
+    `core.program.window_rows`): N + 1 closes for a change over N sessions, else N."""
+    return window_rows(aggregate, reading.sessions)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Sequence
 
 from livesearch_pipeline.core.models import ServedQuestion
 from livesearch_pipeline.core.normalize import unit_scale
+from livesearch_pipeline.core.program import window_rows  # N + 1 closes for a change over N sessions
 from livesearch_pipeline.web.wording import canonical_label
 
 _ITEM_HEADERS = {("item", "value", "unit"), ("项目", "数值", "单位")}
@@ -338,8 +339,8 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
                 found.append(Candidate(cells[0][1], unit, cells[0][0], url, rank, label))
             elif reading.kind == "snapshot" and len(cells) > reading.sessions and cells[reading.sessions][1] is not None:
                 found.append(Candidate(cells[reading.sessions][1], unit, cells[0][0], url, rank, label))
-            elif reading.kind == "window" and len(cells) >= reading.sessions:
-                window = list(reversed(cells[: reading.sessions]))
+            elif reading.kind == "window" and len(cells) >= window_rows(reading.aggregate, reading.sessions):
+                window = list(reversed(cells[: window_rows(reading.aggregate, reading.sessions)]))
                 if all(v is not None for _, v in window):
                     value = aggregate_values([v for _, v in window], [d for d, _ in window], reading.aggregate or "mean")
                     if value is not None:
