@@ -88,6 +88,16 @@ FILING_ROWS = 40
 EXCHANGE_DAYS = 115
 EXCHANGE_ROWS = 70
 EXCHANGE_GROUPS = 8
+# Daily series a path over a long window joins to the quote (a 120-session drawdown of adjusted
+# closes: the adjustment factors; a fund's exchange bars) have no monthly pages: the exchange keeps
+# LONG_ROWS sessions of them (fetched over LONG_DAYS calendar days), and its bulletins as many.
+LONG_TOOLS = frozenset({"adj_factor", "hk_adjfactor", "us_adjfactor", "fund_adj", "fund_daily"})
+LONG_DAYS = 200
+LONG_ROWS = 125
+# Monthly bars (a stock's or an index's month): the last MONTHLY_BARS months, so that the best
+# month of the last 24 completed ones can be read.
+MONTHLY_BAR_TOOLS = frozenset({"monthly", "index_monthly"})
+MONTHLY_BARS = 26
 NEWS_LINKS = 12
 # The exchange's monthly historical-price pages of an entity's quote: the last few months for
 # everyone, further back (to a month or three before the earliest month a question needs) for
@@ -115,7 +125,7 @@ class CorpusGenerator:
         self.history_days = int(config.history_sessions * 1.6) + 20
         self.entity_tools = self._entity_tools()
         self.history_from = dict(config.history_from)
-        self._since: dict[str, dt.date] = {}
+        self._since: dict[tuple[str, bool], dt.date] = {}
 
     def _entity_tools(self) -> dict[str, list[str]]:
         by_class: dict[str, list[str]] = defaultdict(list)
@@ -155,12 +165,13 @@ class CorpusGenerator:
             pages.extend(self._entity_pages(universe.get(code), moves, rows))
         return pages, moves, rows
 
-    def bulletin_since(self, calendar: str) -> dt.date:
-        """The first session the exchanges' bulletins of this calendar keep (BULLETIN_SESSIONS back)."""
-        since = self._since.get(calendar)
+    def bulletin_since(self, calendar: str, long: bool = False) -> dt.date:
+        """The first session the exchanges' bulletins of this calendar keep (BULLETIN_SESSIONS back;
+        LONG_ROWS for the LONG_TOOLS)."""
+        since = self._since.get((calendar, long))
         if since is None:
-            since = self._since[calendar] = sessions_back(calendar, session_on_or_before(calendar, self.clock),
-                                                          BULLETIN_SESSIONS - 1)
+            since = self._since[(calendar, long)] = sessions_back(
+                calendar, session_on_or_before(calendar, self.clock), (LONG_ROWS if long else BULLETIN_SESSIONS) - 1)
         return since
 
     def bulletins(self, rows: Sequence[BulletinRow]) -> Iterator[Page]:
@@ -191,7 +202,8 @@ class CorpusGenerator:
         history_start = self._history_start(entity)
         for tool in sorted(tools):
             daily = self.reader.specs[tool].meta.refresh_class == "daily"
-            fetched[tool] = self.reader.fetch(tool, entity.code, EXCHANGE_DAYS if daily else RECENT_DAYS,
+            days = LONG_DAYS if tool in LONG_TOOLS else EXCHANGE_DAYS if daily else RECENT_DAYS
+            fetched[tool] = self.reader.fetch(tool, entity.code, days,
                                               start=history_start if tool == quote_tool else None)
         depth = depth_of(entity.visibility)
         since = self.bulletin_since(entity.calendar)
@@ -203,7 +215,9 @@ class CorpusGenerator:
             if data.meta.refresh_class != "daily" or not data.groups or not has_figures(data.meta, data.groups):
                 continue
             mine = bulletin_rows(exchange=entity.exchange, lang=lang, code=entity.code,
-                                 name=display_name(entity, lang), data=data, since=since, look=look, seed=self.seed)
+                                 name=display_name(entity, lang), data=data,
+                                 since=self.bulletin_since(entity.calendar, tool in LONG_TOOLS), look=look,
+                                 seed=self.seed)
             if mine:
                 rows.extend(mine)
                 archives.append((archive_path(entity.exchange, tool), tool))
@@ -360,14 +374,16 @@ class CorpusGenerator:
         heading = tool_title(meta, lang)
         title = f"{name}（{entity.code}）{heading}" if lang == "zh" else f"{name} ({entity.code}) {heading}"
         blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}. {as_of_text(meta, data.groups[0], lang)}")]
-        if meta.refresh_class == "daily" and all(len(g) == 1 for g in data.groups[:EXCHANGE_ROWS]):
-            shown = data.groups[:1 if latest_only else EXCHANGE_ROWS]
+        rows = LONG_ROWS if meta.name in LONG_TOOLS else EXCHANGE_ROWS
+        if meta.refresh_class == "daily" and all(len(g) == 1 for g in data.groups[:rows]):
+            shown = data.groups[:1 if latest_only else rows]
             blocks.append(group_table(meta, shown[0], look, self.seed, salt))
             if len(shown) > 1:
                 blocks.append(Heading("历史数据" if lang == "zh" else "History"))
                 blocks.append(history_table(meta, shown, look, self.seed, salt))
         else:
-            shown = data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily" else EXCHANGE_GROUPS]
+            shown = data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily"
+                                else MONTHLY_BARS if meta.name in MONTHLY_BAR_TOOLS else EXCHANGE_GROUPS]
             for index, group in enumerate(shown):
                 if meta.time_key is not None:
                     blocks.append(Heading(str(group[0].get(meta.time_key)), level=3))
