@@ -202,3 +202,25 @@ def test_the_navigator_is_a_builtin_baseline_at_six_reads(tmp_path: Path) -> Non
     spec = next(s for s in load_agents(tmp_path / "agents.json") if s.name == NAVIGATOR_BASELINE)
     assert (spec.kind, spec.read_budget) == ("navigator", 6)
     assert AgentSpec(name="nav-20", kind="navigator", read_budget=20).read_budget == 20
+
+
+def test_the_navigator_reads_the_investigations_texts() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _drawdown, read_investigation
+
+    def read(text: str):
+        return read_investigation(served_question(text, entity="000300.SH"))
+
+    assert read("What was the maximum drawdown of 沪深300 (000300.SH) over the last 120 trading days, that is the "
+                "largest decline of its closing levels from a preceding peak, stated as a positive percentage of that "
+                "peak, in percent to 2 decimals?") == ("drawdown", {"subj": "沪深300 (000300.SH)", "n": "120"})
+    assert read("On which trading day did X (000300.SH) reach the trough of its maximum drawdown over the last 60 "
+                "trading days, measured on its closing levels? Answer with the date as YYYY-MM-DD.")[1]["which"] == "trough"
+    assert read("Of the indices 000300.SH, 399001.SZ and 000905.SH, which fell the most in percentage terms over the "
+                "last 20 trading days, judged by closing levels? Answer with its index code.")[1] == {
+        "a": "000300.SH", "b": "399001.SZ", "c": "000905.SH", "move": "fell", "n": "20"}
+    screen = read("On the most recent trading day, which of the constituents of X (000300.SH) at its most recent "
+                  "rebalance had the highest turnover value? Answer with its stock code.")
+    assert screen is not None and screen[0] == "screen" and screen[1]["ask"] == "had the highest turnover value"
+    assert read("What was the closing price of X (000300.SH) on the most recent trading day, in CNY to 2 decimals?") is None
+    # 10 -> 12 (peak) -> 9 (trough, 25% below) -> 11: the largest fall is 25%, peak 1, trough 2.
+    assert _drawdown([10.0, 12.0, 9.0, 11.0]) == (25.0, 1, 2)
