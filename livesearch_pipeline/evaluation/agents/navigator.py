@@ -452,6 +452,11 @@ _INVESTIGATIONS = (
                           r"(?P<subj>.+?) at its most recent rebalance|the member stocks of (?P<subj2>.+?)) "
                           r"(?P<ask>closed higher than their previous close|fell the most in percentage terms|"
                           r"had the highest turnover value|had the highest turnover rate)")),
+    ("compare", re.compile(r"^By how much did the return of (?P<subj>.+?) beat that of (?P<other>.+?) from the close "
+                           r"(?P<n>\d+) trading days before the most recent one to the most recent close")),
+    ("adj_return", re.compile(r"^What was the return of (?P<subj>.+?) on its (?P<noun>.+?) from the trading day "
+                              r"(?P<n>\d+) sessions before the most recent one to the most recent trading day, "
+                              r"adjusted for")),
     ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which (?P<move>rose|fell) "
                                  r"the most in percentage terms over the last (?P<n>\d+) trading days")),
 )
@@ -491,6 +496,17 @@ def _column(header: Sequence[str], tool: str, field_name: str) -> int | None:
             if noun and canonical_label(bare, lang) == canonical_label(noun, lang):
                 return position
     return None
+
+
+def _class_of(code: str, default: str) -> str:
+    """The asset class a code's form tells (another entity named in a comparison)."""
+    if code.endswith(".HK"):
+        return "hk_equity"
+    if code.endswith(".OF"):
+        return "fund"
+    if "." not in code:
+        return "us_equity"
+    return default
 
 
 def _as_date(day: str) -> str:
@@ -713,6 +729,31 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
             return None
         pick = (min if op == "argmin" else max)(values.items(), key=lambda item: item[1])
         return pick[0]
+    if name in ("compare", "adj_return"):
+        n = window_rows("pct_change", int(parts["n"]))
+        codes = [_CODE.findall(parts["subj"])[-1:], _CODE.findall(parts.get("other", ""))[-1:]]
+        returns = []
+        for found in codes[: 2 if name == "compare" else 1]:
+            if not found:
+                return None
+            other_cls = cls if found[0] == question.entity else _class_of(found[0], cls)
+            bars = _BARS.get(other_cls)
+            rows = await work.series(found[0], bars, ["close"], n) if bars else None
+            if rows is None:
+                return None
+            closes = [r["close"] for r in rows]  # newest first
+            if name == "adj_return":
+                factor = _FACTORS.get(cls)
+                factors = await work.series(found[0], factor, ["adj_factor"], n) if factor else None
+                if factors is None or [f["date"] for f in factors] != [r["date"] for r in rows]:
+                    return None
+                closes = [c * f["adj_factor"] for c, f in zip(closes, factors)]
+            if closes[-1] <= 0:
+                return None
+            returns.append((closes[0] - closes[-1]) / abs(closes[-1]) * 100)
+        value = returns[0] - returns[1] if name == "compare" else returns[0]
+        suffix = "" if answer_kind != "percent" else "%"
+        return f"{value:.{places}f}{suffix}"
     if name == "three_indices":
         n = int(parts["n"])
         changes: dict[str, float] = {}
