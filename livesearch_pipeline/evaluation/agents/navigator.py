@@ -243,6 +243,10 @@ class NavigatorAgent:
         exchange = _exchange_order([r["url"] for r in own if _EXCHANGE_DATA.match(urlsplit(r["url"]).path)
                                     or _REPORT.match(urlsplit(r["url"]).path)])
         portals = [r["url"] for r in own if not urlsplit(r["url"]).path.startswith("/exchange/")]
+        if not code:
+            # A market-wide series: its official release and history pages first, no company's pages.
+            exchange = []
+            portals = sorted(portals, key=lambda u: not urlsplit(u).path.startswith("/stats/"))
         if reading.kind == "window" and code:
             digests = [u for u in portals if "/stats/" in urlsplit(u).path]
             for url in digests[:1]:
