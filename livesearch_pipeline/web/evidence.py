@@ -305,17 +305,24 @@ def is_lookup(question: Question) -> bool:
 
 
 def family_of(question: Question) -> str:
-    """The shape of a question's program, for the per-family figures: lookup, window aggregate,
-    entity resolution (argmax/argmin), comparison (combine), chain (refs) or minute bar."""
+    """The shape of a question's program, for the per-family figures: lookup, window (an aggregate
+    or a path over a window, its extreme day read at another field included), entity resolution
+    (argmax/argmin across records that are not sessions), comparison (combine), screen (a
+    cross-section within a set), pick (which of named instruments ranks first), chain (refs) or
+    minute bar."""
     program = question.program
     extract = program.extract
     if any(call.refs for call in program.calls):
         return "chain"
+    if getattr(extract, "pick", None) is not None:
+        return "pick"
+    if getattr(extract.select, "within", None) is not None:
+        return "screen"
     if extract.combine is not None:
         return "comparison"
     if extract.select.mode == "minute":
         return "minute"
-    if extract.aggregate in ("argmax", "argmin"):
+    if extract.aggregate in ("argmax", "argmin") and not str(extract.select.key).endswith("date"):
         return "resolution"
     if extract.aggregate is not None:
         return "window"
