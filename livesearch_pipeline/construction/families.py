@@ -886,8 +886,9 @@ def _investigation_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> 
         move, n = param.split(":")
         codes = c.program.extract.pick.labels
         verb = "rose the most" if move == "gain" else "fell the most"
-        return (f"Of the indices {codes[0]}, {codes[1]} and {codes[2]}, which {verb} in percentage terms over the "
-                f"last {n} trading days, judged by closing levels? Answer with its index code.")
+        return (f"Of the indices {codes[0]}, {codes[1]} and {codes[2]}, which {verb} in percentage terms from the "
+                f"close {n} trading days before the most recent one to the most recent close? Answer with its "
+                f"index code.")
     raise ValueError(f"{c.qid}: unknown question family {name!r}")
 
 
@@ -916,6 +917,6 @@ def _investigation_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> 
         move, n = param.split(":")
         codes = c.program.extract.pick.labels
         verb = "涨幅最大" if move == "gain" else "跌幅最大"
-        return (f"{codes[0]}、{codes[1]}和{codes[2]}三个指数中，按收盘点位计算，"
-                f"最近{n}个交易日哪一个{verb}？请给出其指数代码。")
+        return (f"自最近一个交易日之前第{n}个交易日收盘至最近一个交易日收盘，{codes[0]}、{codes[1]}和{codes[2]}"
+                f"三个指数中哪一个{verb}？请给出其指数代码。")
     raise ValueError(f"{c.qid}: no Chinese text for question family {name!r}")

@@ -80,8 +80,10 @@ def cap_key(q) -> str:
         # compete with the lookups of `daily`, a screen of index constituents not with the
         # index's heaviest constituent.
         tools = ">".join(dict.fromkeys(c.tool for c in program.calls))
-        how = program.extract.pick.op if program.extract.pick is not None else program.extract.aggregate
-        return f"{tools}|{construct}:{how}"
+        ex = program.extract
+        how = ex.pick.op if ex.pick is not None else ex.aggregate
+        read = f">{ex.arg_field}" if construct == "window_rank" else ""  # the month's close, or its turnover
+        return f"{tools}|{construct}:{how}{read}"
     if not is_multi_step(program):
         return tool_of(q)
     tools = ">".join(dict.fromkeys(c.tool for c in program.calls))

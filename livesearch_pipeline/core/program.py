@@ -382,7 +382,8 @@ def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> d
 MAX_CALLS_PER_PROGRAM = 4
 MAX_SESSIONS_BACK = 260  # about one trading year
 MAX_DAYS_BACK = 3660  # ten years and a leap-day margin
-MAX_PERIODS_BACK = 20  # five years of quarters
+MAX_PERIODS_BACK = 20  # five years of quarters (halves, years)
+MAX_MONTHS_BACK = 60  # five years of months (the best month of the last 24, issue 29)
 
 
 def _date_specs(program: Program) -> list[tuple[str, DateSpec]]:
@@ -408,7 +409,8 @@ def check_program_bounds(program: Program, *, qid: str | None = None) -> None:
     for part, spec in _date_specs(program):
         for name, value, bound in (("sessions_back", spec.sessions_back, MAX_SESSIONS_BACK),
                                    ("days_back", spec.days_back, MAX_DAYS_BACK),
-                                   ("periods_back", spec.periods_back, MAX_PERIODS_BACK)):
+                                   ("periods_back", spec.periods_back,
+                                    MAX_MONTHS_BACK if spec.period == "month" else MAX_PERIODS_BACK)):
             if value is not None and value > bound:
                 problems.append((f"{part}.{name}", f"{value} is beyond the bound of {bound}"))
     if problems:
