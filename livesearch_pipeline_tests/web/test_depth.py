@@ -215,8 +215,9 @@ def test_the_navigator_reads_the_investigations_texts() -> None:
                 "peak, in percent to 2 decimals?") == ("drawdown", {"subj": "沪深300 (000300.SH)", "n": "120"})
     assert read("On which trading day did X (000300.SH) reach the trough of its maximum drawdown over the last 60 "
                 "trading days, measured on its closing levels? Answer with the date as YYYY-MM-DD.")[1]["which"] == "trough"
-    assert read("Of the indices 000300.SH, 399001.SZ and 000905.SH, which fell the most in percentage terms over the "
-                "last 20 trading days, judged by closing levels? Answer with its index code.")[1] == {
+    assert read("Of the indices 000300.SH, 399001.SZ and 000905.SH, which fell the most in percentage terms from the "
+                "close 20 trading days before the most recent one to the most recent close? Answer with its index "
+                "code.")[1] == {
         "a": "000300.SH", "b": "399001.SZ", "c": "000905.SH", "move": "fell", "n": "20"}
     screen = read("On the most recent trading day, which of the constituents of X (000300.SH) at its most recent "
                   "rebalance had the highest turnover value? Answer with its stock code.")

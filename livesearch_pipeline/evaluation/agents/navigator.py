@@ -462,7 +462,7 @@ _INVESTIGATIONS = (
                               r"(?P<n>\d+) sessions before the most recent one to the most recent trading day, "
                               r"adjusted for")),
     ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which (?P<move>rose|fell) "
-                                 r"the most in percentage terms over the last (?P<n>\d+) trading days")),
+                                 r"the most in percentage terms from the close (?P<n>\d+) trading days before")),
 )
 
 
