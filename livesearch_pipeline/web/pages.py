@@ -98,6 +98,7 @@ LONG_ROWS = 125
 # month of the last 24 completed ones can be read.
 MONTHLY_BAR_TOOLS = frozenset({"monthly", "index_monthly"})
 MONTHLY_BARS = 26
+MONTHLY_BAR_DAYS = 820
 NEWS_LINKS = 12
 # The exchange's monthly historical-price pages of an entity's quote: the last few months for
 # everyone, further back (to a month or three before the earliest month a question needs) for
@@ -203,8 +204,9 @@ class CorpusGenerator:
         for tool in sorted(tools):
             daily = self.reader.specs[tool].meta.refresh_class == "daily"
             days = LONG_DAYS if tool in LONG_TOOLS else EXCHANGE_DAYS if daily else RECENT_DAYS
-            fetched[tool] = self.reader.fetch(tool, entity.code, days,
-                                              start=history_start if tool == quote_tool else None)
+            start = (history_start if tool == quote_tool
+                     else self.clock - dt.timedelta(days=MONTHLY_BAR_DAYS) if tool in MONTHLY_BAR_TOOLS else None)
+            fetched[tool] = self.reader.fetch(tool, entity.code, days, start=start)
         depth = depth_of(entity.visibility)
         since = self.bulletin_since(entity.calendar)
         lang = official_lang(entity)

@@ -23,9 +23,8 @@ from livesearch_pipeline.dataservice.server import DataService
 from livesearch_pipeline.web.corpus import CorpusConfig, WebCorpusError
 
 
-# How far back each refresh class is fetched, in days (a lag of up to three updates must fit; the
-# last 24 completed months of monthly bars).
-_WINDOW_DAYS = {"weekly": 60, "monthly": 800, "quarterly": 800, "annual": 1500}
+# How far back each refresh class is fetched, in days (a lag of up to three updates must fit).
+_WINDOW_DAYS = {"weekly": 60, "monthly": 200, "quarterly": 800, "annual": 1500}
 
 
 @dataclass
