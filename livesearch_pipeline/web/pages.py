@@ -384,8 +384,11 @@ class CorpusGenerator:
                 blocks.append(Heading("历史数据" if lang == "zh" else "History"))
                 blocks.append(history_table(meta, shown, look, self.seed, salt))
         else:
-            shown = data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily"
-                                else MONTHLY_BARS if meta.name in MONTHLY_BAR_TOOLS else EXCHANGE_GROUPS]
+            # Reference lists (an industry's members since its launch) in full; other series their
+            # last periods.
+            shown = (data.groups if meta.refresh_class == "static"
+                     else data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily"
+                                      else MONTHLY_BARS if meta.name in MONTHLY_BAR_TOOLS else EXCHANGE_GROUPS])
             for index, group in enumerate(shown):
                 if meta.time_key is not None:
                     blocks.append(Heading(str(group[0].get(meta.time_key)), level=3))
