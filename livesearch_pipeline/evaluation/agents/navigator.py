@@ -120,6 +120,12 @@ def _exchange_order(urls: Sequence[str]) -> list[str]:
     return [url for _, url in sorted((rank(i, u), u) for i, u in enumerate(dict.fromkeys(urls)))]
 
 
+def _has_history(page: ParsedPage) -> bool:
+    """Whether the page prints a history table (more than the latest session): then its
+    bulletins add nothing an analyst needs for a window it holds."""
+    return any(len(rows) > 2 and rows[0] and rows[0][0].lower() in ("date", "日期") for rows in page.tables)
+
+
 def _date_like(candidate: Candidate, reading: Reading) -> bool:
     """A figure that is a date (a record's trade date read as the quantity) where a number is asked."""
     value = candidate.value
@@ -246,7 +252,10 @@ class NavigatorAgent:
         if not code:
             # A market-wide series: its official release and history pages first, no company's pages.
             exchange = []
-            portals = sorted(portals, key=lambda u: not urlsplit(u).path.startswith("/stats/"))
+            # A window or a session back: a history table first.
+            history = reading.kind in ("window", "snapshot")
+            portals = sorted(portals, key=lambda u: (not (history and urlsplit(u).path.endswith("/history.html")),
+                                                     not urlsplit(u).path.startswith("/stats/")))
         if reading.kind == "window" and code:
             digests = [u for u in portals if "/stats/" in urlsplit(u).path]
             for url in digests[:1]:
@@ -281,7 +290,8 @@ class NavigatorAgent:
                     chosen = choose(found, reading)
                     if chosen is not None:
                         return chosen[0], url
-                if reading.kind in ("snapshot", "window") and self._has_column(page, reading, question):
+                if (reading.kind in ("snapshot", "window") and not _has_history(page)
+                        and self._has_column(page, reading, question)):
                     archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
                     if archive is not None:
                         return await self._from_bulletins(state, self._url(archive), reading, question)
