@@ -2,7 +2,7 @@
 
     python benchmarks/refresh_core.py [--programs 10000] [--entities 500] [--call-cost-ms 1.5]
 
-Workload: N synthetic programs of eleven shapes over a universe of A-share entities (default
+Workload: N synthetic programs of fourteen shapes over a universe of A-share entities (default
 500), cycling shape fastest so that any N exercises every shape:
 
   latest    daily over 10 sessions, the latest record's field
@@ -24,6 +24,15 @@ and four of the multi-step question families (construction/families.py):
             pct_change: the split- and dividend-adjusted return
   fx        daily over 10 sessions -> fx_daily on the latest session -> a field times USD/CNH
             divided by USD/HKD (a combine chain)
+
+and three of the T3 investigations (issue 29):
+
+  drawdown  daily and adj_factor over 60 (or 20) sessions: the maximum drawdown of the adjusted
+            closes, or the day of its peak or trough (the agg60/mean20 and adjusted calls)
+  screen    index_weight of the entity's index on the latest session (the resolve call) and the
+            cross-section of every entity's daily bar on that session (one call a day): the
+            constituent that fell or rose most, traded most, or how many closed up
+  pick      the 10-, 20- or 60-session returns of the entity and two peers: which ranks first
 
 Many programs share calls (the same daily window serves several shapes), as a real pool does.
 The tools are served in memory by a deterministic market with Tushare-like records (newest
@@ -87,6 +96,8 @@ from livesearch_pipeline.core.models import (
     Program,
     Provenance,
     Question,
+    Membership,
+    Pick,
     RecordJoin,
     Selection,
     ValueRef,
@@ -106,8 +117,9 @@ INDICES = tuple(f"{code:06d}.SH" for code in (300, 16, 905, 852, 688, 10, 903, 9
 # the same at every size. Up to 500 entities (10,000 programs) the ten indices above suffice.
 INDEX_MEMBERS = 50
 BARS_CACHE = 512  # instruments whose bars the market keeps (see SyntheticMarket)
-SHAPES = ("latest", "snapshot", "mean20", "agg60", "match", "dag", "combine", "growth", "resolve", "adjusted", "fx")
-FAMILY_SHAPES = frozenset({"dag", "combine", "growth", "resolve", "adjusted", "fx"})
+SHAPES = ("latest", "snapshot", "mean20", "agg60", "match", "dag", "combine", "growth", "resolve", "adjusted", "fx",
+          "drawdown", "screen", "pick")
+FAMILY_SHAPES = frozenset({"dag", "combine", "growth", "resolve", "adjusted", "fx", "drawdown", "screen", "pick"})
 VARIANTS = 6
 
 
@@ -224,6 +236,8 @@ class SyntheticMarket:
 
     def daily(self, args: dict[str, Any]) -> dict[str, Any]:
         code = args.get("ts_code")
+        if code is None and "trade_date" in args:
+            return self._cross_section(_parse_ymd(args["trade_date"], "daily", "trade_date"))
         if code not in self.index_of:
             raise ToolCallError("daily", f"unknown ts_code {code!r}")
         if "trade_date" in args:
@@ -246,6 +260,14 @@ class SyntheticMarket:
             for name, values in columns.items():
                 record[name] = values[row]
             items.append(record)
+        return {"items": items}
+
+    def _cross_section(self, day: dt.date) -> dict[str, Any]:
+        """Every entity's bar of one session, by code (a trade_date query across the market)."""
+        items = []
+        for code in sorted(self.entities):
+            bar = self.daily({"ts_code": code, "trade_date": _ymd(day)})["items"]
+            items.extend(bar)
         return {"items": items}
 
     def index_weight(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -455,6 +477,40 @@ def build_program(shape: str, variant: int, code: str, market: SyntheticMarket) 
         return Program(calls=[_daily("c1", code, 10), rates],
                        extract=Extractor(**_latest("c1", field).model_dump(), format=_number(4),
                                          combine=Combine(op="product", other=cnh, then=Combine(op="ratio", other=hkd))))
+    if shape == "drawdown":
+        aggregate, window = (("max_drawdown", 60), ("drawdown_peak", 60), ("drawdown_trough", 60),
+                             ("max_drawdown", 20), ("drawdown_peak", 20), ("drawdown_trough", 20))[variant]
+        factor = Call(id="c2", tool="adj_factor", args={"ts_code": code},
+                      dates={"start_date": _session(window - 1), "end_date": _session(0)})
+        fmt = (_number(2, kind="percent") if aggregate == "max_drawdown"
+               else Format(kind="date", in_fmt="%Y%m%d", out_fmt="%Y-%m-%d"))
+        return Program(calls=[_daily("c1", code, window), factor],
+                       extract=Extractor(call="c1", select=day_key, field="close", aggregate=aggregate,
+                                         times=RecordJoin(call="c2", field="adj_factor"), format=fmt))
+    if shape == "screen":
+        weights = Call(id="c1", tool="index_weight", args={"index_code": market.index_of[code]},
+                       dates={"trade_date": _session(0)})
+        section = Call(id="c2", tool="daily", dates={"trade_date": _session(0)})
+        within = Membership(call="c1", select=Selection(mode="latest", key="trade_date"), field="con_code", key="ts_code")
+        field, aggregate = [("pct_chg", "argmin"), ("pct_chg", "argmax"), ("amount", "argmax"), ("vol", "argmax"),
+                            ("pct_chg", "count"), ("close", "argmin")][variant]
+        above = {"pct_chg": 0.0} if aggregate == "count" else None
+        select = Selection(mode="latest", key="trade_date", within=within, above=above)
+        if aggregate == "count":
+            ex = Extractor(call="c2", select=select, field=field, aggregate="count", format=Format(kind="integer"))
+        else:
+            ex = Extractor(call="c2", select=select, field=field, aggregate=aggregate, arg_field="ts_code",
+                           format=Format(kind="text"))
+        return Program(calls=[weights, section], extract=ex)
+    if shape == "pick":
+        entities = market.entities
+        at = entities.index(code)
+        trio = [code, entities[(at + 1) % len(entities)], entities[(at + 2) % len(entities)]]
+        window, op = ((20, "argmax"), (20, "argmin"), (60, "argmax"), (60, "argmin"), (10, "argmax"), (10, "argmin"))[variant]
+        others = [ValueRef(call=f"c{i}", select=day_key, field="close", aggregate="pct_change") for i in (2, 3)]
+        return Program(calls=[_daily(f"c{i + 1}", c, window) for i, c in enumerate(trio)],
+                       extract=Extractor(call="c1", select=day_key, field="close", aggregate="pct_change",
+                                         format=Format(kind="text"), pick=Pick(op=op, others=others, labels=trio)))
     raise ValueError(f"unknown program shape {shape!r}; expected one of {SHAPES}")
 
 

@@ -46,7 +46,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REFRESH_CORE = REPO / "benchmarks" / "refresh_core.py"
-SHAPES = 7
+SHAPES = 14  # len(refresh_core.SHAPES): entities off its multiples
 TARGET_100K_S = 60.0
 TARGET_RSS_MIB = 1536.0
 TARGET_GROWTH = 12.0  # time ratio allowed for 10x the programs

@@ -223,7 +223,7 @@ def _run_day(args: argparse.Namespace, paths, day: dt.date) -> int:
     from livesearch_pipeline.definitions import defs
     from livesearch_pipeline.defs.evaluation.daily import daily_loop_targets, plan_runs
     from livesearch_pipeline.evaluation.audits import StaleGoldAudit
-    from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME, BASELINES, agents_without_partition
+    from livesearch_pipeline.evaluation.registry import AGENT_PARTITIONS_NAME, BASELINES, agents_without_partition
     from livesearch_pipeline.evaluation.leaderboard import CHART_PNG, LEADERBOARD_JSON, Leaderboard, render_markdown
     from livesearch_pipeline.evaluation.store import TABLES as STORE_TABLES
     from livesearch_pipeline.evaluation.store import partition_path, store_root

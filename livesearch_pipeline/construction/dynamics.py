@@ -339,7 +339,7 @@ def trivial_flags(values: Sequence[float | int | str], distinct_answers: int) ->
 # Single-call aggregates that are T3 (issue 28): a statistic of the whole path of a window (a
 # volatility needs every session's value, not one or two records). Any other aggregate of one
 # call (a mean, a sum, a high, a change) is one call's arithmetic: T1 or T2 by its dynamics.
-PATH_AGGREGATES = frozenset({"std"})
+PATH_AGGREGATES = frozenset({"std", "max_drawdown", "drawdown_peak", "drawdown_trough"})
 _COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
 
 
@@ -369,8 +369,19 @@ def structural_tier(program: Program) -> tuple[Tier | None, str]:
     read = [extract.call, *(step.other.call for step in (extract.combine.chain() if extract.combine else ()))]
     if extract.times is not None:
         read.append(extract.times.call)
+    # Issue 29: a screen reads its set from another call; a pick compares other calls' values.
+    if extract.select.within is not None:
+        read.append(extract.select.within.call)
+    if extract.pick is not None:
+        read.extend(ref.call for ref in extract.pick.others)
     if len(set(read)) > 1:
-        if extract.times is not None:
+        if extract.pick is not None:
+            what = f"{extract.pick.op} of {extract.aggregate} {extract.field} across {len(set(read))} calls"
+        elif extract.select.within is not None:
+            member = extract.select.within
+            what = (f"a screen of {tools.get(extract.call)} across the {member.field} listed by "
+                    f"{tools.get(member.call)} ({extract.aggregate} of {extract.field})")
+        elif extract.times is not None:
             joined = f"{tools.get(extract.call)} {extract.field} times {tools.get(extract.times.call)} {extract.times.field}"
             what = f"{joined}, then {extract.aggregate}" if extract.aggregate else joined
         else:
@@ -383,6 +394,10 @@ def structural_tier(program: Program) -> tuple[Tier | None, str]:
     if extract.aggregate is not None:
         if extract.aggregate in PATH_AGGREGATES:
             return "T3", f"a path over a window: {extract.aggregate} of {extract.field!r} over every session of it"
+        if extract.aggregate in ("argmax", "argmin") and extract.arg_field not in (None, extract.select.key):
+            # Issue 29: the record that ranks first over a window, read at another of its figures.
+            return "T3", (f"a ranking over a window: {extract.aggregate} of {extract.field!r}, then the winning "
+                          f"record's {extract.arg_field!r}")
         return None, f"one aggregate of one call ({extract.aggregate} of {extract.field!r} over a window)"
     select = extract.select
     if select.mode in ("snapshot", "minute") and select.anchor is not None and select.anchor.period is None:

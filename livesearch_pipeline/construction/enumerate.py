@@ -534,7 +534,8 @@ async def enumerate_candidates(
         if again.status != "ok" or again.answer != answer.answer:
             counts.drop("unstable")
             continue
-        if _echoes(answer, answer.args):
+        # A pick among named instruments (construction/families.py) answers with one of them.
+        if d.program.extract.pick is None and _echoes(answer, answer.args):
             counts.drop("echo_of_argument")
             continue
         plain = plain_answers.get(answer.qid)

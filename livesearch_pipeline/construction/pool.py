@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from livesearch_pipeline.core.jsonl import render_jsonl
-from livesearch_pipeline.construction.families import is_multi_step
+from livesearch_pipeline.construction.families import investigation_of, is_multi_step
 from livesearch_pipeline.core.models import PoolManifest, Question
 # Reading and checking the pool lives in core.pool, below every package that reads it.
 from livesearch_pipeline.core.pool import (
@@ -74,6 +74,16 @@ def cap_key(q) -> str:
     chain of tools and combine operations ("fund_portfolio>daily", "income|pct_difference"), so
     that a chain does not compete with the single lookups of its first tool."""
     program = q.program
+    construct = investigation_of(program)
+    if construct is not None:
+        # A T3 investigation (issue 29) is its own template: a drawdown of daily bars does not
+        # compete with the lookups of `daily`, a screen of index constituents not with the
+        # index's heaviest constituent.
+        tools = ">".join(dict.fromkeys(c.tool for c in program.calls))
+        ex = program.extract
+        how = ex.pick.op if ex.pick is not None else ex.aggregate
+        read = f">{ex.arg_field}" if construct == "window_rank" else ""  # the month's close, or its turnover
+        return f"{tools}|{construct}:{how}{read}"
     if not is_multi_step(program):
         return tool_of(q)
     tools = ">".join(dict.fromkeys(c.tool for c in program.calls))
@@ -82,7 +92,8 @@ def cap_key(q) -> str:
 
 
 def signature_cap(q, policy: PoolPolicy) -> int:
-    return policy.max_per_chain_signature if is_multi_step(q.program) else policy.max_per_signature
+    chain = is_multi_step(q.program) or investigation_of(q.program) is not None
+    return policy.max_per_chain_signature if chain else policy.max_per_signature
 
 
 def select_pool(

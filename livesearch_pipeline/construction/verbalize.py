@@ -551,7 +551,9 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
     # A Chinese text names an FX pair in Chinese ("美元兑离岸人民币" for USDCNH.FXCM).
     series = tuple((*forms, *filter(None, (_pair_zh(x, lexicon) for x in forms if "/" in x)))
                    for forms in series_forms(c))
-    answer = f.observed_answer if fmt.kind == "text" else None
+    # A pick among named instruments (construction/families.py, issue 29) names every choice,
+    # its answer among them: that is the question, not a give-away.
+    answer = f.observed_answer if fmt.kind == "text" and c.program.extract.pick is None else None
     freq = lexicon.bars.get(f.tool)
     return LintContext(
         fmt=fmt, kind=entry.kind if entry else None, descriptions=tuple(descriptions),

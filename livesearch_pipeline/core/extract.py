@@ -39,14 +39,17 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, Literal, Mapping, Sequence
 
 from livesearch_pipeline.core.dates import format_date, parse_datetime, resolve_date
-from livesearch_pipeline.core.models import PERCENTAGE_POINTS, Combine, Extractor, Format, Selection, ValueRef
+from livesearch_pipeline.core.models import (
+    DRAWDOWN_DAYS, PERCENTAGE_POINTS, Combine, Extractor, Format, Pick, Selection, ValueRef,
+)
 
 Number = int | float
 ExtractedScalar = float | int | str
 
 DEFAULT_DATE_IN_FMT = "%Y%m%d"
 DEFAULT_DATE_OUT_FMT = "%Y-%m-%d"
-ORDERED_AGGREGATES = frozenset({"first", "last", "change", "pct_change", "argmax", "argmin"})
+ORDERED_AGGREGATES = frozenset({"first", "last", "change", "pct_change", "argmax", "argmin",
+                                "max_drawdown", *DRAWDOWN_DAYS})
 # Enough digits for any finite float at 8 decimals (the largest is ~1.8e308).
 _ROUNDING_CONTEXT = Context(prec=400)
 
@@ -225,6 +228,32 @@ def _where(sel: Selection, records: list[dict[str, Any]]) -> list[dict[str, Any]
     return [r for r in records if all(_same_value(r.get(f), v) for f, v in sel.where.items())]
 
 
+def _members(sel: Selection, responses: Mapping[str, Any] | None, as_of: dt.date) -> set[Any]:
+    """The set `sel.within` names: the `field` values of the records its selection picks in the
+    other call's response (an index's constituents at its latest rebalance)."""
+    member = sel.within
+    assert member is not None
+    if responses is None or member.call not in responses:
+        raise ExtractionError(f"within: no response for call {member.call!r}")
+    ref = ValueRef(call=member.call, path=member.path, select=member.select, field=member.field)
+    picked = _select(ref, _records_at(responses[member.call], member.path), as_of, responses)
+    members = {r.get(member.field) for r in picked.records} - {None}
+    if not members:
+        raise ExtractionEmpty(f"within: call {member.call!r} lists no {member.field!r}")
+    return members
+
+
+def _keep(sel: Selection, records: list[dict[str, Any]], responses: Mapping[str, Any] | None,
+          as_of: dt.date) -> list[dict[str, Any]]:
+    """`where`, then a screen's threshold (`above`, strict; a record whose field is null or not a
+    number is not above anything). Membership (`within`) was applied first, in `_select`."""
+    records = _where(sel, records)
+    if sel.above:
+        records = [r for r in records
+                   if all(_is_number(r.get(f)) and r[f] > bound for f, bound in sel.above.items())]
+    return records
+
+
 def _years_before(moment: dt.datetime, years: int) -> dt.datetime:
     """The same calendar day `years` earlier; a 29 February becomes the 28th."""
     try:
@@ -233,10 +262,18 @@ def _years_before(moment: dt.datetime, years: int) -> dt.datetime:
         return moment.replace(year=moment.year - years, day=28)
 
 
-def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date) -> _Selected:
+def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
+            responses: Mapping[str, Any] | None = None) -> _Selected:
     sel = ref.select
+    if sel.within is not None:
+        # A screen reads the members' records only, before any mode: the latest session of a
+        # cross-section of the whole market is the latest of its members, and a set of 50 costs
+        # the same in a market of 300 instruments or of 5,000.
+        members = _members(sel, responses, as_of)
+        records = [r for r in records if r.get(sel.within.key) in members]
     if sel.mode == "match":
-        return _Selected([r for r in _where(sel, records) if _same_value(r.get(sel.key), sel.value)], None)
+        return _Selected([r for r in _keep(sel, records, responses, as_of) if _same_value(r.get(sel.key), sel.value)],
+                         None)
     if sel.mode == "latest":
         # The latest time key of the whole response first, then the named series on it: a series
         # absent from the latest period (a holder that left the top ten, a delisted pair) selects
@@ -245,14 +282,15 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date) -> _Se
         limit = resolve_date(sel.anchor, as_of) if sel.anchor else as_of
         eligible = [(t, r) for t, r in timed if t.date() <= limit]
         newest = eligible[-1][0] if eligible else None
-        on_newest = _where(sel, [r for t, r in eligible if t == newest])
+        on_newest = _keep(sel, [r for t, r in eligible if t == newest], responses, as_of)
         if sel.years_back is not None and newest is not None and on_newest:
             # The same series n years before the latest key: a missing period selects nothing.
             wanted = format_date(_years_before(newest, sel.years_back), sel.key_fmt)
             on_newest = _where(sel, [r for t, r in eligible if format_date(t, sel.key_fmt) == wanted])
         return _Selected(on_newest, [str(r[sel.key]) for r in on_newest])
 
-    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _where(sel, records)), key=lambda kr: kr[0])
+    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _keep(sel, records, responses, as_of)),
+                   key=lambda kr: kr[0])
     if sel.mode == "snapshot":
         assert sel.anchor is not None  # Selection's validator
         wanted = format_date(resolve_date(sel.anchor, as_of), sel.key_fmt)
@@ -359,6 +397,8 @@ def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
         if winner.get(arg_field) is None:
             raise ExtractionEmpty(f"field {arg_field!r} of the {aggregate} record is null")
         return ExtractedValue(_check_value(winner[arg_field], arg_field), period)
+    if aggregate in ("max_drawdown", *DRAWDOWN_DAYS):
+        return _drawdown(aggregate, numbers, [keys[i] for i, _ in rows], period)
     if aggregate == "sum":
         return ExtractedValue(math.fsum(numbers) if any(isinstance(n, float) for n in numbers) else sum(numbers), period)
     if aggregate == "mean":
@@ -381,6 +421,37 @@ def _aggregate(ref: ValueRef, picked: _Selected) -> ExtractedValue:
     raise ExtractionError(f"unknown aggregate {aggregate!r}")
 
 
+def _drawdown(aggregate: str, closes: Sequence[Number], keys: Sequence[str], period: str) -> ExtractedValue:
+    """The largest fall from a running peak over closes in time order, as a positive percentage of
+    that peak (`max_drawdown`), or the key of its trough or peak (`drawdown_trough`/`_peak`).
+
+    A window that never closes below an earlier close has no drawdown (`empty`). Asked for a day,
+    the answer must be one day (`check_ranking`): a largest fall reached on two days, or a peak
+    close that two days share, is a tie.
+    """
+    if len(closes) < 2:
+        raise ExtractionError(f"aggregate {aggregate!r} needs at least 2 non-null values, got {len(closes)}")
+    if any(c <= 0 for c in closes):
+        raise ExtractionError(f"aggregate {aggregate!r} needs positive closes")
+    falls: list[float] = []
+    peak = closes[0]
+    for close in closes:
+        peak = max(peak, close)
+        falls.append((peak - close) / peak * 100)
+    worst = max(falls)
+    if worst <= 0:
+        raise ExtractionEmpty(f"no drawdown: no close in {period} is below an earlier one")
+    if aggregate == "max_drawdown":
+        return ExtractedValue(worst, period)
+    check_ranking(list(zip(keys, falls)), highest=True)
+    trough = falls.index(worst)
+    if aggregate == "drawdown_trough":
+        return ExtractedValue(keys[trough], period)
+    before = closes[: trough + 1]
+    check_ranking(list(zip(keys, before)), highest=True)
+    return ExtractedValue(keys[before.index(max(before))], period)
+
+
 def read_value(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> ExtractedValue:
     """The value `ref` denotes in the responses (keyed by call id) of a program run on `as_of`.
 
@@ -390,7 +461,7 @@ def read_value(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> E
     if ref.call not in responses:
         raise ExtractionError(f"no response for call {ref.call!r}")
     records = _records_at(responses[ref.call], ref.path)
-    picked = _select(ref, records, as_of)
+    picked = _select(ref, records, as_of, responses)
     if not picked.records:
         raise ExtractionEmpty(f"selection {ref.select.mode!r} on key {ref.select.key!r} matched no record")
     if ref.times is not None:
@@ -415,7 +486,7 @@ def select_records(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) 
     argmax compares. What a reader needs in front of them to compute the value."""
     if ref.call not in responses:
         raise ExtractionError(f"no response for call {ref.call!r}")
-    return _select(ref, _records_at(responses[ref.call], ref.path), as_of).records
+    return _select(ref, _records_at(responses[ref.call], ref.path), as_of, responses).records
 
 
 def _describe(ref: ValueRef) -> str:
@@ -454,6 +525,17 @@ def _combine(combine: Combine, main: ExtractedValue, other: ExtractedValue) -> E
     if other.observed_period != main.observed_period:
         period = f"{main.observed_period} vs {other.observed_period}"
     return ExtractedValue(value, period)
+
+
+def _pick(pick: Pick, main: ExtractedValue, responses: Mapping[str, Any], as_of: dt.date) -> ExtractedValue:
+    """The label of the value that ranks first among the main one and `pick.others`; a tie at
+    the top is `empty` (`check_ranking`)."""
+    values = [main.value, *(_read(ref, responses, as_of).value for ref in pick.others)]
+    if not all(_is_number(v) for v in values):
+        raise ExtractionError(f"pick {pick.op!r} compares numbers, got {values!r}")
+    check_ranking(list(zip(pick.labels, values)), highest=pick.op == "argmax")
+    best = max(values) if pick.op == "argmax" else min(values)
+    return ExtractedValue(pick.labels[values.index(best)], main.observed_period)
 
 
 def round_half_up(value: Number, decimals: int) -> str:
@@ -508,6 +590,8 @@ def run_extractor(extractor: Extractor, responses: Mapping[str, Any], as_of: dt.
     """
     try:
         extracted = _read(extractor, responses, as_of)
+        if extractor.pick is not None:
+            extracted = _pick(extractor.pick, extracted, responses, as_of)
         if extractor.combine is not None:
             for step in extractor.combine.chain():
                 other = _read(step.other, responses, as_of)

@@ -31,7 +31,12 @@ SelectionMode = Literal["latest", "snapshot", "match", "minute", "all"]
 Aggregate = Literal[
     "sum", "mean", "min", "max", "first", "last", "count",
     "change", "pct_change", "std", "argmax", "argmin",
+    # Issue 29 (T3 investigations): the path over a window's closes — the largest fall from a
+    # running peak (a positive percentage of the peak), and the days of that peak and trough.
+    "max_drawdown", "drawdown_peak", "drawdown_trough",
 ]
+# The aggregates that answer with a time key of the window rather than a number.
+DRAWDOWN_DAYS = frozenset({"drawdown_peak", "drawdown_trough"})
 FormatKind = Literal["number", "percent", "integer", "date", "text"]
 # The unit of a difference of two percentages (a return gap, a change of a rate): an analyst
 # writes "5.76 percentage points" ("5.76个百分点"), never "5.76%". Matched like a percent.
@@ -102,6 +107,18 @@ class DateSpec(StrictModel):
         return self
 
 
+class Membership(StrictModel):
+    """Keep only the records whose `key` is one of the `field` values that `select` picks in
+    another call's response: the constituents of an index at its latest rebalance, the members
+    of an industry (a screen across a cross-section of the market, issue 29)."""
+
+    call: CallId
+    path: str = "items"
+    select: Selection
+    field: str
+    key: str
+
+
 class Selection(_OmitsUnsetExtensions):
     """Which records of a response the extractor reads (DESIGN §4.2 selection modes).
 
@@ -124,8 +141,13 @@ class Selection(_OmitsUnsetExtensions):
     time: Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")] | None = None
     where: dict[str, ArgValue] = Field(default_factory=dict)
     years_back: int | None = Field(default=None, ge=1, le=5)
+    # Issue 29 (screens): records of the members of another call's set only (applied before the
+    # mode: `latest` is then the members' latest key), and records whose field is strictly above
+    # a threshold ("how many constituents closed up": pct_chg above 0).
+    within: Membership | None = None
+    above: dict[str, float] | None = None
 
-    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("years_back",)
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("years_back", "within", "above")
 
     @model_validator(mode="after")
     def _mode_fields(self) -> Selection:
@@ -141,6 +163,8 @@ class Selection(_OmitsUnsetExtensions):
             raise ValueError(f"selection mode {self.mode!r} takes no time (only 'minute' does)")
         if self.mode != "latest" and self.years_back is not None:
             raise ValueError(f"selection mode {self.mode!r} takes no years_back (only 'latest' does)")
+        if self.above is not None and not self.above:
+            raise ValueError("select.above names at least one field (or is left unset)")
         return self
 
 
@@ -226,16 +250,50 @@ class Format(StrictModel):
         return self
 
 
+# How many instruments a pick compares (the main value and up to three others).
+MAX_PICK = 4
+
+
+class Pick(StrictModel):
+    """Which of several instruments ranks first (issue 29): the extractor's value is the first
+    candidate, `others` the rest; the answer is the label of the largest (`argmax`) or smallest
+    (`argmin`) value, `labels` in the same order (the main value's first)."""
+
+    op: Literal["argmax", "argmin"]
+    others: list[ValueRef] = Field(min_length=1, max_length=MAX_PICK - 1)
+    labels: list[str] = Field(min_length=2, max_length=MAX_PICK)
+
+    @model_validator(mode="after")
+    def _one_label_each(self) -> Pick:
+        if len(self.labels) != len(self.others) + 1:
+            raise ValueError(f"a pick labels each of its {len(self.others) + 1} values, got {len(self.labels)} labels")
+        if len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"a pick's labels are distinct, got {self.labels}")
+        return self
+
+
 class Extractor(ValueRef):
     combine: Combine | None = None
     format: Format
+    pick: Pick | None = None
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("times", "pick")
+
+    @model_validator(mode="after")
+    def _pick_alone(self) -> Extractor:
+        if self.pick is not None and self.combine is not None:
+            raise ValueError("an extractor either combines values or picks among them, not both")
+        return self
 
     def refs(self) -> list[tuple[str, ValueRef]]:
-        """(part, ref) of every value the answer reads: the main one, then each combine step's."""
+        """(part, ref) of every value the answer reads: the main one, then each combine step's
+        or each other value a pick compares."""
         out: list[tuple[str, ValueRef]] = [("extract", self)]
         if self.combine is not None:
             for i, step in enumerate(self.combine.chain()):
                 out.append(("extract.combine" + ".then" * i + ".other", step.other))
+        if self.pick is not None:
+            out.extend((f"extract.pick.others[{i}]", ref) for i, ref in enumerate(self.pick.others))
         return out
 
 

@@ -22,7 +22,9 @@ from livesearch_pipeline.core.extract import (
     read_value,
     relocated,
 )
-from livesearch_pipeline.core.models import ArgValue, Call, DateSpec, Extractor, Program, Question, ValueRef
+from livesearch_pipeline.core.models import (
+    DRAWDOWN_DAYS, ArgValue, Call, DateSpec, Extractor, Program, Question, ValueRef,
+)
 from livesearch_pipeline.core.qid import compute_qid
 
 NUMERIC_TYPES: frozenset[FieldType] = frozenset({"number", "integer"})
@@ -59,6 +61,9 @@ def _result_type(ref: ValueRef, meta: ToolMeta | None) -> FieldType | None:
     if ref.aggregate in ARG_AGGREGATES:
         field = meta.field(ref.arg_field or ref.select.key) if meta else None
         return field.type if field else None
+    if ref.aggregate in DRAWDOWN_DAYS:
+        field = meta.field(ref.select.key) if meta else None
+        return field.type if field else None
     if ref.aggregate in (None, "first", "last"):
         field = meta.field(ref.field) if meta else None
         return field.type if field else None
@@ -81,6 +86,9 @@ def _check_ref(ref: ValueRef, meta: ToolMeta | None, part: str) -> list[tuple[st
         if ref.arg_field is not None:
             named["arg_field"] = ref.arg_field
         named.update({f"select.where.{name}": name for name in sel.where})
+        named.update({f"select.above.{name}": name for name in sel.above or {}})
+        if sel.within is not None:
+            named["select.within.key"] = sel.within.key
         for where, name in named.items():
             if meta.field(name) is None:
                 problems.append((f"{part}.{where}", f"tool {meta.name!r} has no field {name!r}"))
@@ -88,6 +96,10 @@ def _check_ref(ref: ValueRef, meta: ToolMeta | None, part: str) -> list[tuple[st
         problems.append(
             (f"{part}.select.key_fmt", f"{sel.key_fmt!r} differs from the {meta.name!r} time key format {meta.time_key_fmt!r}")
         )
+    for name in sel.above or {}:
+        bounded = meta.field(name)
+        if bounded is not None and bounded.type not in NUMERIC_TYPES:
+            problems.append((f"{part}.select.above.{name}", f"{name!r} is {bounded.type}; a threshold bounds a number"))
     field = meta.field(ref.field)
     if aggregate is not None and aggregate not in TYPE_PRESERVING_AGGREGATES and field and field.type not in NUMERIC_TYPES:
         problems.append((f"{part}.aggregate", f"{aggregate!r} needs a numeric field; {ref.field!r} is {field.type}"))
@@ -149,6 +161,9 @@ def _series_problems(ref: ValueRef, call: Call, meta: ToolMeta | None, part: str
     if entity and meta.field(entity) is not None and entity not in call.args and entity not in call.refs:
         needed.append(entity)
     pinned = set(ref.select.where) | ({ref.select.key} if ref.select.mode == "match" else set())
+    if ref.select.within is not None:
+        # A screen: the records are the members' own series, each once per time key.
+        pinned.add(ref.select.within.key)
     if ref.aggregate in ARG_AGGREGATES and ref.select.mode == "latest" and ref.arg_field is not None:
         # Entity resolution: which series (holding, constituent) ranks first on the latest
         # period. The argmax runs across the series of one time key and answers with the series.
@@ -253,6 +268,17 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
                 problems.append((f"{part}.times.call", f"call {join!r} is not an earlier call"))
             else:
                 problems.extend(_join_problems(ref, tool_of[ref.call], tool_of[join], part))
+        member = ref.select.within
+        if member is not None:
+            if member.call not in position:
+                problems.append((f"{part}.select.within.call", f"unknown call {member.call!r}"))
+            elif position[member.call] >= (position[ref.call] if before is None else before):
+                problems.append((f"{part}.select.within.call", f"call {member.call!r} is not an earlier call"))
+            else:
+                listed = tool_of[member.call]
+                if listed is not None and listed.fields and listed.field(member.field) is None:
+                    problems.append((f"{part}.select.within.field",
+                                     f"tool {listed.name!r} has no field {member.field!r}"))
         problems.extend(_series_problems(ref, call_of[ref.call], tool_of[ref.call], part))
         problems.extend(_window_problems(ref, call_of[ref.call], tool_of[ref.call], part))
         if before is None:  # the answer itself, not an argument read for a later call
@@ -271,6 +297,14 @@ def validate_program(program: Program, catalog: Catalog, *, qid: str | None = No
             if kind is not None and kind not in NUMERIC_TYPES:
                 problems.append((part, f"combine {extractor.combine.op!r} needs a number; the value is {kind}"))
         result = "number"
+    if extractor.pick is not None:
+        for part, ref in extractor.refs():
+            kind = _result_type(ref, tool_of.get(ref.call))
+            if kind is not None and kind not in NUMERIC_TYPES:
+                problems.append((part, f"pick {extractor.pick.op!r} compares numbers; the value is {kind}"))
+        result = "text"  # the label of the value that ranks first
+        if extractor.format.kind != "text":
+            problems.append(("extract.format", f"a pick answers with a label: format 'text', not {extractor.format.kind!r}"))
     problems.extend(_check_format(extractor, result))
     if problems:
         # A call's date problem is found once per selection over it; report it once.
@@ -348,7 +382,8 @@ def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> d
 MAX_CALLS_PER_PROGRAM = 4
 MAX_SESSIONS_BACK = 260  # about one trading year
 MAX_DAYS_BACK = 3660  # ten years and a leap-day margin
-MAX_PERIODS_BACK = 20  # five years of quarters
+MAX_PERIODS_BACK = 20  # five years of quarters (halves, years)
+MAX_MONTHS_BACK = 60  # five years of months (the best month of the last 24, issue 29)
 
 
 def _date_specs(program: Program) -> list[tuple[str, DateSpec]]:
@@ -359,6 +394,8 @@ def _date_specs(program: Program) -> list[tuple[str, DateSpec]]:
                      for name, ref in call.refs.items() if ref.select.anchor is not None)
     refs = program.extract.refs()
     specs.extend((f"{part}.select.anchor", ref.select.anchor) for part, ref in refs if ref.select.anchor is not None)
+    specs.extend((f"{part}.select.within.select.anchor", ref.select.within.select.anchor) for part, ref in refs
+                 if ref.select.within is not None and ref.select.within.select.anchor is not None)
     return specs
 
 
@@ -372,7 +409,8 @@ def check_program_bounds(program: Program, *, qid: str | None = None) -> None:
     for part, spec in _date_specs(program):
         for name, value, bound in (("sessions_back", spec.sessions_back, MAX_SESSIONS_BACK),
                                    ("days_back", spec.days_back, MAX_DAYS_BACK),
-                                   ("periods_back", spec.periods_back, MAX_PERIODS_BACK)):
+                                   ("periods_back", spec.periods_back,
+                                    MAX_MONTHS_BACK if spec.period == "month" else MAX_PERIODS_BACK)):
             if value is not None and value > bound:
                 problems.append((f"{part}.{name}", f"{value} is beyond the bound of {bound}"))
     if problems:
@@ -391,6 +429,7 @@ def check_record_paths(program: Program, *, qid: str | None = None) -> None:
         refs.extend((f"calls[{i}] ({call.id}).refs.{name}", ref) for name, ref in call.refs.items())
     paths = [(part, ref.path) for part, ref in refs]
     paths += [(f"{part}.times", ref.times.path) for part, ref in refs if ref.times is not None]
+    paths += [(f"{part}.select.within", ref.select.within.path) for part, ref in refs if ref.select.within is not None]
     problems = [(f"{part}.path", f"{path!r} is not a path of a data tool's response (records are under "
                  f"{RECORDS_PATH!r})") for part, path in paths if path != RECORDS_PATH]
     if problems:

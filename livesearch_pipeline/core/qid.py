@@ -97,4 +97,9 @@ def compute_signature(program: Program, catalog: Catalog) -> str:
     while step is not None:  # every step of a combine chain
         _strip_ref(step["other"], entity_params, series_keys)
         step = step.get("then")
+    pick = shape["extract"].get("pick")
+    if pick is not None:  # the instruments a pick compares play the entity's part
+        for other in pick["others"]:
+            _strip_ref(other, entity_params, series_keys)
+        pick["labels"] = [SIGNATURE_ENTITY] * len(pick["labels"])
     return "sig-" + _sha256(canonical_json(shape))[:12]

@@ -261,14 +261,14 @@ def _audit_longitudinal(args: argparse.Namespace) -> int:
 
 
 def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
-    from livesearch_pipeline.evaluation.baselines import AgentSpec
+    from livesearch_pipeline.evaluation.registry import AgentSpec
 
     kinds = AgentSpec.model_fields["kind"].annotation.__args__
     register = actions.add_parser(
         "register", help="add an agent to the daily evaluation (a partition of the Dagster `agent` dimension)",
         description="Writes the agent to $LIVESEARCH_DATA_DIR/agents.json and adds NAME to the `agents` "
         "partitions of the Dagster instance under $DAGSTER_HOME, so `agent_runs` can be launched for "
-        "(D, NAME) from the UI. The baselines oracle and stale are always registered.",
+        "(D, NAME) from the UI. The baselines oracle, stale, search-read and navigator-6 are always registered.",
     )
     register.add_argument("name", help="partition key: lower-case letters, digits, '.', '_', '-'")
     register.add_argument("--kind", required=True, choices=kinds)
@@ -284,6 +284,8 @@ def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
     register.add_argument("--max-steps", type=int, default=None)
     register.add_argument("--max-tokens", type=int, default=None)
     register.add_argument("--time-limit", type=float, default=None, help="seconds per question")
+    register.add_argument("--read-budget", type=int, default=None,
+                          help="navigator: page reads per question (default: no limit; the built-in navigator-6 has 6)")
     register.set_defaults(func=_agent_register)
     listing = actions.add_parser("list", help="the registered agents (baselines included)")
     listing.set_defaults(func=_agent_list)
@@ -292,7 +294,7 @@ def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
 def _agent_register(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from livesearch_pipeline.evaluation.baselines import (
+    from livesearch_pipeline.evaluation.registry import (
         AGENT_PARTITIONS_NAME, AgentRegistryError, AgentSpec, register_agent, registry_path,
     )
     from livesearch_pipeline.settings import DataPaths
@@ -301,7 +303,8 @@ def _agent_register(args: argparse.Namespace) -> int:
     try:
         spec = AgentSpec(name=args.name, kind=args.kind, model=args.model, api_base=args.api_base,
                          api_key_env=args.api_key_env, searxng_url=args.searxng_url, services=services, concurrency=args.concurrency,
-                         max_steps=args.max_steps, max_tokens=args.max_tokens, time_limit_s=args.time_limit)
+                         max_steps=args.max_steps, max_tokens=args.max_tokens, time_limit_s=args.time_limit,
+                         read_budget=args.read_budget)
     except ValidationError as exc:
         return _fail("agent register", f"invalid agent {args.name!r}: {exc}")
     if spec.kind == "web" and not spec.searxng_url:
@@ -324,7 +327,7 @@ def _agent_register(args: argparse.Namespace) -> int:
 
 
 def _agent_list(args: argparse.Namespace) -> int:
-    from livesearch_pipeline.evaluation.baselines import AgentRegistryError, load_agents, registry_path
+    from livesearch_pipeline.evaluation.registry import AgentRegistryError, load_agents, registry_path
     from livesearch_pipeline.settings import DataPaths
 
     path = registry_path(DataPaths.from_env())

@@ -1,4 +1,5 @@
-"""The evaluator's one error, and how its messages name qids.
+"""The evaluation's errors (the evaluator's fail-loud `EvaluationError`, the agent registry's
+`AgentRegistryError`), and how their messages name qids.
 
 Every module of the evaluation (inputs, consistency, scoring, settlement, outputs) raises
 `EvaluationError` for a fail-loud rule, so that a caller catches one type whichever job refused.
@@ -22,3 +23,8 @@ def name_qids(qids: Iterable[str]) -> str:
     shown = ", ".join(ordered[:SHOWN_QIDS])
     more = f" and {len(ordered) - SHOWN_QIDS} more" if len(ordered) > SHOWN_QIDS else ""
     return f"{len(ordered)} qid(s): {shown}{more}"
+
+
+class AgentRegistryError(ValueError):
+    """The registry file or a registration is invalid (bad name, duplicate, unknown agent), or a
+    registered agent cannot be opened (its key variable unset, no search backend)."""

@@ -9,6 +9,11 @@ whose evidence is on the web at all, which no web-only agent can exceed. Agents 
 tools (oracle, stale, closed book) open nothing: their recall is 0 by construction and is shown
 as "-".
 
+It also shows the *effort* the evidence takes (web/evidence.py): the fewest page reads that together
+show every deciding record of a question, its distribution per visibility band and per family, so
+an agent's accuracy can be read against how much work its questions needed. Agents with a page-read
+budget carry it in their name (`navigator-6`).
+
 Written beside the leaderboard as `retrieval.json` and `retrieval.md`; it adds to the leaderboard
 and changes nothing in its ranking.
 """
@@ -93,6 +98,7 @@ def build_retrieval(run_dirs: Sequence[Path], evidence: Mapping[str, Any]) -> di
         "web_questions": summary.get("evidence", {}).get("n"), "tools_only": summary.get("tools_only"),
         "ceiling": summary.get("evidence", {}).get("share"),
         "ceiling_by_band": {band: summary.get("by_band", {}).get(band, {}).get("share") for band in BAND_NAMES},
+        "effort": summary.get("effort"),
         "runs": [run_retrieval(Path(d), evidence) for d in run_dirs],
     }
 
@@ -114,6 +120,17 @@ def render_retrieval_markdown(report: Mapping[str, Any]) -> str:
                  _pct(run["evidence_in_results"]),
                  *(_pct(run["by_band"][band]["evidence_recall"]) for band in BAND_NAMES)]
         lines.append("| " + " | ".join(cells) + " |")
+    effort = report.get("effort")
+    if effort:
+        lines += ["", "## Effort: page reads that show every deciding record", "",
+                  "| group | questions | median | mean | p90 | max |", "|---|---:|---:|---:|---:|---:|"]
+        groups = [("all", effort["all"]), *((f"band {band}", effort["by_band"][band]) for band in BAND_NAMES),
+                  *((f"family {name}", figures) for name, figures in effort["by_family"].items()),
+                  *((name, figures) for name, figures in effort["by_band_family"].items())]
+        for name, figures in groups:
+            if figures["n"]:
+                lines.append(f"| {name} | {figures['n']} | {figures['median']} | {figures['mean']} | {figures['p90']} "
+                             f"| {figures['max']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -8,6 +8,9 @@ full-text index over them and a SearXNG-compatible server (DESIGN §7).
 - `formatting`: how a site prints figures, labels, names and tables (`wording`: labels and data-set
   titles in each site's own words);
 - `pages`: which pages exist for each entity and market series, and what they say;
+- `bulletins`: the exchanges' daily bulletins (every instrument per session and data set,
+  paginated) and their dated archives, where an obscure entity's history is;
+- `digest`: portals' key statistics of a visible entity's quote (5/20/60-session figures);
 - `generate`: every page of the web in a fixed order, in one process or a pool of them;
 - `render`: the HTML and the indexed text of a page, with the noise of a real web (stale
   pages, rounding and unit variants, third-party figures that disagree, spam);

@@ -15,6 +15,16 @@ its links are. Third-party figures that disagree are not evidence, so they are n
 Questions whose calls read one-minute bars are *tools-only*: no public page carries historical
 intraday bars, so they are excluded from web-only ceilings and counted apart.
 
+A window a portal has digested (web/digest.py: the 5/20/60-session change, high, low, average,
+total of a visible entity's quote) is also present when a page prints its *digest key*: the figure
+itself, computed over exactly the window's records.
+
+Each question's *effort* is the fewest page reads that together show every deciding record (or
+the digested figure): a greedy set cover over the pages holding them (`effort_cover`). A lookup
+takes one read; a 20-session window of an obscure entity, whose history is only in its
+exchange's daily bulletins, about twenty; the same window of a well-known one, one. The summary
+gives its distribution per visibility band and family.
+
 `evidence.json` beside the index holds the map, keyed by the gold snapshot's sha256 so that a
 new gold of D rebuilds it.
 """
@@ -27,6 +37,7 @@ import json
 import math
 import os
 import re
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +50,14 @@ from livesearch_pipeline.dataservice.catalog import ServiceConfig
 from livesearch_pipeline.dataservice.market import shared_market
 from livesearch_pipeline.dataservice.server import DataService
 from livesearch_pipeline.web.corpus import record_key
+from livesearch_pipeline.web.digest import digest_key
 from livesearch_pipeline.web.index import WebIndex
 
 EVIDENCE_FILE = "evidence.json"
-EVIDENCE_VERSION = 1
+EVIDENCE_VERSION = 2
 MAX_PAGES_PER_LINK = 25
+# Aggregates a portal's digest can state (web/digest.py).
+_DIGESTED = frozenset({"change", "pct_change", "max", "min", "mean", "sum"})
 # Visibility bands of the leaderboard's ceilings (the pool's scale is 0..10).
 BANDS = (("low", 0, 3), ("mid", 4, 6), ("high", 7, 10))
 _FIGURE = re.compile(r"-?\d+(?:\.\d+)?")
@@ -71,20 +85,28 @@ class Link:
     values: tuple[Any, ...]  # the selected records' values of `field` (for value checks)
     pages: tuple[str, ...]  # pages holding all keys first, then pages holding some
     missing: tuple[str, ...]  # keys on no page
+    digest: str | None = None  # the digest key of the link's figure (a window a portal may digest)
+    digest_pages: tuple[str, ...] = ()  # pages printing that figure
 
     @property
     def present(self) -> bool:
-        return bool(self.keys) and not self.missing
+        return bool(self.keys) and (not self.missing or bool(self.digest_pages))
 
 
 def _references(question: Question) -> list[tuple[str, ValueRef]]:
+    """Every value reference of the program: the extractor's own (its value, each combine step's
+    other value, each other value a pick compares: `Extractor.refs`), each call's `refs`, and the
+    set a screen's selection keeps (`select.within`: the constituents it reads), as a reference
+    of its own."""
     program = question.program
-    refs: list[tuple[str, ValueRef]] = [("extract", program.extract)]
-    if program.extract.combine is not None:
-        for position, step in enumerate(program.extract.combine.chain()):
-            refs.append(("extract.combine" + (f".{position + 1}" if position else ""), step.other))
+    refs: list[tuple[str, ValueRef]] = list(program.extract.refs())
     for call in program.calls:
         refs += [(f"{call.id}.{arg}", ref) for arg, ref in sorted(call.refs.items())]
+    for where, ref in list(refs):
+        member = getattr(ref.select, "within", None)
+        if member is not None:
+            refs.append((f"{where}.within", ValueRef(call=member.call, path=member.path, select=member.select,
+                                                     field=member.field)))
     return refs
 
 
@@ -127,7 +149,8 @@ def question_links(question: Question, gold: GoldAnswer, replayer: _Replayer,
             records = deciding_records(ref, select_records(ref, responses, gold.date))
         except (ExtractionEmpty, ExtractionError) as exc:
             raise EvidenceError(f"{question.qid} {where}: {exc}") from exc
-        links.append(_link(where, ref.call, call.tool, ref.field, records, gold, replayer, pages_of))
+        links.append(_link(where, ref.call, call.tool, ref.field, records, gold, replayer, pages_of,
+                           aggregate=ref.aggregate if ref.times is None else None))
         if ref.times is not None and meta.time_key is not None:
             # The joined call's records on the selected records' time keys (the adjustment factor
             # of each session of a window): a link of their own.
@@ -143,15 +166,45 @@ def question_links(question: Question, gold: GoldAnswer, replayer: _Replayer,
 
 
 def _link(where: str, call_id: str, tool: str, field: str, records: Sequence[Mapping[str, Any]], gold: GoldAnswer,
-          replayer: _Replayer, pages_of: Mapping[str, Sequence[str]] | None) -> Link:
+          replayer: _Replayer, pages_of: Mapping[str, Sequence[str]] | None, aggregate: str | None = None) -> Link:
     meta = replayer.metas[tool]
     args = gold.args[call_id]
     subject = str(args[meta.entity_param]) if meta.entity_param and meta.entity_param in args else None
-    keys = tuple(dict.fromkeys(record_key(tool, subject, r.get(meta.time_key) if meta.time_key else None)
-                               for r in records))
+    # A cross-section (a session of every instrument, for a screen) names each record's own entity.
+    keys = tuple(dict.fromkeys(
+        record_key(tool, subject if subject is not None or not meta.entity_param else r.get(meta.entity_param),
+                   r.get(meta.time_key) if meta.time_key else None)
+        for r in records))
     values = tuple(r.get(field) for r in records)
+    digest = None
+    if aggregate in _DIGESTED and meta.time_key and records and subject is not None:
+        digest = digest_key(tool, subject, field, aggregate, len(records), records[-1].get(meta.time_key))
     pages, missing = _placed(keys, pages_of) if pages_of is not None else ((), keys)
-    return Link(where, call_id, tool, subject, field, keys, values, pages, missing)
+    digest_pages = tuple(pages_of.get(digest, ())) if pages_of is not None and digest is not None else ()
+    return Link(where, call_id, tool, subject, field, keys, values, pages, missing, digest, digest_pages)
+
+
+def effort_cover(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]]) -> list[str] | None:
+    """The pages a reader opens to see every deciding record of `links` (or a link's digested
+    figure), by greedy set cover: each time the page showing the most records still unseen
+    (ties: the lowest path). None when some record is on no page and its link has no digest."""
+    needed: set[tuple[int, str]] = set()
+    shows: dict[str, set[tuple[int, str]]] = defaultdict(set)
+    for position, link in enumerate(links):
+        for key in link.keys:
+            needed.add((position, key))
+            for page in pages_of.get(key, ()):
+                shows[page].add((position, key))
+        for page in link.digest_pages:
+            shows[page].update((position, key) for key in link.keys)
+    cover: list[str] = []
+    while needed:
+        best = min(shows, key=lambda page: (-len(shows[page] & needed), page), default=None)
+        if best is None or not shows[best] & needed:
+            return None
+        cover.append(best)
+        needed -= shows.pop(best)
+    return cover
 
 
 def deciding_records(ref: ValueRef, records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -206,19 +259,25 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
     for answer in scored:
         question = by_qid[answer.qid]
         derived.append((question, answer, question_links(question, answer, replayer)))
-    pages_of = index.pages_with_records(k for _, _, links in derived for link in links for k in link.keys)
+    pages_of = index.pages_with_records(
+        [k for _, _, links in derived for link in links for k in link.keys]
+        + [link.digest for _, _, links in derived for link in links if link.digest is not None])
     entries: dict[str, Any] = {}
     for question, answer, bare in derived:
         links = [Link(b.ref, b.call, b.tool, b.subject, b.field, b.keys, b.values,
-                      *_placed(b.keys, pages_of)) for b in bare]
+                      *_placed(b.keys, pages_of), b.digest,
+                      tuple(pages_of.get(b.digest, ())) if b.digest is not None else ()) for b in bare]
         only_tools = tools_only(question, replayer)
+        present = all(link.present for link in links)
+        cover = effort_cover(links, pages_of) if present and not only_tools else None
         entry: dict[str, Any] = {
             "visibility": question.visibility, "band": band_of(question.visibility), "tier": question.tier,
             "family": family_of(question), "tools_only": only_tools,
-            "present": all(link.present for link in links),
-            "pages": sorted({p for link in links for p in link.pages}),
+            "present": present, "effort": len(cover) if cover is not None else None, "cover": cover or [],
+            "pages": sorted({p for link in links for p in (*link.pages, *link.digest_pages)} | set(cover or ())),
             "links": [{"ref": link.ref, "tool": link.tool, "subject": link.subject, "field": link.field,
                        "records": len(link.keys), "present": link.present, "pages": list(link.pages),
+                       "digest_pages": list(link.digest_pages[:MAX_PAGES_PER_LINK]),
                        "missing": list(link.missing[:5])} for link in links],
         }
         if is_lookup(question):
@@ -246,17 +305,24 @@ def is_lookup(question: Question) -> bool:
 
 
 def family_of(question: Question) -> str:
-    """The shape of a question's program, for the per-family figures: lookup, window aggregate,
-    entity resolution (argmax/argmin), comparison (combine), chain (refs) or minute bar."""
+    """The shape of a question's program, for the per-family figures: lookup, window (an aggregate
+    or a path over a window, its extreme day read at another field included), entity resolution
+    (argmax/argmin across records that are not sessions), comparison (combine), screen (a
+    cross-section within a set), pick (which of named instruments ranks first), chain (refs) or
+    minute bar."""
     program = question.program
     extract = program.extract
     if any(call.refs for call in program.calls):
         return "chain"
+    if getattr(extract, "pick", None) is not None:
+        return "pick"
+    if getattr(extract.select, "within", None) is not None:
+        return "screen"
     if extract.combine is not None:
         return "comparison"
     if extract.select.mode == "minute":
         return "minute"
-    if extract.aggregate in ("argmax", "argmin"):
+    if extract.aggregate in ("argmax", "argmin") and not str(extract.select.key).endswith("date"):
         return "resolution"
     if extract.aggregate is not None:
         return "window"
@@ -279,6 +345,7 @@ def summarise(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         by_family[entry["family"]].append(entry)
     return {
         "questions": len(entries), "tools_only": len(entries) - len(web),
+        "effort": effort_summary(web),
         "evidence": share(web, "present"),
         "by_band": {name: share(by_band[name], "present") for name, _, _ in BANDS},
         "by_family": {name: share(items, "present") for name, items in sorted(by_family.items())},
@@ -286,6 +353,31 @@ def summarise(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         "lookup_value_printed_by_band": {name: share([e for e in lookups if e["band"] == name], "value_printed")
                                          for name, _, _ in BANDS},
     }
+
+
+def _effort_figures(efforts: Sequence[int]) -> dict[str, Any]:
+    if not efforts:
+        return {"n": 0, "median": None, "mean": None, "p90": None, "max": None}
+    ordered = sorted(efforts)
+    return {"n": len(ordered), "median": statistics.median(ordered), "mean": round(statistics.fmean(ordered), 2),
+            "p90": ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], "max": ordered[-1]}
+
+
+def effort_summary(entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The distribution of effort (page reads) over questions with evidence: overall, per band,
+    per family and per band and family."""
+    present = [e for e in entries if e.get("effort") is not None]
+    by_band: dict[str, list[int]] = defaultdict(list)
+    by_family: dict[str, list[int]] = defaultdict(list)
+    by_both: dict[str, list[int]] = defaultdict(list)
+    for entry in present:
+        by_band[entry["band"]].append(entry["effort"])
+        by_family[entry["family"]].append(entry["effort"])
+        by_both[f"{entry['band']}/{entry['family']}"].append(entry["effort"])
+    return {"all": _effort_figures([e["effort"] for e in present]),
+            "by_band": {name: _effort_figures(by_band[name]) for name, _, _ in BANDS},
+            "by_family": {name: _effort_figures(v) for name, v in sorted(by_family.items())},
+            "by_band_family": {name: _effort_figures(v) for name, v in sorted(by_both.items())}}
 
 
 def write_evidence_map(web_dir: Path, evidence: Mapping[str, Any]) -> Path:

@@ -37,9 +37,12 @@ import re
 from collections import defaultdict
 from typing import Any, Iterator, Sequence
 
+from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.core.catalog import ToolMeta
 from livesearch_pipeline.dataservice.market.universe import Entity
+from livesearch_pipeline.web.bulletins import BULLETIN_SESSIONS, BulletinRow, archive_path, bulletin_pages, bulletin_rows
 from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, record_key
+from livesearch_pipeline.web.digest import digest_table
 from livesearch_pipeline.web.formatting import (
     Look, as_of_text, display_name, group_table, has_figures, history_table, plain, short_name, tool_title,
     unit_text,
@@ -50,7 +53,7 @@ from livesearch_pipeline.web.reader import (
 from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table, render_page
 from livesearch_pipeline.web.sites import (
     EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, SPAM_SITES, STATS, Site, coverage_probability,
-    crawl_probability, fresh_probability, news_probability, official_lang, sources_for, uniform,
+    crawl_probability, depth_of, fresh_probability, news_probability, official_lang, sources_for, uniform,
 )
 
 # Tools with no entity whose data a portal publishes (macro releases, rates, FX, market flows).
@@ -85,6 +88,17 @@ FILING_ROWS = 40
 EXCHANGE_DAYS = 115
 EXCHANGE_ROWS = 70
 EXCHANGE_GROUPS = 8
+# Daily series a path over a long window joins to the quote (a 120-session drawdown of adjusted
+# closes: the adjustment factors; a fund's exchange bars) have no monthly pages: the exchange keeps
+# LONG_ROWS sessions of them (fetched over LONG_DAYS calendar days), and its bulletins as many.
+LONG_TOOLS = frozenset({"adj_factor", "hk_adjfactor", "us_adjfactor", "fund_adj", "fund_daily"})
+LONG_DAYS = 200
+LONG_ROWS = 125
+# Monthly bars (a stock's or an index's month): the last MONTHLY_BARS months, so that the best
+# month of the last 24 completed ones can be read.
+MONTHLY_BAR_TOOLS = frozenset({"monthly", "index_monthly"})
+MONTHLY_BARS = 26
+MONTHLY_BAR_DAYS = 820
 NEWS_LINKS = 12
 # The exchange's monthly historical-price pages of an entity's quote: the last few months for
 # everyone, further back (to a month or three before the earliest month a question needs) for
@@ -112,6 +126,7 @@ class CorpusGenerator:
         self.history_days = int(config.history_sessions * 1.6) + 20
         self.entity_tools = self._entity_tools()
         self.history_from = dict(config.history_from)
+        self._since: dict[tuple[str, bool], dt.date] = {}
 
     def _entity_tools(self) -> dict[str, list[str]]:
         by_class: dict[str, list[str]] = defaultdict(list)
@@ -139,15 +154,32 @@ class CorpusGenerator:
             raise WebCorpusError(f"market_tools {unknown} are not market series of the service (known: {tools})")
         return [t for t in tools if t in self.config.market_tools]
 
-    def entity_batch(self, codes: Sequence[str]) -> tuple[list[Page], list[tuple[str, str, dict[str, Any]]]]:
-        """The pages of these entities, and their recent sessions (calendar, code, quote record)
-        that the market wraps are made from."""
+    def entity_batch(self, codes: Sequence[str]) -> tuple[list[Page], list[tuple[str, str, dict[str, Any]]],
+                                                          list[BulletinRow]]:
+        """The pages of these entities, their recent sessions (calendar, code, quote record) that
+        the market wraps are made from, and their rows of their exchanges' daily bulletins."""
         pages: list[Page] = []
         moves: list[tuple[str, str, dict[str, Any]]] = []
+        rows: list[BulletinRow] = []
         universe = self.reader.market.universe
         for code in codes:
-            pages.extend(self._entity_pages(universe.get(code), moves))
-        return pages, moves
+            pages.extend(self._entity_pages(universe.get(code), moves, rows))
+        return pages, moves, rows
+
+    def bulletin_since(self, calendar: str, long: bool = False) -> dt.date:
+        """The first session the exchanges' bulletins of this calendar keep (BULLETIN_SESSIONS back;
+        LONG_ROWS for the LONG_TOOLS)."""
+        since = self._since.get((calendar, long))
+        if since is None:
+            since = self._since[(calendar, long)] = sessions_back(
+                calendar, session_on_or_before(calendar, self.clock), (LONG_ROWS if long else BULLETIN_SESSIONS) - 1)
+        return since
+
+    def bulletins(self, rows: Sequence[BulletinRow]) -> Iterator[Page]:
+        """The exchanges' daily bulletins and their archives, from every entity's rows (web/bulletins.py)."""
+        metas = {spec.name: spec.meta for spec in self.reader.specs.values()}
+        looks = {"zh": Look(EXCHANGE, None), "en": Look(EXCHANGE_EN, None)}
+        return bulletin_pages(rows, metas, looks, self._page)
 
     def market_batch(self) -> list[Page]:
         return [page for tool in self.market_tools() for page in self._market_tool_pages(tool)]
@@ -158,26 +190,51 @@ class CorpusGenerator:
         ranked = sorted(PORTALS, key=lambda s: uniform(self.seed, "portal-rank", entity.code, s.key))
         return ranked[: sources_for(entity.visibility)]
 
-    def _entity_pages(self, entity: Entity, moves: list[tuple[str, str, dict[str, Any]]]) -> list[Page]:
+    def _entity_pages(self, entity: Entity, moves: list[tuple[str, str, dict[str, Any]]],
+                      rows: list[BulletinRow]) -> list[Page]:
         """Every page about one entity. Whatever its visibility, its exchange publishes its quote
-        and data pages, its filings and periodic reports; visibility decides how many portals,
-        news and forum posts also write about it (and how often they lag)."""
+        and data pages, its filings and periodic reports, and lists it in its daily bulletins;
+        visibility decides where its market history is (`depth_of`: digested by portals, in
+        history tables, or only in the bulletins), how many portals, news and forum posts also
+        write about it (and how often they lag)."""
         tools = self.entity_tools.get(entity.asset_class, [])
         fetched: dict[str, Fetched] = {}
         quote_tool = _QUOTE_TOOL.get(entity.asset_class, "")
         history_start = self._history_start(entity)
         for tool in sorted(tools):
             daily = self.reader.specs[tool].meta.refresh_class == "daily"
-            fetched[tool] = self.reader.fetch(tool, entity.code, EXCHANGE_DAYS if daily else RECENT_DAYS,
-                                              start=history_start if tool == quote_tool else None)
-        monthly = self._monthly_history(entity, fetched[quote_tool], history_start) if quote_tool in fetched else []
+            days = LONG_DAYS if tool in LONG_TOOLS else EXCHANGE_DAYS if daily else RECENT_DAYS
+            start = (history_start if tool == quote_tool
+                     else self.clock - dt.timedelta(days=MONTHLY_BAR_DAYS) if tool in MONTHLY_BAR_TOOLS else None)
+            fetched[tool] = self.reader.fetch(tool, entity.code, days, start=start)
+        depth = depth_of(entity.visibility)
+        since = self.bulletin_since(entity.calendar)
+        lang = official_lang(entity)
+        look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
+        archives: list[tuple[str, str]] = []
+        for tool in tools:
+            data = fetched[tool]
+            if data.meta.refresh_class != "daily" or not data.groups or not has_figures(data.meta, data.groups):
+                continue
+            mine = bulletin_rows(exchange=entity.exchange, lang=lang, code=entity.code,
+                                 name=display_name(entity, lang), data=data,
+                                 since=self.bulletin_since(entity.calendar, tool in LONG_TOOLS), look=look,
+                                 seed=self.seed)
+            if mine:
+                rows.extend(mine)
+                archives.append((archive_path(entity.exchange, tool), tool))
+        monthly = (self._monthly_history(entity, fetched[quote_tool], history_start,
+                                         before=since if depth == "bulletin" else None)
+                   if quote_tool in fetched else [])
         pages: list[Page] = [self._filing_index(entity, fetched)]
         pages.extend(self._reports(entity, fetched))
         pages.extend(monthly)
         report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
         for tool in tools:
             if tool not in report_tools and fetched[tool].groups and has_figures(fetched[tool].meta, fetched[tool].groups):
-                page = self._official_page(entity, fetched[tool], monthly if tool == quote_tool else ())
+                archive = next((path for path, name in archives if name == tool), None)
+                page = self._official_page(entity, fetched[tool], monthly if tool == quote_tool else (),
+                                           latest_only=depth == "bulletin" and archive is not None, archive=archive)
                 if page.kind != "quote" and uniform(self.seed, "crawled", entity.code, tool) >= crawl_probability(
                         entity.visibility):
                     page = dataclasses.replace(page, indexed=False)
@@ -198,6 +255,10 @@ class CorpusGenerator:
                     if lag >= len(data.groups):
                         continue
                     pages.append(self._data_page(entity, site, data, lag))
+                    if rank < 2 and depth == "digest" and tool == quote_tool:
+                        digest = self._digest_page(entity, site, data, lag)
+                        if digest is not None:
+                            pages.append(digest)
                     if (rank < 2 and entity.visibility >= 4 and data.meta.refresh_class == "daily"
                             and all(len(g) == 1 for g in data.groups[lag: lag + HISTORY_ROWS])
                             and len(data.groups) - lag >= 5):
@@ -206,7 +267,7 @@ class CorpusGenerator:
                 pages.extend(self._news(entity, quote, recent))
         if entity.visibility >= 6:
             pages.extend(self._spam(entity))
-        pages.append(self._hub(entity, pages))
+        pages.append(self._hub(entity, pages, archives))
         return pages
 
     def _lag(self, visibility: int, code: str, tool: str, site: str) -> int:
@@ -243,16 +304,21 @@ class CorpusGenerator:
         start = month_start(dt.date(year, month, 1), pad)
         return max(min(start, recent), month_start(self.clock, MAX_HISTORY_MONTHS - 1))
 
-    def _monthly_history(self, entity: Entity, data: Fetched, start: dt.date) -> list[Page]:
+    def _monthly_history(self, entity: Entity, data: Fetched, start: dt.date,
+                         before: dt.date | None = None) -> list[Page]:
         """The exchange's historical-price pages of the entity's quote, one per month from `start`
         to the clock's month, each with the month's sessions (newest first) and links to the
         months before and after, the quote page and the company page. A month's page is published
-        on its last session (the current month's: its last session so far, never after the clock)."""
+        on its last session (the current month's: its last session so far, never after the clock).
+        With `before` (an obscure entity, whose recent sessions are in the bulletins only), only
+        the sessions before that day."""
         meta = data.meta
         if meta.time_key is None or any(len(g) != 1 for g in data.groups):
             return []
         by_month: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
         for group in data.groups:
+            if before is not None and (key_date(group[0].get(meta.time_key), None) or before) >= before:
+                continue
             month = month_of(group[0].get(meta.time_key))
             if month is not None and month >= f"{start.year:04d}-{start.month:02d}":
                 by_month[month].append(group)
@@ -296,9 +362,12 @@ class CorpusGenerator:
     def _month_path(meta: ToolMeta, entity: Entity, month: str) -> str:
         return f"/exchange/{meta.name}/{entity.code}/history/{month}.html"
 
-    def _official_page(self, entity: Entity, data: Fetched, monthly: Sequence[Page] = ()) -> Page:
+    def _official_page(self, entity: Entity, data: Fetched, monthly: Sequence[Page] = (), *,
+                       latest_only: bool = False, archive: str | None = None) -> Page:
         """The exchange's page of one data set of an entity: the latest record, then the history
-        (daily series) or the last periods (holders, plans, schedules)."""
+        (daily series) or the last periods (holders, plans, schedules). `latest_only` (an obscure
+        entity's daily series): the latest record alone, its history being in the bulletins
+        (`archive`, linked either way)."""
         meta = data.meta
         lang = official_lang(entity)
         name = display_name(entity, lang)
@@ -307,14 +376,19 @@ class CorpusGenerator:
         heading = tool_title(meta, lang)
         title = f"{name}（{entity.code}）{heading}" if lang == "zh" else f"{name} ({entity.code}) {heading}"
         blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}. {as_of_text(meta, data.groups[0], lang)}")]
-        if meta.refresh_class == "daily" and all(len(g) == 1 for g in data.groups[:EXCHANGE_ROWS]):
-            shown = data.groups[:EXCHANGE_ROWS]
+        rows = LONG_ROWS if meta.name in LONG_TOOLS else EXCHANGE_ROWS
+        if meta.refresh_class == "daily" and all(len(g) == 1 for g in data.groups[:rows]):
+            shown = data.groups[:1 if latest_only else rows]
             blocks.append(group_table(meta, shown[0], look, self.seed, salt))
             if len(shown) > 1:
                 blocks.append(Heading("历史数据" if lang == "zh" else "History"))
                 blocks.append(history_table(meta, shown, look, self.seed, salt))
         else:
-            shown = data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily" else EXCHANGE_GROUPS]
+            # Reference lists (an industry's members since its launch) in full; other series their
+            # last periods.
+            shown = (data.groups if meta.refresh_class == "static"
+                     else data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily"
+                                      else MONTHLY_BARS if meta.name in MONTHLY_BAR_TOOLS else EXCHANGE_GROUPS])
             for index, group in enumerate(shown):
                 if meta.time_key is not None:
                     blocks.append(Heading(str(group[0].get(meta.time_key)), level=3))
@@ -324,14 +398,16 @@ class CorpusGenerator:
         months = tuple((page.path, page.title) for page in reversed(monthly))
         if months:
             blocks.append(Heading("历史行情（按月）" if lang == "zh" else "Historical prices by month"))
-        blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *months)))
+        bulletins = (((archive, "每日行情公告" if lang == "zh" else "Daily bulletins"),) if archive is not None else ())
+        blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *months, *bulletins)))
         return self._page(site=EXCHANGE, kind=kind, path=f"/exchange/{meta.name}/{entity.code}.html", lang=lang,
                           title=title, published=published_on(meta, shown[0], self.clock), entity=entity.code,
                           snippet=f"{title}. {as_of_text(meta, shown[0], lang)}", blocks=blocks,
                           records=_keys(meta, entity.code, shown))
 
-    def _hub(self, entity: Entity, pages: Sequence[Page]) -> Page:
-        """The entity's page on its exchange: names, codes and links to every page about it."""
+    def _hub(self, entity: Entity, pages: Sequence[Page], archives: Sequence[tuple[str, str]] = ()) -> Page:
+        """The entity's page on its exchange: names, codes and links to every page about it, and
+        to its exchange's bulletin archives of its daily data sets."""
         lang = official_lang(entity)
         name = display_name(entity, lang)
         ticker = entity.code.split(".")[0]
@@ -347,6 +423,8 @@ class CorpusGenerator:
         others = [p for p in pages if p.site != "exchange" and p.kind not in ("news", "spam")]
         news = sorted((p for p in pages if p.kind == "news"), key=lambda p: p.published, reverse=True)[:NEWS_LINKS]
         links = tuple((p.path, p.title) for p in (*own, *others, *news))
+        label = "每日行情公告" if lang == "zh" else "Daily bulletins"
+        links += tuple((path, f"{label}: {tool_title(self.reader.specs[tool].meta, lang)}") for path, tool in archives)
         published = max((p.published for p in own), default=min(entity.list_date, self.clock))
         return self._page(site=EXCHANGE, kind="hub", path=f"/exchange/company/{entity.code}.html", lang=lang,
                           title=title, published=min(published, self.clock), entity=entity.code, snippet=lead,
@@ -373,6 +451,21 @@ class CorpusGenerator:
         return self._page(site=site, kind=kind, path=f"/{site.key}/{meta.name}/{entity.code}.html", lang=lang,
                           title=title, published=published_on(meta, group, self.clock), entity=entity.code,
                           snippet=snippet, blocks=[Paragraph(lead), table], records=records)
+
+    def _digest_page(self, entity: Entity, site: Site, data: Fetched, lag: int) -> Page | None:
+        """A portal's key statistics of a well-known entity's quote (web/digest.py), as of its lag."""
+        meta = data.meta
+        found = digest_table(meta, entity.code, data.groups[lag:], Look(site, None))
+        if found is None:
+            return None
+        table, keys = found
+        lang = site.lang
+        name = display_name(entity, lang)
+        title = (f"{name} ({entity.code}) key statistics" if lang == "en" else f"{name}（{entity.code}）关键指标")
+        lead = f"{title}. {as_of_text(meta, data.groups[lag], lang)}"
+        return self._page(site=site, kind="digest", path=f"/{site.key}/stats/{entity.code}.html", lang=lang,
+                          title=title, published=published_on(meta, data.groups[lag], self.clock), entity=entity.code,
+                          snippet=lead, blocks=[Paragraph(lead), table], records=keys)
 
     def _history_page(self, entity: Entity | None, site: Site, data: Fetched, lag: int,
                       subject: str | None = None) -> Page:

@@ -49,6 +49,21 @@ SITES = {s.key: s for s in (*PORTALS, *NEWS_SITES, EXCHANGE, STATS, *SPAM_SITES)
 # Market-wide series (rates, FX, macro releases) are household names: the pool scores them 10.
 MARKET_VISIBILITY = 10
 
+# How deep the work for an entity's market data goes, by visibility (`depth_of`): portals digest a
+# well-known entity's figures (changes, highs and lows, averages over 5/20/60 sessions); a middle
+# one has raw history tables to read and compute from; an obscure one's history is only in its
+# exchange's daily bulletins (one page per session, every instrument), its quote page showing
+# the latest session alone.
+DIGEST_FROM = 7
+BULLETIN_UP_TO = 3
+
+
+def depth_of(visibility: int) -> str:
+    """"digest" (7..10), "history" (4..6) or "bulletin" (0..3): where an entity's market history is."""
+    if visibility >= DIGEST_FROM:
+        return "digest"
+    return "bulletin" if visibility <= BULLETIN_UP_TO else "history"
+
 
 def crawl_probability(visibility: int) -> float:
     """How likely the engine indexed one of an entity's exchange data-set pages: search engines

@@ -9,8 +9,6 @@ a T3 question.
 
 from __future__ import annotations
 
-import re
-
 import datetime as dt
 import json
 import re
@@ -28,9 +26,11 @@ from livesearch_pipeline.construction.enumerate import (
     _family_draft,
 )
 from livesearch_pipeline.construction.families import (
+    INVESTIGATIONS,
     compare_family_drafts,
     family_drafts,
     family_of,
+    investigation_of,
     is_multi_step,
     question_en,
     question_zh,
@@ -143,8 +143,9 @@ def test_every_family_is_drafted_valid_multi_step_and_answers(built):
     catalog, drafts, answers, candidates, _ = built
     for d in drafts:
         validate_program(d.program, catalog)
-        assert is_multi_step(d.program)
-    assert set(_by_family(candidates)) == ALL_FAMILIES
+        # The T3 investigations (issue 29; test_investigations.py) include single-call paths.
+        assert is_multi_step(d.program) or investigation_of(d.program) is not None
+    assert set(_by_family(candidates)) - INVESTIGATIONS == ALL_FAMILIES
     ok = sum(a.status == "ok" for a in answers)
     assert ok >= 0.6 * len(answers)  # funds without an ETF listing have no price-to-NAV, etc.
     shapes = {shape_of(c.program) for c in candidates}
@@ -284,6 +285,8 @@ def test_every_family_has_lint_clean_texts_in_english_and_chinese(built):
     zh_families = set()
     for q in questions:
         c = by_qid[q.qid]
+        if family_of(c)[0] in INVESTIGATIONS:
+            continue  # their texts: test_investigations.py
         assert check_text(q.question).passed and c.entity in q.question
         assert q.question.index(c.entity_name) < 80, q.question  # the entity comes early, the chain after it
         if has_chinese_text(c):
@@ -306,7 +309,7 @@ def test_the_llm_payload_states_the_chain(built):
 
 def test_families_replay_in_the_dynamics_profile_as_t3(built):
     catalog, _, _, candidates, _ = built
-    picked = [cs[0] for cs in _by_family(candidates).values()]
+    picked = [cs[0] for name, cs in _by_family(candidates).items() if name in ALL_FAMILIES]
     policy = DynamicsPolicy(days=3, workers=1)
     result = anyio.run(lambda: profile_candidates(picked, catalog, CLOCK, policy=policy,
                                                   open_at=EmbeddedPointInTime(DEFAULT_SEED, SPECS)))

@@ -370,7 +370,7 @@ from livesearch_pipeline.construction.pool import write_pool as write_pool_dir  
 from livesearch_pipeline.core.program import (  # noqa: E402
     MAX_CALLS_PER_PROGRAM,
     MAX_DAYS_BACK,
-    MAX_PERIODS_BACK,
+    MAX_MONTHS_BACK,
     MAX_SESSIONS_BACK,
     check_question,
 )
@@ -411,7 +411,7 @@ UNSAFE_QUESTIONS = [
         "end_m": {"period": "month", "periods_back": 200, "fmt": "YYYYMM"}}}],
         field="nt_yoy", select={"mode": "latest", "key": "month", "key_fmt": "YYYYMM"},
         format={"kind": "percent", "decimals": 1}),
-     rf"calls\[0\] \(c1\).dates.end_m.periods_back: 200 is beyond the bound of {MAX_PERIODS_BACK}"),
+     rf"calls\[0\] \(c1\).dates.end_m.periods_back: 200 is beyond the bound of {MAX_MONTHS_BACK}"),
 ]
 
 

@@ -88,5 +88,6 @@ def test_benchmark_command_line_reports_every_metric(bench, capsys: pytest.Captu
 
 def test_benchmark_rejects_impossible_sizes(bench):
     market = bench.SyntheticMarket(bench.synthetic_entities(10))
-    with pytest.raises(ValueError, match="--programs must be in 1..660"):
-        bench.build_questions(661, market)
+    capacity = len(bench.SHAPES) * 10 * bench.VARIANTS
+    with pytest.raises(ValueError, match=f"--programs must be in 1..{capacity}"):
+        bench.build_questions(capacity + 1, market)

@@ -77,7 +77,8 @@ def test_the_command_line_uses_the_same_cache_folder(tmp_path: Path, monkeypatch
     import argparse
 
     from livesearch_pipeline.evaluation.agents import cli as agents_cli
-    from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent
+    from livesearch_pipeline.evaluation.opening import open_agent
+    from livesearch_pipeline.evaluation.registry import AgentSpec
     from livesearch_pipeline.evaluation.commands import default_llm_cache_dir
     from livesearch_pipeline_tests.evaluation.eval_fixtures import agent_day
 

@@ -198,7 +198,8 @@ def _agent_day(paths: "DataPaths"):
 
 
 def test_the_oracle_loads_the_pool_checked(tmp_path: Path) -> None:
-    from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent
+    from livesearch_pipeline.evaluation.opening import open_agent
+    from livesearch_pipeline.evaluation.registry import AgentSpec
 
     inputs = _agent_day(_data_root(tmp_path))
 
@@ -212,7 +213,8 @@ def test_the_oracle_loads_the_pool_checked(tmp_path: Path) -> None:
 
 def test_the_oracle_refuses_a_tampered_pool_before_calling_anything(tmp_path: Path) -> None:
     from livesearch_pipeline.core.program import PoolLoadError
-    from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent
+    from livesearch_pipeline.evaluation.opening import open_agent
+    from livesearch_pipeline.evaluation.registry import AgentSpec
 
     paths = _data_root(tmp_path)
     inputs = _agent_day(paths)

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from livesearch_pipeline.evaluation.agents.search_read import (
-    Candidate, UnreadableQuestion, candidates_from_page, choose, convert, open_search_read_agent, read_question,
+    Candidate, UnreadableQuestion, candidates_from_page, choose, open_search_read_agent, read_question,
 )
-from livesearch_pipeline.evaluation.baselines import BASELINES, AgentSpec, load_agents, open_agent
+from livesearch_pipeline.evaluation.agents.reading import convert
+from livesearch_pipeline.evaluation.opening import open_agent
+from livesearch_pipeline.evaluation.registry import BASELINES, AgentSpec, load_agents
 from livesearch_pipeline.web.index import WebIndexError
 from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
 from livesearch_pipeline_tests.evaluation.eval_fixtures import agent_day
@@ -54,11 +56,12 @@ def test_reading_the_question_shapes() -> None:
         "By what percentage did the opening price of X (000162.SZ) change over the last 60 trading days, in percent "
         "to 2 decimals?", entity="000162.SZ"))
     assert (change.aggregate, change.quantity_en, change.answer) == ("pct_change", "opening price", "percent")
-    # A change states its window convention: from the trading day k sessions back, k + 1 sessions.
+    # A change states its window convention: from the trading day k sessions back, a change over k
+    # sessions, read over k + 1 closes (core.program.window_rows).
     stated = read_question(served_question(
         "By how much did the closing price of X (000162.SZ) change from the trading day 5 sessions before the most "
         "recent one to the most recent trading day, in CNY to 2 decimals?", entity="000162.SZ"))
-    assert (stated.kind, stated.sessions, stated.aggregate, stated.quantity_en) == ("window", 6, "change", "closing price")
+    assert (stated.kind, stated.sessions, stated.aggregate, stated.quantity_en) == ("window", 5, "change", "closing price")
     lots = read_question(served_question(
         "What was the trading volume of X (000162.SZ) on the most recent trading day, as a whole number of 100-share "
         "lots?", entity="000162.SZ"))

@@ -10,7 +10,9 @@ import pytest
 
 from livesearch_pipeline.core.program import PoolLoadError
 from livesearch_pipeline.core.snapshot import SnapshotStore
-from livesearch_pipeline.evaluation.baselines import AgentSpec, open_agent, run_registered_agent
+from livesearch_pipeline.evaluation.agent_run import run_registered_agent
+from livesearch_pipeline.evaluation.opening import open_agent
+from livesearch_pipeline.evaluation.registry import AgentSpec
 from livesearch_pipeline.evaluation.day_inputs import AgentDay
 from livesearch_pipeline.evaluation.errors import EvaluationError
 from livesearch_pipeline.settings import DataPaths

@@ -13,7 +13,8 @@ from typing import Iterator
 
 import pytest
 
-from livesearch_pipeline.evaluation.baselines import AgentRegistryError, AgentSpec, _chat_model, load_agents
+from livesearch_pipeline.evaluation.opening import _chat_model
+from livesearch_pipeline.evaluation.registry import AgentRegistryError, AgentSpec, load_agents
 from livesearch_pipeline.infra.llm import LLMSettings
 
 OPERATOR_KEY = "sk-operator-0123456789abcdef"

@@ -65,3 +65,20 @@ def test_pages_of_a_trace() -> None:
                                        {"type": "final", "answer": "1"}])
     assert opened == {"/b.html", "/c.html"} and searched == {"/a.html", "/b.html"}
     assert pages_of_trace(None) == (set(), set())
+
+
+def test_the_report_shows_the_effort_per_band_and_family(tmp_path: Path) -> None:
+    from livesearch_pipeline.web.evidence import effort_summary
+
+    entries = [{"band": "low", "family": "window", "effort": 20}, {"band": "low", "family": "window", "effort": 21},
+               {"band": "low", "family": "lookup", "effort": 1}, {"band": "high", "family": "window", "effort": 1},
+               {"band": "high", "family": "lookup", "effort": None}]
+    effort = effort_summary(entries)
+    assert effort["by_band"]["low"] == {"n": 3, "median": 20, "mean": 14.0, "p90": 21, "max": 21}
+    assert effort["by_band"]["mid"]["n"] == 0 and effort["by_band_family"]["high/window"]["median"] == 1
+    evidence = {**EVIDENCE, "summary": {**EVIDENCE["summary"], "effort": effort}}
+    navigator = _run(tmp_path, "navigator-6", {"ls-1": [{"tool": "fetch_page", "url": "http://h/exchange/daily/A.html"}]},
+                     correct={"ls-1"})
+    markdown = render_retrieval_markdown(build_retrieval([navigator], evidence))
+    assert "| navigator-6 | 1 | 100.0% |" in markdown
+    assert "| band low | 3 | 20 | 14.0 | 21 | 21 |" in markdown and "| low/window | 2 | 20.5 | 20.5 | 21 | 21 |" in markdown

@@ -22,7 +22,8 @@ from livesearch_pipeline.core.errors import describe_exception
 from livesearch_pipeline.core.locks import WriterLockedError, writer_lock
 from livesearch_pipeline.defs.resources import DataServiceResource
 from livesearch_pipeline.evaluation.agents.base import PREDICTIONS_FILE
-from livesearch_pipeline.evaluation.baselines import AgentSpec, run_registered_agent
+from livesearch_pipeline.evaluation.agent_run import run_registered_agent
+from livesearch_pipeline.evaluation.registry import AgentSpec
 from livesearch_pipeline.evaluation.day_inputs import AgentDay
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.core.fakes import MARKET_TOOLS, FakeToolClient
@@ -35,7 +36,7 @@ HOLDER = textwrap.dedent("""
     from livesearch_pipeline.settings import DataPaths
     kind, root, day = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
     if kind == "folder":
-        from livesearch_pipeline.evaluation.baselines import run_folder_lock
+        from livesearch_pipeline.evaluation.agent_run import run_folder_lock
         lock = run_folder_lock(root / "runs" / day / "oracle")
     else:
         import datetime as dt

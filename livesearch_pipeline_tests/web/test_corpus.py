@@ -68,8 +68,8 @@ def test_a_fresh_quote_page_shows_the_service_figures_of_the_clock(web: list[Pag
 def test_visibility_decides_how_hard_evidence_is_to_find_not_whether_it_exists(web: list[Page]) -> None:
     chosen = small_web()
     obscure = _by_entity(web, chosen.obscure.code)
-    # A level-0 entity: its exchange's own pages only (quote with history, data, reports, filings,
-    # the company page), no portal, news or forum; in Chinese, as Shanghai/Shenzhen publish.
+    # A level-0 entity: its exchange's own pages only (latest quote, data, reports, filings, the
+    # company page), no portal, news or forum; in Chinese, as Shanghai/Shenzhen publish.
     assert {p.site for p in obscure} == {"exchange"}
     kinds = Counter(p.kind for p in obscure)
     assert kinds["quote"] == 1 and kinds["filings"] == 1 and kinds["hub"] == 1 and kinds["report"] >= 1
@@ -77,7 +77,10 @@ def test_visibility_decides_how_hard_evidence_is_to_find_not_whether_it_exists(w
     quote = next(p for p in obscure if p.kind == "quote")
     record = latest_daily(chosen.obscure.code)
     assert f"| {record['close']} |" in quote.text and quote.records[0] == f"daily|{chosen.obscure.code}|{record['trade_date']}"
-    assert len([line for line in quote.text.splitlines() if line.startswith("2026")]) >= 60, "a 60-session history"
+    # Its quote page shows the latest session only: its history is in its exchange's daily
+    # bulletins (web/bulletins.py), linked from the quote page.
+    assert not [line for line in quote.text.splitlines() if line.startswith("2026")], "no history table"
+    assert f'href="/exchange/bulletin/{chosen.obscure.exchange}/daily/index.html"' in quote.html
     # The engine crawled few of the obscure entity's deep pages (reachable from its company page),
     # all of the famous one's; company, quote, filing and report pages are always indexed.
     assert any(not p.indexed for p in obscure)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.core.executor import execute_programs
 from livesearch_pipeline.core.models import (
     Call, Combine, DateSpec, Extractor, Format, MatchRule, Program, Provenance, Question, Selection, ValueRef,
@@ -20,6 +21,7 @@ from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
 from livesearch_pipeline.web.audit import pages_giving_the_game_away
 from livesearch_pipeline.web.build import build_web
+from livesearch_pipeline.web.bulletins import BULLETIN_SESSIONS
 from livesearch_pipeline.web.corpus import CorpusConfig
 from livesearch_pipeline.web.evidence import build_evidence_map, deciding_records
 from livesearch_pipeline.web.index import WebIndex
@@ -131,8 +133,11 @@ def test_chains_months_back_have_their_evidence_at_visibility_zero(case) -> None
     assert entries[1]["links"][0]["records"] > 60, "the window since an ex-date months back"
     window = entries[3]["links"][0]
     assert window["records"] >= 60 and window["present"]
-    assert any(re.fullmatch(rf"/exchange/hk_daily/{re.escape(hk)}/history/\d{{4}}-\d{{2}}\.html", p)
-               for p in window["pages"])
+    # Visibility 0: the window's recent sessions are on the exchange's daily bulletins, the older
+    # ones on the monthly pages before them.
+    cover = mapped["questions"][questions[3].qid]["cover"]
+    assert any(p.startswith("/exchange/bulletin/HKEX/hk_daily/") for p in cover)
+    assert all(p.startswith("/exchange/") for p in cover)
 
 
 def test_without_the_needed_months_the_old_records_are_missing(case, tmp_path: Path) -> None:
@@ -150,11 +155,13 @@ def test_monthly_pages_are_published_on_their_last_session_and_browsable(case) -
         "SELECT path, published FROM pages WHERE path LIKE ? ORDER BY path", (f"/exchange/daily/{stock}/history/%",)
     ).fetchall()
     months = [re.search(r"(\d{4}-\d{2})\.html$", path).group(1) for path, _ in rows]
-    assert months[0] < f"{ex_date[:4]}-{ex_date[4:6]}" and months[-1] == f"{CLOCK.year}-{CLOCK.month:02d}"
+    # Visibility 0: the monthly pages stop where the bulletins (the last BULLETIN_SESSIONS sessions) begin.
+    since = sessions_back("XSHG", session_on_or_before("XSHG", CLOCK), BULLETIN_SESSIONS - 1)
+    assert months[0] < f"{ex_date[:4]}-{ex_date[4:6]}" and months[-1] == f"{since.year}-{since.month:02d}"
     daily = {r["trade_date"] for r in service().call("daily", {"ts_code": stock, "start_date": "20240101",
                                                               "end_date": CLOCK.strftime("%Y%m%d")})["items"]}
     for (path, published), month in zip(rows, months):
-        last = max(d for d in daily if d[:6] == month.replace("-", ""))
+        last = max(d for d in daily if d[:6] == month.replace("-", "") and d < since.strftime("%Y%m%d"))
         assert published == f"{last[:4]}-{last[4:6]}-{last[6:]}" and published <= CLOCK.isoformat()
     middle = index.page(rows[1][0])
     assert f'href="{rows[0][0]}"' in middle.html and f'href="{rows[2][0]}"' in middle.html

@@ -20,7 +20,8 @@ from livesearch_pipeline.web.index import INDEX_FILE
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, MARKET_TOOLS, TOOLS, small_web
 
 ENTITY_LINE = re.compile(r"pages: ([\d,]+) from ([\d,]+) of ([\d,]+) entities$")
-WRAPS_LINE = re.compile(r"pages: ([\d,]+) in all, with ([\d,]+) market wraps$")
+WRAPS_LINE = re.compile(r"pages: ([\d,]+) in all, with ([\d,]+) market wraps and ([\d,]+) bulletin and archive "
+                        r"pages \(([\d,]+) bulletin rows\)$")
 
 
 def _number(text: str) -> int:
@@ -48,6 +49,7 @@ def _check_lines(lines: list[str], pages: list[Page], entities: int) -> None:
     assert final, last
     assert _number(final.group(1)) == len(pages)
     assert _number(final.group(2)) == sum(1 for p in pages if p.kind == "wrap")
+    assert _number(final.group(3)) == sum(1 for p in pages if p.kind in ("bulletin", "archive"))
 
 
 def test_progress_is_due_about_every_tenth_of_the_batches_and_after_the_last() -> None:

@@ -67,7 +67,8 @@ def test_a_partial_web_is_refused_unless_allowed(web_root: Path, tmp_path: Path)
 
 def test_the_run_summary_records_the_web_searched(tmp_path: Path) -> None:
     """A search-read run of D records the identity, clock and scope of D's web in summary.json."""
-    from livesearch_pipeline.evaluation.baselines import AgentSpec, run_registered_agent
+    from livesearch_pipeline.evaluation.agent_run import run_registered_agent
+    from livesearch_pipeline.evaluation.registry import AgentSpec
     from livesearch_pipeline.evaluation.day_inputs import AgentDay
     from livesearch_pipeline.settings import DataPaths
     from livesearch_pipeline_tests.core.fakes import MARKET_TOOLS, FakeToolClient
@@ -134,7 +135,8 @@ def test_build_removes_a_killed_builds_temporary_file(tmp_path: Path) -> None:
 
 
 def test_a_run_on_an_external_searxng_records_it_unchecked(tmp_path: Path) -> None:
-    from livesearch_pipeline.evaluation.baselines import AgentSpec, searched_web
+    from livesearch_pipeline.evaluation.registry import AgentSpec
+    from livesearch_pipeline.evaluation.searched_web import searched_web
 
     spec = AgentSpec(name="my-web", kind="web", searxng_url="http://127.0.0.1:8890")
     web_dir = tmp_path / "web" / CLOCK.isoformat()

@@ -32,7 +32,8 @@ def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResou
     The oracle partition is the gold self-test: it fails the run unless it scores exactly 1.0.
     The step logs a progress line about every 10% of the questions answered.
     """
-    from livesearch_pipeline.evaluation.baselines import find_agent, load_agents, registry_path, run_registered_agent
+    from livesearch_pipeline.evaluation.agent_run import run_registered_agent
+    from livesearch_pipeline.evaluation.registry import find_agent, load_agents, registry_path
     from livesearch_pipeline.evaluation.day_inputs import AgentDay
 
     keys = context.partition_key.keys_by_dimension

@@ -9,7 +9,7 @@ add_dynamic_partitions("agents", [...])` does the same from Python.
 import dagster as dg
 
 from livesearch_pipeline.defs.partitions import daily_partitions
-from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME
+from livesearch_pipeline.evaluation.registry import AGENT_PARTITIONS_NAME
 
 DATE_DIMENSION, AGENT_DIMENSION = "date", "agent"
 

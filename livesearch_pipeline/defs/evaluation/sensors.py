@@ -4,7 +4,7 @@ import dagster as dg
 
 from livesearch_pipeline.defs.evaluation.partitions import agent_partitions
 from livesearch_pipeline.defs.resources import StorageResource
-from livesearch_pipeline.evaluation.baselines import agents_without_partition
+from livesearch_pipeline.evaluation.registry import agents_without_partition
 
 
 @dg.sensor(minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING,

@@ -15,7 +15,8 @@ Figures are converted to the unit the question asks for (亿元, million, 万股
 disagree it keeps the freshest data date, then the value most pages give, then the best-ranked
 page. It reads like a careful but literal person would, so it is fooled by stale pages,
 third-party figures and rounding, and finds nothing about obscure entities: its accuracy by
-visibility level measures what visibility does to a searching agent.
+visibility level measures what visibility does to a searching agent. Reading questions and pages
+is shared with the navigator (evaluation/agents/reading.py).
 """
 
 from __future__ import annotations
@@ -23,12 +24,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import math
-import re
-import statistics
-from collections import Counter
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 from urllib.parse import urlsplit
@@ -36,392 +32,17 @@ from urllib.parse import urlsplit
 import httpx
 
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
-from livesearch_pipeline.core.normalize import unit_scale
-from livesearch_pipeline.core.program import window_rows  # N + 1 closes for a change over N sessions
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
+from livesearch_pipeline.evaluation.agents.reading import (
+    Candidate, ParsedPage, Reading, UnreadableQuestion, candidates_from_page, choose, parse_page, read_question,
+)
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
-from livesearch_pipeline.web.wording import canonical_label
+
+__all__ = ["Candidate", "SearchReadAgent", "UnreadableQuestion", "candidates_from_page", "choose",
+           "open_search_read_agent", "read_question"]
 
 PAGES_PER_QUERY = 6
 HTTP_TIMEOUT_S = 20.0
-
-_ITEM_HEADERS = {("item", "value", "unit"), ("项目", "数值", "单位")}
-_DATE_HEADERS = {"date", "日期"}
-_AS_OF = re.compile(r"(?:Data as of|数据截至)\s*([0-9]{4}(?:Q[1-4]|[0-9]{2}(?:[0-9]{2})?)?)")
-_UNIT_SUFFIX = re.compile(r"\s*\(([^()]*)\)\s*$")
-_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
-
-# The leading words of a window question, as the template verbalizer writes them.
-_WINDOW_HEADS = (
-    ("What was the sample standard deviation of the ", "std"), ("What were the sample standard deviation of the ", "std"),
-    ("By how much did the ", "change"), ("By what percentage did the ", "pct_change"),
-)
-_AGGREGATE_WORDS = {"average": "mean", "highest": "max", "lowest": "min", "total": "sum", "first": "first",
-                    "last": "last"}
-_UNIT_TAIL = re.compile(r", (?:in (?P<unit>.+?) to (?P<places>\d+) decimals?|to (?P<bare>\d+) decimals?|"
-                        r"as a whole number(?: of (?:100-share )?(?P<whole>.+?))?)\?(?: [^?]+\.)?$")  # a definition may follow
-# Where the quantity's noun ends in the question (whichever comes first).
-_NOUN_ENDS = re.compile(r" of | over (?:the )?| on the most recent| for the | at the end of| in the most recent| on the "
-                        r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before| change over| change from| in the one-minute")
-_ZH_AGGREGATE = re.compile(r"(?:最近\d+个交易日（含最近一个交易日）(?:的[周月]线)?|至最近一个交易日，)(.+?)的(?:平均值|最高值|最低值|合计|首日值|末日值|"
-                           r"样本标准差|变化|涨跌幅)")
-
-@dataclass(frozen=True)
-class Reading:
-    """What the question asks, as this agent reads it."""
-
-    kind: str  # latest | static | snapshot | window | match
-    name: str  # the subject as the question names it (empty for market-wide series)
-    quantity_en: str
-    quantity_zh: str | None
-    sessions: int = 0  # snapshot: sessions back; window: window length
-    aggregate: str | None = None
-    match_key: str | None = None
-    match_value: str | None = None
-    answer: str = "number"  # number | percent | integer | date | text
-    unit: str | None = None
-    decimals: int | None = None
-
-
-class UnreadableQuestion(ValueError):
-    """The question has a shape this baseline does not attempt (minute bars, two entities, ...)."""
-
-
-def read_question(question: ServedQuestion) -> Reading:
-    """What the question asks, read from the English text the template verbalizer writes (entity,
-    quantity, relative time, one unit): e.g. "What was the closing price of X (600123.SH) 5 trading
-    days before the most recent one, in CNY to 2 decimals?"."""
-    text = question.question
-    answer, unit, decimals = _precision(text)
-    tail = _UNIT_TAIL.search(text)
-    body = text[: tail.start()] if tail else text.rstrip("?")
-    if " exceed that of " in body or " beat that of " in body or "one-minute bar" in body or " closed highest" in body:
-        raise UnreadableQuestion("compares two entities, or needs minute bars or a reference session")
-    code = question.entity
-    subject = re.search(rf" of ((?:(?! of )[^()])+?) \({re.escape(code)}\)", body) if code else None
-    name = subject.group(1) if subject else ""
-    kind, sessions, aggregate, match_key, match_value = "latest", 0, None, None, None
-    quantity = None
-    series = re.search(r" for the (?:shareholder|business segment) “(.+?)”", body)
-    if series:
-        match_key, match_value = "series", series.group(1)
-    if (found := re.match(r"On which (?:trading day in the last (\d+) sessions did .+? record its (highest|lowest) "
-                          r"(.+?)\? If days tie|of the last (\d+) trading days (?:was|were) the (.+?) at its "
-                          r"(highest|lowest))", text)):
-        kind = "window"
-        sessions = int(found.group(1) or found.group(4))
-        aggregate = "argmax" if (found.group(2) or found.group(6)) == "highest" else "argmin"
-        quantity = found.group(3) or found.group(5)
-    elif (found := re.search(r"over (?:the (?:week|month)ly bars of )?the last (\d+) trading days|from the trading day "
-                             r"(\d+) sessions before the most recent one to the most recent trading day", body)):
-        # A change from the trading day k sessions back spans k + 1 sessions.
-        kind, sessions = "window", int(found.group(1)) if found.group(1) else int(found.group(2)) + 1
-        head = next(((prefix, agg) for prefix, agg in _WINDOW_HEADS if body.startswith(prefix)), None)
-        if head is not None:
-            aggregate, rest = head[1], body[len(head[0]):]
-        elif (start := re.match(r"What (?:was|were) the (\S+) ", body)) and start.group(1) in _AGGREGATE_WORDS:
-            aggregate, rest = _AGGREGATE_WORDS[start.group(1)], body[start.end():]
-        else:
-            raise UnreadableQuestion("an aggregate this baseline does not recognise")
-        quantity = _noun(rest, code)
-    elif (found := re.search(r" (\d+) trading days before the most recent one", body)):
-        kind, sessions = "snapshot", int(found.group(1))
-    elif re.match(r"What (?:is|are) the ", body):
-        kind = "static"
-    elif " most recent" not in body and " most recently" not in body:
-        raise UnreadableQuestion("a period or anchor this baseline does not recognise")
-    if match_value is not None and kind == "latest":
-        kind = "match"
-    if quantity is None:
-        lead = re.match(r"What (?:was|were|is|are) the (?:latest completed (?:week|month)'s )?", body)
-        if lead is None:
-            raise UnreadableQuestion("a question shape this baseline does not recognise")
-        quantity = _noun(body[lead.end():], code)
-    return Reading(kind=kind, name=name, quantity_en=quantity, quantity_zh=_quantity_zh(question.question_zh),
-                   sessions=sessions, aggregate=aggregate, match_key=match_key, match_value=match_value,
-                   answer=answer, unit=unit, decimals=decimals)
-
-
-def _noun(rest: str, code: str) -> str:
-    """The quantity's noun at the start of `rest`: up to " of <name> (<code>)" when the entity is
-    named (a noun may hold " of " itself: "holding as a percentage of float shares"), else up to
-    the first phrase that follows a noun."""
-    if code and (subject := re.search(rf" of (?:(?! of )[^()])+? \({re.escape(code)}\)", rest)):
-        return rest[: subject.start()]
-    return _NOUN_ENDS.split(rest, maxsplit=1)[0]
-
-
-def _quantity_zh(text: str | None) -> str | None:
-    if not text:
-        return None
-    if (found := _ZH_AGGREGATE.search(text)):
-        return found.group(1)
-    found = re.findall(r"的([^的，。？]+?)(?:是多少|是什么|是哪)", text)
-    return found[-1] if found else None
-
-
-def _unit_words(unit: str) -> str:
-    """"billions of CNY" → "billion CNY": the form `unit_scale` reads."""
-    found = re.fullmatch(r"(thousand|million|billion|trillion)s of (.+)", unit)
-    return f"{found.group(1)} {found.group(2)}" if found else unit
-
-
-def _precision(text: str) -> tuple[str, str | None, int | None]:
-    if "Give the date as YYYY-MM-DD" in text:
-        return "date", None, None
-    tail = _UNIT_TAIL.search(text)
-    if tail is None:
-        return "text", None, None
-    if tail.group("unit") == "percent":
-        return "percent", "%", int(tail.group("places"))
-    if tail.group("unit"):
-        return "number", _unit_words(tail.group("unit")), int(tail.group("places"))
-    if tail.group("bare"):
-        return "number", None, int(tail.group("bare"))
-    return "integer", tail.group("whole"), 0
-
-
-# --------------------------------------------------------------------------- reading pages
-
-
-@dataclass
-class _Table:
-    rows: list[list[str]] = field(default_factory=list)
-
-
-class _PageParser(HTMLParser):
-    """Tables (rows of cell texts), the published date and the visible text of a page."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tables: list[_Table] = []
-        self.title = ""
-        self.published: str | None = None
-        self.text: list[str] = []
-        self._cell: list[str] | None = None
-        self._row: list[str] | None = None
-        self._in_title = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "table":
-            self.tables.append(_Table())
-        elif tag == "tr" and self.tables:
-            self._row = []
-        elif tag in ("td", "th") and self._row is not None:
-            self._cell = []
-        elif tag == "title":
-            self._in_title = True
-        elif tag == "meta" and dict(attrs).get("name") == "date":
-            self.published = dict(attrs).get("content")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._cell is not None and self._row is not None:
-            self._row.append(" ".join("".join(self._cell).split()))
-            self._cell = None
-        elif tag == "tr" and self._row is not None and self.tables:
-            self.tables[-1].rows.append(self._row)
-            self._row = None
-        elif tag == "title":
-            self._in_title = False
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-        if self._in_title:
-            self.title += data
-        self.text.append(data)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    value: float | str
-    unit: str | None
-    as_of: str
-    url: str
-    rank: int
-    label: str
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def _label_matches(label: str, reading: Reading, question: ServedQuestion) -> bool:
-    """The row or column label names the quantity the question asks for, in the question's words or
-    in a site's synonyms for them ("Close" for closing price, "归母净利润" for 归属于母公司股东的净利润):
-    both are compared in the lexicon's canonical wording (web/wording.py)."""
-    bare = _UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
-    for candidate in {label, bare}:
-        if len(candidate) < 2:
-            continue
-        english = canonical_label(candidate, "en")
-        if len(english) >= 4 and english in canonical_label(question.question, "en"):
-            return True
-        if question.question_zh and reading.quantity_zh:
-            chinese = canonical_label(candidate, "zh")
-            if len(chinese) >= 2 and chinese in canonical_label(question.question_zh, "zh"):
-                return True
-    return False
-
-
-def _best_label(labels: Sequence[str], reading: Reading, question: ServedQuestion) -> int | None:
-    """Index of the longest label that names the quantity (a longer label is the more specific)."""
-    matching = [(len(label), -i, i) for i, label in enumerate(labels) if _label_matches(label, reading, question)]
-    return max(matching)[2] if matching else None
-
-
-def _number(cell: str) -> float | None:
-    text = cell.replace(",", "").strip()
-    return float(text) if _NUMBER.match(text) else None
-
-
-def _aggregate(values: list[float], dates: list[str], aggregate: str) -> float | str | None:
-    """`values`/`dates` oldest first."""
-    if not values:
-        return None
-    if aggregate == "mean":
-        return statistics.fmean(values)
-    if aggregate == "max":
-        return max(values)
-    if aggregate == "min":
-        return min(values)
-    if aggregate == "sum":
-        return math.fsum(values)
-    if aggregate == "change":
-        return values[-1] - values[0]
-    if aggregate == "pct_change":
-        return None if values[0] == 0 else (values[-1] / values[0] - 1) * 100
-    if aggregate == "std":
-        return statistics.stdev(values) if len(values) > 1 else None
-    if aggregate == "count":
-        return float(len(values))
-    if aggregate == "first":
-        return values[0]
-    if aggregate == "last":
-        return values[-1]
-    if aggregate in ("argmax", "argmin"):
-        best = max(values) if aggregate == "argmax" else min(values)
-        return dates[values.index(best)]  # the earliest session on a tie (oldest first)
-    raise ValueError(f"unknown aggregate {aggregate!r}")
-
-
-@dataclass(frozen=True)
-class ParsedPage:
-    """What the agent reads of a page whatever the question: its tables and its data date."""
-
-    tables: tuple[tuple[tuple[str, ...], ...], ...]  # rows of cell texts, per table
-    as_of: str
-
-
-def parse_page(html: str) -> ParsedPage:
-    parser = _PageParser()
-    parser.feed(html)
-    parser.close()
-    text = "".join(parser.text)
-    as_of_match = _AS_OF.search(text)
-    as_of = as_of_match.group(1) if as_of_match else (parser.published or "").replace("-", "")
-    return ParsedPage(tuple(tuple(tuple(row) for row in t.rows) for t in parser.tables), as_of)
-
-
-def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: Reading,
-                         question: ServedQuestion) -> list[Candidate]:
-    """The figures this page gives for the question (usually none or one)."""
-    page = parse_page(html) if isinstance(html, str) else html
-    as_of = page.as_of
-    found: list[Candidate] = []
-    for rows in page.tables:
-        table = _Table(rows=[list(row) for row in rows])
-        if not table.rows:
-            continue
-        header = [_norm(h) for h in table.rows[0]]
-        body = table.rows[1:]
-        if tuple(header) in _ITEM_HEADERS and reading.kind in ("latest", "static"):
-            index = _best_label([row[0] for row in body if row], reading, question)
-            if index is not None and len(body[index]) == 3:
-                label, cell, unit = body[index]
-                value = _number(cell) if reading.answer != "text" else cell
-                if value is not None and cell not in ("—", "--"):
-                    found.append(Candidate(value, unit or None, as_of, url, rank, label))
-        elif header and header[0] in _DATE_HEADERS and reading.kind in ("latest", "snapshot", "window"):
-            column = _best_label(table.rows[0][1:], reading, question)
-            if column is None:
-                continue
-            label = table.rows[0][column + 1]
-            unit_match = _UNIT_SUFFIX.search(label)
-            unit = unit_match.group(1) if unit_match else None
-            cells = [(row[0], _number(row[column + 1])) for row in body if len(row) > column + 1]
-            if reading.kind == "latest" and cells and cells[0][1] is not None:
-                found.append(Candidate(cells[0][1], unit, cells[0][0], url, rank, label))
-            elif reading.kind == "snapshot" and len(cells) > reading.sessions and cells[reading.sessions][1] is not None:
-                found.append(Candidate(cells[reading.sessions][1], unit, cells[0][0], url, rank, label))
-            elif reading.kind == "window" and len(cells) >= window_rows(reading.aggregate, reading.sessions):
-                window = list(reversed(cells[: window_rows(reading.aggregate, reading.sessions)]))
-                if all(v is not None for _, v in window):
-                    value = _aggregate([v for _, v in window], [d for d, _ in window], reading.aggregate or "mean")
-                    if value is not None:
-                        found.append(Candidate(value, None if reading.aggregate in ("argmax", "argmin", "count")
-                                               else unit, cells[0][0], url, rank, label))
-        elif reading.kind == "match" and reading.match_value is not None and len(table.rows) > 1:
-            column = _best_label(table.rows[0], reading, question)
-            if column is None:
-                continue
-            for row in body:
-                if reading.match_value in row and len(row) > column:
-                    value = _number(row[column]) if reading.answer != "text" else row[column]
-                    if value is not None:
-                        unit_match = _UNIT_SUFFIX.search(table.rows[0][column])
-                        found.append(Candidate(value, unit_match.group(1) if unit_match else None, as_of, url, rank,
-                                               table.rows[0][column]))
-                    break
-    return found
-
-
-def convert(value: float, unit: str | None, wanted: str | None) -> float | None:
-    """`value` in `unit` restated in `wanted`; None when the two units cannot be reconciled."""
-    if not unit or not wanted or unit == wanted:
-        return value
-    try:
-        have_base, have_factor = unit_scale(unit)
-        want_base, want_factor = unit_scale(wanted)
-    except ValueError:
-        return None
-    if have_base != want_base or not have_factor or not want_factor:
-        return None
-    return value * have_factor / want_factor
-
-
-def format_answer(value: float | str, reading: Reading) -> str:
-    if isinstance(value, str):
-        if reading.answer == "date" and re.fullmatch(r"\d{8}", value):
-            return f"{value[:4]}-{value[4:6]}-{value[6:]}"
-        return value
-    if reading.answer == "percent":
-        return f"{value:.{reading.decimals or 2}f}%"
-    if reading.answer == "integer":
-        return str(int(round(value)))
-    decimals = reading.decimals if reading.decimals is not None else 2
-    return f"{value:.{decimals}f}"
-
-
-def choose(candidates: Sequence[Candidate], reading: Reading) -> tuple[str, Candidate] | None:
-    """The answer: the freshest data date, then the value most pages give, then the best-ranked page."""
-    usable: list[tuple[str, Candidate]] = []
-    for candidate in candidates:
-        value = candidate.value
-        if isinstance(value, float) and reading.answer in ("number", "percent", "integer"):
-            converted = convert(value, candidate.unit, reading.unit)
-            if converted is None:
-                continue
-            value = converted
-        usable.append((format_answer(value, reading), candidate))
-    if not usable:
-        return None
-    freshest = max(c.as_of for _, c in usable)
-    fresh = [(answer, c) for answer, c in usable if c.as_of == freshest]
-    votes = Counter(answer for answer, _ in fresh)
-    top = max(votes.values())
-    return min(((a, c) for a, c in fresh if votes[a] == top), key=lambda item: item[1].rank)
-
 
 # --------------------------------------------------------------------------- the agent
 
@@ -472,8 +93,11 @@ class SearchReadAgent:
                 result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
             trace.append({"tool": "web_search", **result.trace})
             found = json.loads(result.content)["results"]
-            for item in found[: self.pages_per_query]:
-                if item["url"] not in urls and self._about(item, question, reading):
+            # The first pages_per_query results about the subject (a result about another entity
+            # is passed over, not read).
+            about = [item for item in found if self._about(item, question, reading)]
+            for item in about[: self.pages_per_query]:
+                if item["url"] not in urls:
                     urls.append(item["url"])
         candidates: list[Candidate] = []
         for rank, url in enumerate(urls):

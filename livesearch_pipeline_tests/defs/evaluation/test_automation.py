@@ -24,7 +24,7 @@ from livesearch_pipeline.defs.refresh.assets import daily_refresh_assets, gold_a
 from livesearch_pipeline.defs.refresh.schedules import daily_refresh_job
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 from livesearch_pipeline.defs.web.assets import synthetic_market, web_corpus
-from livesearch_pipeline.evaluation.baselines import AGENT_PARTITIONS_NAME
+from livesearch_pipeline.evaluation.registry import AGENT_PARTITIONS_NAME
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
 from livesearch_pipeline_tests.web.web_fixtures import pick

@@ -1,0 +1,781 @@
+"""The navigator baseline: a deterministic web agent with no LLM that browses like a careful
+analyst, under a page-read budget.
+
+For each question (read as search-read reads it: evaluation/agents/reading.py) it searches the
+web for the entity and the quantity and then works the way the web makes it work:
+
+- a portal's key statistics (a well-known entity's 5/20/60-session change, high, low, average or
+  total) answer a window over exactly those sessions in one read;
+- otherwise the exchange's page of the data set (found in the results, or from the entity's
+  company page) gives the latest record, and its history table a snapshot or a window, computed
+  from the rows;
+- an obscure entity's exchange page shows the latest session only and links its exchange's daily
+  bulletins: the navigator opens the archive, picks each session's page whose code range holds
+  the entity, reads the row on every session the question needs and computes the statistic.
+
+Investigations (`read_investigation`: a drawdown and the days of its peak and trough, the change on
+the highest-volume session, the best of the last 12 or 24 months, a screen across an index's
+constituents or members, the largest gain or fall among three indices) are worked the same way:
+the series each needs (adjusted by the adjustment factors where the question says so) from the
+exchange's pages, monthly pages or bulletins, the screen's cross-section from the bulletins of the
+latest session, and the statistic computed.
+
+Each page it opens counts against `read_budget` (searches do not; None: no limit); when the
+budget runs out before it has every row it needs, it gives no answer (recorded in its trace).
+Exchange pages are preferred over portals (no lag, no third-party figures); among portals it
+chooses as search-read does. Pages read once are kept for the run (the web of D does not change),
+but count against each question's budget that opens them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Sequence
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from livesearch_pipeline.core.lexicon import load_lexicon
+from livesearch_pipeline.core.models import Prediction, ServedQuestion
+from livesearch_pipeline.core.program import window_rows
+from livesearch_pipeline.evaluation.agents.loop import ToolFailure
+from livesearch_pipeline.evaluation.agents.reading import (
+    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, aggregate_values, best_label, candidates_from_page,
+    cell_number, choose, label_matches, parse_page, read_question,
+)
+from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
+from livesearch_pipeline.web.digest import STATISTICS
+
+HTTP_TIMEOUT_S = 20.0
+RESULTS_PER_QUERY = 8
+# Exchange data-set pages tried from a company page before giving up on finding the quantity.
+MAX_DATA_PAGES = 8
+_ARCHIVE_ITEM = re.compile(r"^(\d{4}-\d{2}-\d{2})\D.*?(\S+)\s*[–-]\s*(\S+)$")
+_EXCHANGE_DATA = re.compile(r"^/exchange/(?!company/|filings/|reports/|bulletin/)[a-z0-9_]+/[^/]+\.html$")
+_REPORT = re.compile(r"^/exchange/reports/[^/]+/(\d{8})\.html$")
+# The quote data sets: read first among an entity's exchange pages.
+_QUOTES = ("daily", "hk_daily", "us_daily", "index_daily", "fund_nav", "fund_daily")
+_SPAN = re.compile(r"^(\d+)")
+
+
+_REPORT_TOOLS = frozenset({"income", "balancesheet", "cashflow", "fina_indicator", "hk_income", "hk_balancesheet",
+                           "hk_cashflow", "hk_fina_indicator", "us_income", "us_balancesheet", "us_cashflow",
+                           "us_fina_indicator"})
+
+
+@functools.lru_cache(maxsize=1)
+def _nouns() -> tuple[tuple[str, str, str, str], ...]:
+    """(tool, asset classes, English noun, Chinese noun) of every entity data set's field: which
+    page prints a quantity, as an analyst knows where to look for it (the lexicon's nouns)."""
+    from livesearch_pipeline.dataservice.catalog import collect_tool_specs
+
+    lexicon = load_lexicon()
+    out = []
+    for spec in collect_tool_specs():
+        meta = spec.meta
+        if meta.role != "data" or meta.entity_param is None:
+            continue
+        for f in meta.fields:
+            entry = lexicon.entry(meta.name, f.name)
+            if entry is not None:
+                out.append((meta.name, " ".join(meta.asset_classes), entry.en or "", entry.zh or ""))
+    return tuple(out)
+
+
+def data_sets_for(reading: Reading, question: ServedQuestion) -> list[str]:
+    """The entity data sets whose fields are the quantity the question names, best first (the
+    exact noun before a noun the question merely contains)."""
+    from livesearch_pipeline.web.wording import canonical_label
+
+    wanted = canonical_label(reading.quantity_en, "en")
+    exact, partial = [], []
+    for tool, classes, noun_en, noun_zh in _nouns():
+        if question.asset_class not in classes.split():
+            continue
+        if noun_en and canonical_label(noun_en, "en") == wanted:
+            exact.append(tool)
+        elif noun_en and label_matches(noun_en, reading, question) or noun_zh and label_matches(noun_zh, reading,
+                                                                                              question):
+            partial.append((len(noun_en), tool))
+    ordered = exact + [tool for _, tool in sorted(partial, key=lambda item: -item[0])]
+    return list(dict.fromkeys(ordered))
+
+
+def _exchange_order(urls: Sequence[str]) -> list[str]:
+    """An entity's exchange pages in the order an analyst opens them: the quote page, then its
+    periodic reports newest first, then the other data sets (in the order given)."""
+    def rank(position: int, url: str) -> tuple[int, str, int]:
+        path = urlsplit(url).path
+        report = _REPORT.match(path)
+        if report:
+            return 1, str(99999999 - int(report.group(1))), position
+        return (0 if path.split("/")[2] in _QUOTES else 2), "", position
+
+    return [url for _, url in sorted((rank(i, u), u) for i, u in enumerate(dict.fromkeys(urls)))]
+
+
+def _has_history(page: ParsedPage) -> bool:
+    """Whether the page prints a history table (more than the latest session): then its
+    bulletins add nothing an analyst needs for a window it holds."""
+    return any(len(rows) > 2 and rows[0] and rows[0][0].lower() in ("date", "日期") for rows in page.tables)
+
+
+def _date_like(candidate: Candidate, reading: Reading) -> bool:
+    """A figure that is a date (a record's trade date read as the quantity) where a number is asked."""
+    value = candidate.value
+    return (reading.answer in ("number", "percent", "integer") and isinstance(value, float) and value.is_integer()
+            and 19_000_101 <= value <= 21_001_231)
+
+
+class BudgetExhausted(Exception):
+    """The question's page-read budget is spent."""
+
+
+def window_records(reading: Reading, aggregate: str) -> int:
+    """How many records the question's window spans for `aggregate` (DESIGN's window convention,
+    `core.program.window_rows`): N + 1 closes for a change over N sessions, else N."""
+    return window_rows(aggregate, reading.sessions)
+
+
+@dataclass
+class _Question:
+    """One question's state: its reading, what it has opened, its budget."""
+
+    question: ServedQuestion
+    reading: Reading
+    budget: int | None
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    reads: int = 0
+
+
+@dataclass
+class NavigatorAgent:
+    tools: WebTools
+    http: httpx.AsyncClient
+    as_of: dt.date
+    base_url: str
+    name: str = "navigator"
+    model: str | None = None
+    read_budget: int | None = None
+    _searches: dict[str, Any] = field(default_factory=dict, repr=False)
+    _pages: dict[str, ParsedPage] = field(default_factory=dict, repr=False)
+
+    async def prepare(self, questions: Sequence[ServedQuestion]) -> None:
+        """Nothing is prepared: each question is read, searched and browsed on its own."""
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _search(self, state: _Question, query: str) -> list[dict[str, Any]]:
+        result = self._searches.get(query)
+        if result is None:
+            result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
+        state.trace.append({"tool": "web_search", **result.trace})
+        return json.loads(result.content)["results"][:RESULTS_PER_QUERY]
+
+    async def _read(self, state: _Question, url: str) -> ParsedPage:
+        if state.budget is not None and state.reads >= state.budget:
+            raise BudgetExhausted(url)
+        state.reads += 1
+        state.trace.append({"tool": "fetch_page", "url": url})
+        page = self._pages.get(url)
+        if page is None:
+            if urlsplit(url).scheme not in ("http", "https"):
+                raise ToolFailure(f"not an http URL {url!r}")
+            try:
+                response = await self.http.get(url, timeout=HTTP_TIMEOUT_S)
+            except httpx.HTTPError as exc:
+                raise ToolFailure(f"cannot fetch {url}: {type(exc).__name__}: {exc}") from exc
+            if response.status_code != 200:
+                raise ToolFailure(f"{url} answered HTTP {response.status_code}")
+            page = self._pages.setdefault(url, parse_page(response.text))
+        return page
+
+    def _url(self, path: str) -> str:
+        return urljoin(self.base_url.rstrip("/") + "/", path.lstrip("/"))
+
+    # ------------------------------------------------------------------ the agent
+
+    async def answer(self, question: ServedQuestion) -> Prediction:
+        investigation = read_investigation(question)
+        if investigation is not None:
+            return await self._investigate(question, *investigation)
+        try:
+            reading = read_question(question)
+        except UnreadableQuestion as exc:
+            return Prediction(qid=question.qid, answer=None, trace=[{"type": "skip", "reason": str(exc)}])
+        state = _Question(question, reading, self.read_budget)
+        state.trace.append({"type": "reading", "kind": reading.kind, "quantity": reading.quantity_en,
+                            "aggregate": reading.aggregate, "sessions": reading.sessions, "unit": reading.unit,
+                            "budget": self.read_budget})
+        try:
+            answer, source = await self._work(state)
+        except BudgetExhausted:
+            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
+                                "pages spent before the evidence was complete", "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        state.trace.append({"type": "final", "answer": answer, "url": source, "reads": state.reads,
+                            **({} if answer is not None else {"reason": "no page gave the quantity"})})
+        return Prediction(qid=question.qid, answer=answer, trace=state.trace)
+
+    async def _investigate(self, question: ServedQuestion, name: str, parts: dict[str, str]) -> Prediction:
+        reading = Reading(kind="investigation", name="", quantity_en=name, quantity_zh=None)
+        state = _Question(question, reading, self.read_budget)
+        state.trace.append({"type": "reading", "kind": "investigation", "investigation": name, "parts": parts,
+                            "budget": self.read_budget})
+        try:
+            answer = await investigate(self, state, name, parts)
+        except ToolFailure as exc:
+            state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        except BudgetExhausted:
+            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
+                                "pages spent before the evidence was complete", "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        state.trace.append({"type": "final", "answer": answer, "reads": state.reads,
+                            **({} if answer is not None else {"reason": "no page gave the figures"})})
+        return Prediction(qid=question.qid, answer=answer, trace=state.trace)
+
+    async def _work(self, state: _Question) -> tuple[str | None, str | None]:
+        question, reading = state.question, state.reading
+        code = question.entity if reading.name else ""
+        results = await self._results(state)
+        own = [r for r in results if not code or code in str(r.get("title", ""))]
+        exchange = _exchange_order([r["url"] for r in own if _EXCHANGE_DATA.match(urlsplit(r["url"]).path)
+                                    or _REPORT.match(urlsplit(r["url"]).path)])
+        portals = [r["url"] for r in own if not urlsplit(r["url"]).path.startswith("/exchange/")]
+        if not code:
+            # A market-wide series: its official release and history pages first, no company's pages.
+            exchange = []
+            # A window or a session back: a history table first.
+            history = reading.kind in ("window", "snapshot")
+            portals = sorted(portals, key=lambda u: (not (history and urlsplit(u).path.endswith("/history.html")),
+                                                     not urlsplit(u).path.startswith("/stats/")))
+        if reading.kind == "window" and code:
+            digests = [u for u in portals if "/stats/" in urlsplit(u).path]
+            for url in digests[:1]:
+                found = self._from_digest(await self._read(state, url), reading, question)
+                if found is not None:
+                    return found, url
+        candidates: list[Candidate] = []
+        tried: set[str] = set()
+        # The exchange's pages first: those of the data sets printing the quantity, then the ones
+        # in the results, then the company page's.
+        known = [] if not code else [
+            self._url(f"/exchange/{tool}/{code}.html") for tool in data_sets_for(reading, question)
+            if tool not in _REPORT_TOOLS][:3]
+        reports = [u for u in exchange if _REPORT.match(urlsplit(u).path)]
+        if code and any(tool in _REPORT_TOOLS for tool in data_sets_for(reading, question)[:2]):
+            known = reports[:1] + known
+        queue = list(dict.fromkeys(known + exchange))
+        company_read = False
+        while True:
+            while queue:
+                url = queue.pop(0)
+                if url in tried:
+                    continue
+                tried.add(url)
+                try:
+                    page = await self._read(state, url)
+                except ToolFailure:
+                    continue  # a data set the entity has no page of (the read still counts)
+                found = [c for c in candidates_from_page(page, url, len(tried), reading, question)
+                         if not _date_like(c, reading)]
+                if found:
+                    chosen = choose(found, reading)
+                    if chosen is not None:
+                        return chosen[0], url
+                if (reading.kind in ("snapshot", "window") and not _has_history(page)
+                        and self._has_column(page, reading, question)):
+                    archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
+                    if archive is not None:
+                        return await self._from_bulletins(state, self._url(archive), reading, question)
+            if company_read or not code:
+                break
+            company_read = True
+            company = self._url(f"/exchange/company/{code}.html")
+            hub = await self._read(state, company)
+            links = _exchange_order([self._url(href) for href, _ in hub.links
+                                     if _EXCHANGE_DATA.match(href) or _REPORT.match(href)])
+            queue = [u for u in links if u not in tried][:MAX_DATA_PAGES]
+        # No exchange page answered: the portals, chosen as search-read chooses.
+        for rank, url in enumerate(portals):
+            if url in tried or (state.budget is not None and state.reads >= state.budget):
+                continue
+            tried.add(url)
+            candidates.extend(c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question)
+                              if not _date_like(c, reading))
+        chosen = choose(candidates, reading)
+        return (chosen[0], chosen[1].url) if chosen is not None else (None, None)
+
+    async def _results(self, state: _Question) -> list[dict[str, Any]]:
+        question, reading = state.question, state.reading
+        code = question.entity if reading.name else ""
+        queries = [" ".join(filter(None, (reading.name, code, reading.quantity_en)))]
+        if reading.kind == "window" and code:
+            queries.insert(0, f"{reading.name} {code} key statistics")
+        if question.question_zh and reading.quantity_zh:
+            queries.append(" ".join(filter(None, (reading.name, code, reading.quantity_zh))))
+        results: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for query in dict.fromkeys(queries):
+            for item in await self._search(state, query):
+                if item["url"] not in seen:
+                    seen.add(item["url"])
+                    results.append(item)
+        return results
+
+    @staticmethod
+    def _has_column(page: ParsedPage, reading: Reading, question: ServedQuestion) -> bool:
+        """Whether one of the page's tables names the quantity (as a row of an item table or a column)."""
+        for rows in page.tables:
+            if not rows:
+                continue
+            labels = [row[0] for row in rows[1:] if row] if len(rows[0]) == 3 else list(rows[0])
+            if best_label(labels, reading, question) is not None:
+                return True
+        return False
+
+    @staticmethod
+    def _from_digest(page: ParsedPage, reading: Reading, question: ServedQuestion) -> str | None:
+        """The window's figure from a portal's key statistics, when it prints exactly that window."""
+        lexicon = load_lexicon()
+        for rows in page.tables:
+            if len(rows) < 2 or len(rows[0]) < 2:
+                continue
+            spans = [int(m.group(1)) if (m := _SPAN.match(h)) else None for h in rows[0][1:]]
+            for row in rows[1:]:
+                statistic = next((s for s in STATISTICS if row[0].split(" (")[0].split("（")[0] in (s[3], s[4])), None)
+                if statistic is None:
+                    continue
+                aggregate, name, extra = statistic[0], statistic[1], statistic[2]
+                entry = lexicon.entry(None, name)
+                if aggregate != reading.aggregate or entry is None or not label_matches(entry.en, reading, question):
+                    continue
+                wanted = window_records(reading, aggregate) - extra
+                if wanted not in spans:
+                    continue
+                value = cell_number(row[1 + spans.index(wanted)])
+                unit = UNIT_SUFFIX.search(row[0])
+                if value is None:
+                    continue
+                chosen = choose([Candidate(value, unit.group(1) if unit and aggregate != "pct_change" else None,
+                                           page.as_of, "", 0, row[0])], reading)
+                if chosen is not None:
+                    return chosen[0]
+        return None
+
+    async def _from_bulletins(self, state: _Question, archive_url: str, reading: Reading,
+                              question: ServedQuestion) -> tuple[str | None, str | None]:
+        """A snapshot or window of an obscure entity from its exchange's daily bulletins."""
+        code = question.entity
+        archive = await self._read(state, archive_url)
+        sessions: list[str] = []
+        page_of: dict[str, str] = {}
+        for href, text in archive.links:
+            found = _ARCHIVE_ITEM.match(text)
+            if found is None:
+                continue
+            day, first, last = found.groups()
+            if day not in sessions:
+                sessions.append(day)
+            if first <= code <= last:
+                page_of.setdefault(day, href)
+        if reading.kind == "snapshot":
+            wanted = sessions[reading.sessions: reading.sessions + 1]
+        else:
+            wanted = sessions[: window_records(reading, reading.aggregate or "mean")][::-1]  # oldest first
+        if not wanted or any(day not in page_of for day in wanted):
+            return None, None
+        values: list[float] = []
+        unit: str | None = None
+        for day in wanted:
+            page = await self._read(state, self._url(page_of[day]))
+            row_value = None
+            for rows in page.tables:
+                if not rows or len(rows[0]) < 3:
+                    continue
+                column = best_label(list(rows[0][2:]), reading, question)
+                if column is None:
+                    continue
+                label = rows[0][column + 2]
+                suffix = UNIT_SUFFIX.search(label)
+                unit = suffix.group(1) if suffix else None
+                row = next((r for r in rows[1:] if r and r[0] == code), None)
+                if row is not None and len(row) > column + 2:
+                    row_value = cell_number(row[column + 2])
+            if row_value is None:
+                return None, None
+            values.append(row_value)
+        if reading.kind == "snapshot":
+            value: float | str | None = values[0]
+        else:
+            value = aggregate_values(values, [d.replace("-", "") for d in wanted], reading.aggregate or "mean")
+        if value is None:
+            return None, None
+        keeps_unit = reading.aggregate not in ("argmax", "argmin", "count", "pct_change")
+        chosen = choose([Candidate(value, unit if keeps_unit else None, wanted[-1].replace("-", ""), archive_url, 0,
+                                   "bulletin")], reading)
+        return (chosen[0], archive_url) if chosen is not None else (None, None)
+
+
+@contextlib.asynccontextmanager
+async def open_navigator(*, web_dir: Path, day: dt.date, name: str, read_budget: int | None,
+                         searxng_url: str | None = None, concurrency: int = 4,
+                         allow_partial_web: bool = False) -> AsyncIterator[NavigatorAgent]:
+    """The navigator over `searxng_url`, or over the offline web of `day` served from `web_dir` on
+    127.0.0.1 for the run (its clock checked; the full web unless `allow_partial_web`)."""
+    async with contextlib.AsyncExitStack() as stack:
+        if searxng_url is None:
+            from livesearch_pipeline.web.server import running_web
+
+            searxng_url = stack.enter_context(running_web(web_dir, clock=day, allow_partial=allow_partial_web))
+        http = await stack.enter_async_context(httpx.AsyncClient(limits=httpx.Limits(max_connections=2 * concurrency)))
+        tools = WebTools(WebToolsConfig(searxng_url=searxng_url, max_results=10), http)
+        yield NavigatorAgent(tools=tools, http=http, as_of=day, base_url=searxng_url, name=name,
+                             read_budget=read_budget)
+
+
+# --------------------------------------------------------------------------- investigations
+
+# The exchange data sets an analyst reads for each investigation, by asset class (the quote bars,
+# the adjustment factors a path of adjusted closes joins, the monthly bars).
+_BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
+         "fund": "fund_daily"}
+_FACTORS = {"cn_equity": "adj_factor", "hk_equity": "hk_adjfactor", "us_equity": "us_adjfactor", "fund": "fund_adj"}
+_MONTHS = {"cn_equity": "monthly", "index": "index_monthly"}
+_SCREEN_FIELDS = {"fell the most in percentage terms": ("daily", "pct_chg", "argmin"),
+                  "had the highest turnover value": ("daily", "amount", "argmax"),
+                  "had the highest turnover rate": ("daily_basic", "turnover_rate", "argmax")}
+_CODE = re.compile(r"\(([0-9A-Z.]+)\)")
+_INVESTIGATIONS = (
+    ("drawdown", re.compile(r"^What was the maximum drawdown of (?P<subj>.+?) over the last (?P<n>\d+) trading days")),
+    ("drawdown_day", re.compile(r"^On which trading day did (?P<subj>.+?) reach the (?P<which>peak|trough) of its "
+                                r"maximum drawdown over the last (?P<n>\d+) trading days")),
+    ("volume_day", re.compile(r"^What was the percentage change of (?P<subj>.+?) on the session with the highest "
+                              r"trading volume among the last (?P<n>\d+) trading days")),
+    ("best_month", re.compile(r"^Among the last (?P<n>\d+) completed calendar months, take the month in which "
+                              r"(?P<subj>.+?) had its largest monthly percentage change\. What was its (?P<noun>.+?) "
+                              r"in that month")),
+    ("screen", re.compile(r"^On the most recent trading day, (?:how many|which) of (?:the constituents of "
+                          r"(?P<subj>.+?) at its most recent rebalance|the member stocks of (?P<subj2>.+?)) "
+                          r"(?P<ask>closed higher than their previous close|fell the most in percentage terms|"
+                          r"had the highest turnover value|had the highest turnover rate)")),
+    ("compare", re.compile(r"^By how much did the return of (?P<subj>.+?) beat that of (?P<other>.+?) from the close "
+                           r"(?P<n>\d+) trading days before the most recent one to the most recent close")),
+    ("adj_return", re.compile(r"^What was the return of (?P<subj>.+?) on its (?P<noun>.+?) from the trading day "
+                              r"(?P<n>\d+) sessions before the most recent one to the most recent trading day, "
+                              r"adjusted for")),
+    ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which (?P<move>rose|fell) "
+                                 r"the most in percentage terms from the close (?P<n>\d+) trading days before")),
+)
+
+
+def read_investigation(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
+    """Which investigation the question asks (drawdown, the day of its peak or trough, the change
+    on the highest-volume session, the best month, a screen, three indices) and its parts."""
+    for name, pattern in _INVESTIGATIONS:
+        found = pattern.match(question.question)
+        if found:
+            return name, {k: v for k, v in found.groupdict().items() if v is not None}
+    return None
+
+
+def _drawdown(closes: Sequence[float]) -> tuple[float, int, int]:
+    """(largest fall from a running peak as a percentage of it, peak index, trough index), oldest first."""
+    falls, peak = [], closes[0]
+    for close in closes:
+        peak = max(peak, close)
+        falls.append((peak - close) / peak * 100)
+    trough = falls.index(max(falls))
+    before = list(closes[: trough + 1])
+    return max(falls), before.index(max(before)), trough
+
+
+def _column(header: Sequence[str], tool: str, field_name: str) -> int | None:
+    """The column of `header` printing `field_name` of `tool` (its label in any site's words)."""
+    from livesearch_pipeline.web.wording import canonical_label
+
+    entry = load_lexicon().entry(tool, field_name)
+    if entry is None:
+        return None
+    for position, label in enumerate(header):
+        bare = UNIT_SUFFIX.sub("", label).strip()
+        for lang, noun in (("en", entry.en), ("zh", entry.zh)):
+            if noun and canonical_label(bare, lang) == canonical_label(noun, lang):
+                return position
+    return None
+
+
+def _class_of(code: str, default: str) -> str:
+    """The asset class a code's form tells (another entity named in a comparison)."""
+    if code.endswith(".HK"):
+        return "hk_equity"
+    if code.endswith(".OF"):
+        return "fund"
+    if "." not in code:
+        return "us_equity"
+    return default
+
+
+def _as_date(day: str) -> str:
+    return f"{day[:4]}-{day[4:6]}-{day[6:]}" if re.fullmatch(r"\d{8}", day) else day
+
+
+class _Investigator:
+    """An investigation's reads: series of an entity's records from its exchange pages, history
+    tables, monthly pages and daily bulletins, and the cross-section of a session."""
+
+    def __init__(self, agent: NavigatorAgent, state: _Question) -> None:
+        self.agent, self.state = agent, state
+
+    async def page(self, path: str) -> ParsedPage:
+        return await self.agent._read(self.state, self.agent._url(path))
+
+    async def series(self, code: str, tool: str, fields: Sequence[str], n: int) -> list[dict[str, Any]] | None:
+        """The last `n` records of `tool` for `code`, newest first ({"date", field: value}): from the
+        exchange's page of the data set (its history table, then its monthly pages), else from
+        the daily bulletins its page links, then the monthly pages before them."""
+        page = await self.page(f"/exchange/{tool}/{code}.html")
+        rows = self._history_rows(page, tool, fields)
+        if len(rows) < n:
+            archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
+            if archive is not None and len(rows) <= 1:
+                rows = await self._bulletin_rows(archive, code, tool, fields, n)
+        months = sorted({href for href, _ in page.links if f"/exchange/{tool}/{code}/history/" in href}, reverse=True)
+        for month in months:
+            if len(rows) >= n:
+                break
+            oldest = rows[-1]["date"] if rows else "99999999"
+            if month.rsplit("/", 1)[1][:7].replace("-", "") > oldest[:6]:
+                continue
+            older = [r for r in self._history_rows(await self.page(month), tool, fields) if r["date"] < oldest]
+            rows.extend(older)
+        return rows[:n] if len(rows) >= n else None
+
+    @staticmethod
+    def _history_rows(page: ParsedPage, tool: str, fields: Sequence[str]) -> list[dict[str, Any]]:
+        for rows in page.tables:
+            if len(rows) < 2 or rows[0][0].lower() not in ("date", "日期"):
+                continue
+            columns = [_column(rows[0], tool, f) for f in fields]
+            if any(c is None for c in columns):
+                continue
+            out = []
+            for row in rows[1:]:
+                values = [cell_number(row[c]) if c is not None and c < len(row) else None for c in columns]
+                if all(v is not None for v in values):
+                    out.append({"date": row[0], **dict(zip(fields, values))})
+            return out
+        # An item table (the latest record only).
+        for rows in page.tables:
+            if rows and len(rows[0]) == 3:
+                labels = [row[0] for row in rows[1:] if row]
+                columns = [_column(labels, tool, f) for f in fields]
+                day = next((r[1] for r in rows[1:] if len(r) > 1 and re.fullmatch(r"\d{8}", r[1])), None)
+                if day is not None and all(c is not None for c in columns):
+                    values = [cell_number(rows[1 + c][1]) for c in columns if c is not None]
+                    if all(v is not None for v in values):
+                        return [{"date": day, **dict(zip(fields, values))}]
+        return []
+
+    async def _bulletin_rows(self, archive_href: str, code: str, tool: str, fields: Sequence[str],
+                             n: int) -> list[dict[str, Any]]:
+        archive = await self.page(archive_href)
+        sessions: list[str] = []
+        page_of: dict[str, str] = {}
+        for href, text in archive.links:
+            found = _ARCHIVE_ITEM.match(text)
+            if found:
+                day, first, last = found.groups()
+                if day not in sessions:
+                    sessions.append(day)
+                if first <= code <= last:
+                    page_of.setdefault(day, href)
+        rows = []
+        for day in sessions[:n]:
+            if day not in page_of:
+                break
+            found = self._bulletin_row(await self.page(page_of[day]), code, tool, fields)
+            if found is None:
+                break
+            rows.append({"date": day.replace("-", ""), **found})
+        return rows
+
+    @staticmethod
+    def _bulletin_row(page: ParsedPage, code: str, tool: str, fields: Sequence[str]) -> dict[str, float] | None:
+        for rows in page.tables:
+            if not rows or len(rows[0]) < 3:
+                continue
+            columns = [_column(rows[0], tool, f) for f in fields]
+            row = next((r for r in rows[1:] if r and r[0] == code), None)
+            if row is None or any(c is None for c in columns):
+                continue
+            values = [cell_number(row[c]) if c is not None and c < len(row) else None for c in columns]
+            if all(v is not None for v in values):
+                return dict(zip(fields, values))  # type: ignore[arg-type]
+        return None
+
+    async def cross_section(self, codes: Sequence[str], tool: str, field_name: str) -> dict[str, float] | None:
+        """Each code's `field_name` on the latest session, from its exchange's bulletins."""
+        by_exchange: dict[str, list[str]] = {}
+        for code in codes:
+            exchange = {"SH": "SSE", "SZ": "SZSE"}.get(code.rsplit(".", 1)[-1])
+            if exchange is None:
+                return None
+            by_exchange.setdefault(exchange, []).append(code)
+        values: dict[str, float] = {}
+        for exchange, members in sorted(by_exchange.items()):
+            archive = await self.page(f"/exchange/bulletin/{exchange}/{tool}/index.html")
+            latest: str | None = None
+            pages: list[str] = []
+            for href, text in archive.links:
+                found = _ARCHIVE_ITEM.match(text)
+                if not found:
+                    continue
+                latest = latest or found.group(1)
+                if found.group(1) == latest and any(found.group(2) <= c <= found.group(3) for c in members):
+                    pages.append(href)
+            for href in pages:
+                page = await self.page(href)
+                for code in members:
+                    row = self._bulletin_row(page, code, tool, [field_name])
+                    if row is not None:
+                        values[code] = row[field_name]
+        return values if all(c in values for c in codes) else None
+
+
+async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts: dict[str, str]) -> str | None:
+    """The answer of one investigation, computed from what the web shows."""
+    from livesearch_pipeline.evaluation.agents.reading import _precision
+
+    question = state.question
+    work = _Investigator(agent, state)
+    answer_kind, _, decimals = _precision(question.question)
+    places = 2 if decimals is None else decimals
+    cls = question.asset_class
+    if name in ("drawdown", "drawdown_day"):
+        n = int(parts["n"])
+        bars, factor = _BARS.get(cls), _FACTORS.get(cls)
+        if bars is None:
+            return None
+        rows = await work.series(question.entity, bars, ["close"], n)
+        if rows is None:
+            return None
+        closes = [r["close"] for r in reversed(rows)]
+        if factor is not None:
+            factors = await work.series(question.entity, factor, ["adj_factor"], n)
+            if factors is None or [f["date"] for f in factors] != [r["date"] for r in rows]:
+                return None
+            closes = [c * f["adj_factor"] for c, f in zip(closes, reversed(factors))]
+        if any(c <= 0 for c in closes):
+            return None
+        fall, peak, trough = _drawdown(closes)
+        dates = [r["date"] for r in reversed(rows)]
+        if name == "drawdown":
+            return f"{fall:.{places}f}%"
+        return _as_date(dates[peak if parts["which"] == "peak" else trough])
+    if name == "volume_day":
+        bars = _BARS.get(cls)
+        rows = await work.series(question.entity, bars, ["vol", "pct_chg"], int(parts["n"])) if bars else None
+        if rows is None:
+            return None
+        ordered = list(reversed(rows))
+        best = max(ordered, key=lambda r: r["vol"])
+        return f"{best['pct_chg']:.{places}f}%"
+    if name == "best_month":
+        tool = _MONTHS.get(cls)
+        if tool is None:
+            return None
+        page = await work.page(f"/exchange/{tool}/{question.entity}.html")
+        target = "amount" if "turnover" in parts["noun"] or "amount" in parts["noun"] else "close"
+        months: list[tuple[str, float, float]] = []
+        for rows in page.tables:
+            if not rows or len(rows[0]) != 3:
+                continue
+            labels = [row[0] for row in rows[1:] if row]
+            day = next((r[1] for r in rows[1:] if len(r) > 1 and re.fullmatch(r"\d{8}", r[1])), None)
+            change, value = _column(labels, tool, "pct_chg"), _column(labels, tool, target)
+            if day is None or change is None or value is None:
+                continue
+            pct, figure = cell_number(rows[1 + change][1]), cell_number(rows[1 + value][1])
+            if pct is not None and figure is not None:
+                months.append((day, pct, figure))
+        clock = agent.as_of.strftime("%Y%m")
+        completed = sorted((m for m in months if m[0][:6] < clock), reverse=True)[: int(parts["n"])]
+        if len(completed) < int(parts["n"]):
+            return None
+        best = max(completed, key=lambda m: m[1])
+        reading = Reading(kind="latest", name="", quantity_en="", quantity_zh=None, answer=answer_kind,
+                          unit=_precision(question.question)[1], decimals=decimals)
+        labels_units = [r for rows in page.tables for r in rows[1:] if len(r) == 3]
+        unit = next((r[2] for r in labels_units if _column([r[0]], tool, target) == 0), None)
+        chosen = choose([Candidate(best[2], unit or None, best[0], "", 0, target)], reading)
+        return chosen[0] if chosen else None
+    if name == "screen":
+        subject = parts.get("subj") or parts.get("subj2") or ""
+        code = _CODE.findall(subject)
+        if not code:
+            return None
+        members_tool = "index_weight" if parts.get("subj") else "index_member"
+        page = await work.page(f"/exchange/{members_tool}/{code[-1]}.html")
+        codes: list[str] = []
+        for rows in page.tables:
+            found = [cell for row in rows[1:] for cell in row if re.fullmatch(r"\d{6}\.(?:SH|SZ)", cell)]
+            if found:
+                codes = list(dict.fromkeys(found))
+                if members_tool == "index_weight":
+                    break  # the latest rebalance's table comes first
+        if not codes:
+            return None
+        ask = parts["ask"]
+        if ask.startswith("closed higher"):
+            values = await work.cross_section(codes, "daily", "pct_chg")
+            return None if values is None else str(sum(1 for v in values.values() if v > 0))
+        tool, field_name, op = _SCREEN_FIELDS[ask]
+        values = await work.cross_section(codes, tool, field_name)
+        if not values:
+            return None
+        pick = (min if op == "argmin" else max)(values.items(), key=lambda item: item[1])
+        return pick[0]
+    if name in ("compare", "adj_return"):
+        n = window_rows("pct_change", int(parts["n"]))
+        codes = [_CODE.findall(parts["subj"])[-1:], _CODE.findall(parts.get("other", ""))[-1:]]
+        returns = []
+        for found in codes[: 2 if name == "compare" else 1]:
+            if not found:
+                return None
+            other_cls = cls if found[0] == question.entity else _class_of(found[0], cls)
+            bars = _BARS.get(other_cls)
+            rows = await work.series(found[0], bars, ["close"], n) if bars else None
+            if rows is None:
+                return None
+            closes = [r["close"] for r in rows]  # newest first
+            if name == "adj_return":
+                factor = _FACTORS.get(cls)
+                factors = await work.series(found[0], factor, ["adj_factor"], n) if factor else None
+                if factors is None or [f["date"] for f in factors] != [r["date"] for r in rows]:
+                    return None
+                closes = [c * f["adj_factor"] for c, f in zip(closes, factors)]
+            if closes[-1] <= 0:
+                return None
+            returns.append((closes[0] - closes[-1]) / abs(closes[-1]) * 100)
+        value = returns[0] - returns[1] if name == "compare" else returns[0]
+        suffix = "" if answer_kind != "percent" else "%"
+        return f"{value:.{places}f}{suffix}"
+    if name == "three_indices":
+        n = int(parts["n"])
+        changes: dict[str, float] = {}
+        for code in (parts["a"], parts["b"], parts["c"]):
+            rows = await work.series(code, "index_daily", ["close"], window_rows("pct_change", n))
+            if rows is None or rows[-1]["close"] == 0:
+                return None
+            changes[code] = (rows[0]["close"] - rows[-1]["close"]) / abs(rows[-1]["close"]) * 100
+        pick = (max if parts["move"] == "rose" else min)(changes.items(), key=lambda item: item[1])
+        return pick[0]
+    return None

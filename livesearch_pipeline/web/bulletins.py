@@ -1,0 +1,207 @@
+"""The exchanges' daily market-data bulletins: per session and data set, every instrument of an
+exchange in one table, paginated, and a dated archive of them per exchange and data set.
+
+This is where an obscure entity's market history lives (web/sites.py `depth_of`: its quote and
+data pages show the latest session only), as on a real exchange, whose daily bulletins list every
+instrument while only well-known names get history tables and digests elsewhere. A window figure
+of such an entity then takes one bulletin read per session; a lookup still one or two (the
+archive, then the session's page, whose code range the archive names).
+
+Each entity batch contributes its rows (`bulletin_rows`: the exchange's own figures, formatted
+as its history tables print them, over the last BULLETIN_SESSIONS sessions); once every batch is
+in, `bulletin_pages` groups them by exchange, data set and session, BULLETIN_ROWS instruments a
+page in code order. Each bulletin page records the records it prints (evidence), links its
+archive and the same page of the sessions before and after; the search engine indexes the
+archives, not the bulletins' tables of figures (found by browsing, as on the real web).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Iterator, Mapping, Sequence
+
+from livesearch_pipeline.core.catalog import ToolMeta
+from livesearch_pipeline.web.corpus import Page, record_key
+from livesearch_pipeline.web.formatting import Look, history_table, tool_title
+from livesearch_pipeline.web.reader import Fetched, key_date
+from livesearch_pipeline.web.render import Block, Links, Paragraph, Table
+
+# Sessions a bulletin archive keeps (a 60-session window and its previous close fit), and
+# instruments per bulletin page.
+BULLETIN_SESSIONS = 65
+BULLETIN_ROWS = 100
+
+_EXCHANGE_NAMES = {
+    "SSE": ("Shanghai Stock Exchange", "上海证券交易所"), "SZSE": ("Shenzhen Stock Exchange", "深圳证券交易所"),
+    "HKEX": ("Hong Kong Exchanges", "香港交易所"), "NYSE": ("New York Stock Exchange", "纽约证券交易所"),
+    "NASDAQ": ("Nasdaq", "纳斯达克"), "OTC": ("Fund market", "场外基金"), "SW": ("Shenwan indices", "申万指数"),
+    "CSI": ("CSI indices", "中证指数"), "GLOBAL": ("Global indices", "全球指数"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BulletinRow:
+    """One instrument's record on one session's bulletin of a data set."""
+
+    exchange: str
+    lang: str
+    tool: str
+    day: str  # the record's time key (YYYYMMDD)
+    code: str
+    name: str
+    cells: tuple[str, ...]  # the figures, as the exchange's history table prints them
+    record: str  # its record_key
+
+
+def archive_path(exchange: str, tool: str) -> str:
+    return f"/exchange/bulletin/{exchange}/{tool}/index.html"
+
+
+def bulletin_path(exchange: str, tool: str, day: str, page: int) -> str:
+    return f"/exchange/bulletin/{exchange}/{tool}/{day}-{page}.html"
+
+
+def exchange_name(exchange: str, lang: str) -> str:
+    names = _EXCHANGE_NAMES.get(exchange)
+    return exchange if names is None else names[0 if lang == "en" else 1]
+
+
+def bulletin_rows(*, exchange: str, lang: str, code: str, name: str, data: Fetched, since: dt.date, look: Look,
+                  seed: int) -> list[BulletinRow]:
+    """The rows one entity contributes to its exchange's bulletins of one daily data set: each
+    record from `since` on (one record per session; series of several records a session are
+    not bulletin material)."""
+    meta = data.meta
+    if meta.time_key is None or any(len(group) != 1 for group in data.groups):
+        return []
+    groups = [group for group in data.groups
+              if (day := key_date(group[0].get(meta.time_key), None)) is not None and day >= since]
+    if not groups:
+        return []
+    table = history_table(meta, groups, look, seed, f"bulletin:{code}:{meta.name}")
+    return [BulletinRow(exchange, lang, meta.name, str(group[0].get(meta.time_key)), code, name, tuple(row[1:]),
+                        record_key(meta.name, code, group[0].get(meta.time_key)))
+            for group, row in zip(groups, table.rows)]
+
+
+def bulletin_header(meta: ToolMeta, look: Look) -> tuple[str, ...]:
+    """Code | Name | the figures' labels (those of the exchange's history table of the data set)."""
+    labels = history_table(meta, [], look, 0, "").header[1:]
+    return ("代码", "名称", *labels) if look.site.lang == "zh" else ("Code", "Name", *labels)
+
+
+MakePage = Callable[..., Page]
+
+
+def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], looks: Mapping[str, Look],
+                   make_page: MakePage) -> Iterator[Page]:
+    """Every bulletin page and archive, in a fixed order (exchange, data set, session newest first).
+    `make_page(site=, kind=, path=, lang=, title=, published=, entity=, snippet=, blocks=, records=)`
+    renders a page (the generator's, which refuses a date after the clock); `looks` gives the
+    exchange's look per language."""
+    grouped: dict[tuple[str, str, str], dict[str, list[BulletinRow]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        grouped[(row.exchange, row.tool, row.lang)][row.day].append(row)
+    archives: dict[str, list[tuple[str, str, str, str]]] = defaultdict(list)
+    for (exchange, tool, lang) in sorted(grouped):
+        sessions = grouped[(exchange, tool, lang)]
+        meta, look = metas[tool], looks[lang]
+        header = bulletin_header(meta, look)
+        heading = tool_title(meta, lang)
+        market = exchange_name(exchange, lang)
+        days = sorted(sessions, reverse=True)
+        listing: list[tuple[str, list[tuple[str, str, str]]]] = []  # day, [(path, first code, last code)]
+        archive = archive_path(exchange, tool)
+        for position, day in enumerate(days):
+            ordered = sorted(sessions[day], key=lambda r: r.code)
+            chunks = [ordered[i: i + BULLETIN_ROWS] for i in range(0, len(ordered), BULLETIN_ROWS)]
+            parts = []
+            for number, chunk in enumerate(chunks, start=1):
+                path = bulletin_path(exchange, tool, day, number)
+                parts.append((path, chunk[0].code, chunk[-1].code))
+                date = key_date(day, None)
+                assert date is not None, day
+                iso = date.isoformat()
+                if lang == "zh":
+                    title = f"{market}每日行情公告 {heading} {iso} 第{number}/{len(chunks)}页"
+                    lead = (f"{market} {iso} {heading}：全部{len(ordered)}只证券，本页第{number}页，"
+                            f"代码 {chunk[0].code} 至 {chunk[-1].code}。")
+                    labels = ("归档", "前一交易日", "后一交易日")
+                else:
+                    title = f"{market} daily bulletin: {heading}, {iso}, page {number} of {len(chunks)}"
+                    lead = (f"{market}, session of {iso}, {heading}: all {len(ordered)} instruments; page {number}, "
+                            f"codes {chunk[0].code} to {chunk[-1].code}.")
+                    labels = ("Archive", "Previous session", "Next session")
+                links = [(archive, labels[0])]
+                if position + 1 < len(days):
+                    links.append((bulletin_path(exchange, tool, days[position + 1], 1), labels[1]))
+                if position > 0:
+                    links.append((bulletin_path(exchange, tool, days[position - 1], 1), labels[2]))
+                blocks: list[Block] = [Paragraph(lead),
+                                       Table(header, tuple((r.code, r.name, *r.cells) for r in chunk)),
+                                       Links(tuple(links))]
+                page = make_page(site=look.site, kind="bulletin", path=path, lang=lang, title=title,
+                                 published=date, entity=None, snippet=lead, blocks=blocks,
+                                 records=tuple(r.record for r in chunk))
+                # Tables of figures the search engine leaves out: found from the archive.
+                yield dataclasses.replace(page, indexed=False)
+            listing.append((day, parts))
+        # The archive lists code ranges, not what a name search should find first: the engine
+        # indexes the exchange's list of its bulletins instead (`_exchange_index`).
+        yield dataclasses.replace(_archive(exchange, tool, lang, market, heading, listing, look, make_page),
+                                  indexed=False)
+        archives[exchange].append((archive_path(exchange, tool), heading, days[0], lang))
+    for exchange, listed in sorted(archives.items()):
+        lang = listed[0][3]  # an exchange publishes in one language
+        yield _exchange_index(exchange, lang, [item[:3] for item in listed], looks[lang], make_page)
+
+
+def exchange_index_path(exchange: str) -> str:
+    return f"/exchange/bulletin/{exchange}/index.html"
+
+
+def _exchange_index(exchange: str, lang: str, listed: list[tuple[str, str, str]], look: Look,
+                    make_page: MakePage) -> Page:
+    """An exchange's list of its daily bulletins: one archive per data set."""
+    market = exchange_name(exchange, lang)
+    newest = max(key_date(day, None) or dt.date.min for _, _, day in listed)
+    if lang == "zh":
+        title = f"{market}每日行情公告"
+        lead = f"{market}每个交易日发布的行情公告，按数据类别归档（全部证券，分页）。"
+    else:
+        title = f"{market} daily market-data bulletins"
+        lead = f"{market} publishes a bulletin per session and data set, listing every instrument, page by page."
+    return make_page(site=look.site, kind="archive", path=exchange_index_path(exchange), lang=lang, title=title,
+                     published=newest, entity=None, snippet=lead,
+                     blocks=[Paragraph(lead), Links(tuple((path, heading) for path, heading, _ in listed))],
+                     records=())
+
+
+def _archive(exchange: str, tool: str, lang: str, market: str, heading: str,
+             listing: list[tuple[str, list[tuple[str, str, str]]]], look: Look, make_page: MakePage) -> Page:
+    """The dated archive of one exchange's bulletins of one data set: each session, newest first,
+    with its pages and the code range each holds."""
+    newest = key_date(listing[0][0], None)
+    assert newest is not None
+    if lang == "zh":
+        title = f"{market}每日行情公告归档：{heading}"
+        lead = (f"{market}{heading}每日行情公告，最近{len(listing)}个交易日，由近及远；每页列出代码区间内的全部证券。")
+    else:
+        title = f"{market} daily bulletins archive: {heading}"
+        lead = (f"{market} daily market-data bulletins of {heading}, the last {len(listing)} sessions, newest "
+                "first; each page lists every instrument of its code range.")
+    items = []
+    for day, parts in listing:
+        date = key_date(day, None)
+        assert date is not None
+        for number, (path, first, last) in enumerate(parts, start=1):
+            text = (f"{date.isoformat()} 第{number}页 {first}–{last}" if lang == "zh"
+                    else f"{date.isoformat()} page {number}: {first}–{last}")
+            items.append((path, text))
+    return make_page(site=look.site, kind="archive", path=archive_path(exchange, tool), lang=lang, title=title,
+                     published=newest, entity=None, snippet=lead, blocks=[Paragraph(lead), Links(tuple(items))],
+                     records=())
+

@@ -1,0 +1,227 @@
+"""Visibility as the depth of the work (issue 29): an obscure entity's history only in its
+exchange's daily bulletins (paginated, linked from a dated archive), a visible one's window
+digested by portals; effort in the evidence map (hand-checked); the navigator under a read
+budget; the web still clean and point in time."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from pathlib import Path
+
+import pytest
+
+from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
+from livesearch_pipeline.core.models import (
+    Call, Combine, DateSpec, Extractor, Program, Selection, ValueRef,
+)
+from livesearch_pipeline.evaluation.agents.navigator import open_navigator
+from livesearch_pipeline.evaluation.registry import BASELINES, NAVIGATOR_BASELINE, AgentSpec, load_agents
+from livesearch_pipeline.web.audit import pages_giving_the_game_away
+from livesearch_pipeline.web.build import build_web
+from livesearch_pipeline.web.bulletins import BULLETIN_ROWS, BULLETIN_SESSIONS, archive_path
+from livesearch_pipeline.web.corpus import CorpusConfig, record_key
+from livesearch_pipeline.web.digest import digest_key
+from livesearch_pipeline.web.evidence import build_evidence_map, effort_cover
+from livesearch_pipeline.web.index import WebIndex
+from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
+from livesearch_pipeline_tests.web.test_evidence import NUMBER, _gold, _latest, _question
+from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
+
+WINDOW = "What was the average closing price of {name} ({code}) over the last 20 trading days, in CNY to 2 decimals?"
+WINDOW_ZH = "{name}（{code}）最近20个交易日（含最近一个交易日）收盘价的平均值是多少元？保留2位小数。"
+
+
+def _sessions(n: int) -> dict[str, DateSpec]:
+    return {"start_date": DateSpec(sessions_back=n - 1, calendar="XSHG", fmt="%Y%m%d"),
+            "end_date": DateSpec(sessions_back=0, calendar="XSHG", fmt="%Y%m%d")}
+
+
+class Depth:
+    def __init__(self) -> None:
+        self.obscure, self.middle, self.famous = pick("cn_equity", 0), pick("cn_equity", 5), pick("cn_equity", 10)
+        self.config = CorpusConfig(clock=CLOCK, history_sessions=5, tools=("daily",), market_tools=(),
+                                   entities=(self.obscure.code, self.middle.code, self.famous.code))
+        closes = service().call("daily", {"ts_code": self.obscure.code, "start_date": "20260601",
+                                           "end_date": CLOCK.strftime("%Y%m%d")})["items"]
+        self.closes = sorted(closes, key=lambda r: r["trade_date"], reverse=True)  # newest first
+
+
+@pytest.fixture(scope="module")
+def depth() -> Depth:
+    return Depth()
+
+
+@pytest.fixture(scope="module")
+def web_dir(depth: Depth, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_web(depth.config, tmp_path_factory.mktemp("web"), workers=1).directory
+
+
+def test_an_obscure_entitys_history_is_only_in_the_bulletins(depth: Depth, web_dir: Path) -> None:
+    index = WebIndex(web_dir)
+    code = depth.obscure.code
+    latest, earlier = depth.closes[0], depth.closes[10]
+    # Its quote page shows the latest session only, and links its exchange's bulletin archive.
+    quote = index.page(f"/exchange/daily/{code}.html")
+    assert quote is not None and archive_path(depth.obscure.exchange, "daily") in quote.html
+    found = index.pages_with_records([record_key("daily", code, latest["trade_date"]),
+                                      record_key("daily", code, earlier["trade_date"])])
+    assert f"/exchange/daily/{code}.html" in found[record_key("daily", code, latest["trade_date"])]
+    # An earlier session is on its bulletin only (no history table, monthly page or portal).
+    assert found[record_key("daily", code, earlier["trade_date"])] == [
+        f"/exchange/bulletin/{depth.obscure.exchange}/daily/{earlier['trade_date']}-1.html"]
+    bulletin = index.page(f"/exchange/bulletin/{depth.obscure.exchange}/daily/{earlier['trade_date']}-1.html")
+    assert bulletin is not None and code in bulletin.html and str(earlier["close"]) in bulletin.html
+    # The middle entity's history table still holds every session of a 60-session window.
+    middle = index.pages_with_records([record_key("daily", depth.middle.code, earlier["trade_date"])])
+    assert f"/exchange/daily/{depth.middle.code}.html" in next(iter(middle.values()))
+
+
+def test_the_archive_lists_each_session_with_its_pages_code_ranges(depth: Depth, web_dir: Path) -> None:
+    index = WebIndex(web_dir)
+    exchange = depth.obscure.exchange
+    archive = index.page(archive_path(exchange, "daily"))
+    assert archive is not None
+    last = session_on_or_before("XSHG", CLOCK)
+    first = sessions_back("XSHG", last, BULLETIN_SESSIONS - 1)
+    assert archive.html.index(last.isoformat()) < archive.html.index(first.isoformat()), "newest first"
+    assert f"{last.isoformat()} 第1页 " in archive.html and depth.obscure.code in archive.html
+    assert index.page(f"/exchange/bulletin/{exchange}/daily/{first.strftime('%Y%m%d')}-1.html") is not None
+    assert index.page(f"/exchange/bulletin/{exchange}/daily/{sessions_back('XSHG', first, 1):%Y%m%d}-1.html") is None
+    hub = index.page(f"/exchange/company/{depth.obscure.code}.html")
+    assert hub is not None and archive_path(exchange, "daily") in hub.html
+    assert BULLETIN_ROWS >= 100
+
+
+def test_pagination_splits_a_session_by_code_ranges() -> None:
+    from livesearch_pipeline.dataservice.market import shared_market
+    from livesearch_pipeline.web.generate import generate_pages
+
+    stocks = sorted(e.code for e in shared_market(service().config.seed).universe.entities
+                    if e.exchange == "SSE" and e.asset_class == "cn_equity")[: BULLETIN_ROWS + 3]
+    pages = [p for p in generate_pages(CorpusConfig(clock=CLOCK, history_sessions=1, tools=("daily",),
+                                                    market_tools=(), entities=tuple(stocks)))
+             if p.kind == "bulletin" and p.path.endswith(f"{CLOCK:%Y%m%d}-1.html") or
+             p.kind == "bulletin" and p.path.endswith(f"{CLOCK:%Y%m%d}-2.html")]
+    first, second = sorted(pages, key=lambda p: p.path)
+    assert len(first.records) == BULLETIN_ROWS and 1 <= len(second.records) <= 3  # all that traded that day
+    assert not first.indexed, "the search engine leaves the bulletins' tables out"
+    assert first.records[-1] < second.records[0]
+
+
+def test_a_famous_entitys_window_is_digested_by_portals(depth: Depth, web_dir: Path) -> None:
+    index = WebIndex(web_dir)
+    digests = [path for path in (f"/{site}/stats/{depth.famous.code}.html"
+                                 for site in ("finquote", "caijing", "marketpulse", "gushi", "quotehub", "hangqing"))
+               if index.page(path) is not None]
+    assert digests, "a visibility-10 entity has a portal's key statistics"
+    page = index.page(digests[0])
+    assert page is not None and ("Average close" in page.html or "平均收盘价" in page.html)
+
+
+def test_the_web_names_no_generator_and_nothing_is_after_the_clock(depth: Depth, web_dir: Path) -> None:
+    index = WebIndex(web_dir)
+    assert list(pages_giving_the_game_away(index)) == []
+    from livesearch_pipeline.web.generate import generate_pages
+
+    assert all(page.published <= CLOCK for page in generate_pages(depth.config))
+
+
+def test_effort_is_the_fewest_reads_showing_every_deciding_record(depth: Depth, web_dir: Path) -> None:
+    obscure, middle, famous = depth.obscure, depth.middle, depth.famous
+
+    def window(code: str) -> Program:
+        return Program(calls=[Call(id="c1", tool="daily", args={"ts_code": code}, dates=_sessions(20))],
+                       extract=Extractor(call="c1", select=Selection(mode="all", key="trade_date"), field="close",
+                                         aggregate="mean", format=NUMBER))
+
+    lookup = Program(calls=[Call(id="c1", tool="daily", args={"ts_code": obscure.code}, dates=_sessions(5))],
+                     extract=Extractor(call="c1", select=_latest(), field="close", format=NUMBER))
+    versus = Program(calls=[Call(id="c1", tool="daily", args={"ts_code": obscure.code}, dates=_sessions(5)),
+                            Call(id="c2", tool="daily", args={"ts_code": middle.code}, dates=_sessions(5))],
+                     extract=Extractor(call="c1", select=_latest(), field="close", format=NUMBER,
+                                       combine=Combine(op="difference", other=ValueRef(call="c2", select=_latest(),
+                                                                                       field="close"))))
+    questions = [_question(1, lookup, obscure.code, 0), _question(2, window(obscure.code), obscure.code, 0),
+                 _question(3, window(middle.code), middle.code, 5), _question(4, window(famous.code), famous.code, 10),
+                 _question(5, versus, obscure.code, 0)]
+    mapped = build_evidence_map(web_dir, questions, _gold(questions), seed=service().config.seed, gold_sha256="t")
+    entries = mapped["questions"]
+    efforts = [entries[q.qid]["effort"] for q in questions]
+    # A lookup: its quote page. An obscure 20-session window: one bulletin per session (the three
+    # stocks of a session share its page). The middle one's: its history table. The famous one's:
+    # a history table or a digest. Two latest closes: two quote pages, or one bulletin of the
+    # latest session when both are listed on the same exchange.
+    assert efforts == [1, 20, 1, 1, 1 if obscure.exchange == middle.exchange else 2]
+    cover = entries[questions[1].qid]["cover"]
+    assert all(p.startswith(f"/exchange/bulletin/{obscure.exchange}/daily/") for p in cover)
+    assert {p.rsplit("/", 1)[1][:8] for p in cover} == {r["trade_date"] for r in depth.closes[:20]}
+    summary = mapped["summary"]["effort"]
+    assert summary["by_band"]["low"]["max"] == 20 and summary["by_band"]["high"] == {"n": 1, "median": 1, "mean": 1, "p90": 1, "max": 1}
+    assert summary["by_band_family"]["low/window"]["median"] == 20
+
+
+def test_greedy_cover_counts_a_digest_as_the_whole_window() -> None:
+    from livesearch_pipeline.web.evidence import Link
+
+    keys = tuple(record_key("daily", "X", f"2026110{d}") for d in range(1, 6))
+    digest = digest_key("daily", "X", "close", "mean", 5, "20261105")
+    link = Link("extract", "c1", "daily", "X", "close", keys, (), (), (), digest, ("/p/stats/X.html",))
+    pages_of = {k: [f"/b/{k[-8:]}.html"] for k in keys}
+    assert effort_cover([link], pages_of) == ["/p/stats/X.html"]
+    bare = Link("extract", "c1", "daily", "X", "close", keys, (), (), ())
+    assert len(effort_cover([bare], pages_of) or []) == 5
+    assert effort_cover([bare], {**pages_of, keys[0]: []}) is None
+
+
+def test_the_navigator_reads_bulletins_within_its_budget(depth: Depth, web_dir: Path) -> None:
+    obscure = depth.obscure
+    asked = served_question(WINDOW.format(name=obscure.name, code=obscure.code), entity=obscure.code,
+                            question_zh=WINDOW_ZH.format(name=obscure.name_zh or obscure.name, code=obscure.code))
+    gold = f"{statistics.fmean(r['close'] for r in depth.closes[:20]):.2f}"
+
+    async def run(budget: int | None):
+        async with open_navigator(web_dir=web_dir, day=CLOCK, name="navigator", read_budget=budget,
+                                  allow_partial_web=True) as agent:
+            return await agent.answer(asked)
+
+    spent = asyncio.run(run(1))
+    assert spent.answer is None and "budget of 1" in spent.trace[-1]["reason"]
+    assert sum(1 for t in spent.trace if t.get("tool") == "fetch_page") == 1
+    full = asyncio.run(run(None))
+    assert full.answer == gold, full.trace[-3:]
+    reads = full.trace[-1]["reads"]
+    assert reads >= 21, "an archive and twenty bulletins at least"
+    assert sum(1 for t in full.trace if "/exchange/bulletin/" in t.get("url", "") and "-1.html" in t["url"]) == 20
+    assert asyncio.run(run(reads)).answer == gold
+    assert asyncio.run(run(reads - 1)).answer is None
+
+
+def test_the_navigator_is_a_builtin_baseline_at_six_reads(tmp_path: Path) -> None:
+    assert NAVIGATOR_BASELINE in BASELINES and NAVIGATOR_BASELINE == "navigator-6"
+    spec = next(s for s in load_agents(tmp_path / "agents.json") if s.name == NAVIGATOR_BASELINE)
+    assert (spec.kind, spec.read_budget) == ("navigator", 6)
+    assert AgentSpec(name="nav-20", kind="navigator", read_budget=20).read_budget == 20
+
+
+def test_the_navigator_reads_the_investigations_texts() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _drawdown, read_investigation
+
+    def read(text: str):
+        return read_investigation(served_question(text, entity="000300.SH"))
+
+    assert read("What was the maximum drawdown of 沪深300 (000300.SH) over the last 120 trading days, that is the "
+                "largest decline of its closing levels from a preceding peak, stated as a positive percentage of that "
+                "peak, in percent to 2 decimals?") == ("drawdown", {"subj": "沪深300 (000300.SH)", "n": "120"})
+    assert read("On which trading day did X (000300.SH) reach the trough of its maximum drawdown over the last 60 "
+                "trading days, measured on its closing levels? Answer with the date as YYYY-MM-DD.")[1]["which"] == "trough"
+    assert read("Of the indices 000300.SH, 399001.SZ and 000905.SH, which fell the most in percentage terms from the "
+                "close 20 trading days before the most recent one to the most recent close? Answer with its index "
+                "code.")[1] == {
+        "a": "000300.SH", "b": "399001.SZ", "c": "000905.SH", "move": "fell", "n": "20"}
+    screen = read("On the most recent trading day, which of the constituents of X (000300.SH) at its most recent "
+                  "rebalance had the highest turnover value? Answer with its stock code.")
+    assert screen is not None and screen[0] == "screen" and screen[1]["ask"] == "had the highest turnover value"
+    assert read("What was the closing price of X (000300.SH) on the most recent trading day, in CNY to 2 decimals?") is None
+    # 10 -> 12 (peak) -> 9 (trough, 25% below) -> 11: the largest fall is 25%, peak 1, trough 2.
+    assert _drawdown([10.0, 12.0, 9.0, 11.0]) == (25.0, 1, 2)
