@@ -16,13 +16,15 @@ From the profile:
   `daily_min_change_rate` of the pairs; otherwise the slower of the observed change cadence and
   the tool's cadence (a quarterly statement does not move in a month, and that is expected);
   `static` only for time-less reference data that did not move;
-- `tier` follows FinSearchComp's task families, checked against the profile: T3 for a multi-call
-  derivation or combine (the question families) and for the window aggregates an analyst asks
-  (ANALYST_WINDOW_AGGREGATES); other window statistics are T1 when they move daily, else T2; T1 for a single record that changes on most sessions
-  (observed daily); T2 for one published record that does not (the latest statement, a pinned
-  past period, reference data). A rolling anchor ("5 sessions back", a minute bar of the previous
-  session) is never a simple historical lookup: it is T1 when it moves daily and is dropped
-  otherwise.
+- `tier` follows FinSearchComp's task families, checked against the profile (issue 28, DESIGN
+  §4.8): T3 only for real multi-step work — calls that depend on each other, arithmetic across
+  calls, a statistic of a window's whole path (`structural_tier` says which, in the tier reason);
+  any single call read once (a record, one aggregate, arithmetic between records of one response)
+  is T1 when it moves on most sessions (observed daily), else T2. A rolling anchor ("5 sessions
+  back", a minute bar of the previous session) is never a simple historical lookup: it is T1
+  when it moves daily and is dropped otherwise;
+- a ranking that ties, or a ratio over a non-positive base, on any replayed day is dropped
+  (`dynamics_tie`, `dynamics_not_meaningful`): the refresh would withdraw it on such a day.
 
 Cost: replays share work. All days of all calendars are replayed in one pass per day over every
 candidate that needs that day, so identical calls (same tool and concrete arguments) run once

@@ -387,6 +387,17 @@ def _facts(d: _Draft, answer) -> CandidateFacts:
     )
 
 
+def unanswered_filter(status: str, error: str | None) -> str:
+    """The filter a candidate that gave no answer on the construction day is counted under: a
+    ranking that ties (`tie_at_deciding_value`, core.extract.ranking_tie), a ratio or percentage
+    over a non-positive base (`semantic_nonpositive_base`), else `no_value_<status>`."""
+    if is_tie(error):
+        return "tie_at_deciding_value"
+    if is_not_meaningful(error):
+        return "semantic_nonpositive_base"
+    return f"no_value_{status}"
+
+
 def _echoes(answer, sent_args: Mapping[str, Mapping[str, Any]]) -> bool:
     sent = {str(v) for call_args in sent_args.values() for v in call_args.values()}
     return answer.answer in sent or str(answer.value) in sent
@@ -518,12 +529,7 @@ async def enumerate_candidates(
         job, d = jobs[answer.qid]
         again = second_by_qid[answer.qid]
         if answer.status != "ok":
-            if is_tie(answer.error):
-                counts.drop("tie_at_deciding_value")  # a ranking with no one answer (core.extract)
-            elif is_not_meaningful(answer.error):
-                counts.drop("semantic_nonpositive_base")  # a ratio or percentage over a loss
-            else:
-                counts.drop(f"no_value_{answer.status}")
+            counts.drop(unanswered_filter(answer.status, answer.error))
             continue
         if again.status != "ok" or again.answer != answer.answer:
             counts.drop("unstable")

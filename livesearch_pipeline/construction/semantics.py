@@ -48,8 +48,12 @@ from livesearch_pipeline.core.models import Program
 
 # Aggregates a session's extreme keeps its meaning under (the window's extreme, or its day).
 EXTREME_AGGREGATES = {"daily_high": frozenset({"max", "argmax"}), "daily_low": frozenset({"min", "argmin"})}
-# Quantities no window aggregate may read.
-NO_AGGREGATE = frozenset({"derived", "bound", "artefact", "session_open"})
+# Quantities that are no traded value of their own: never an aggregate, nor the answer on the
+# day of a window's extreme.
+NOT_TRADED = frozenset({"derived", "bound", "artefact"})
+# Quantities no window aggregate may read: those, and a session's opening print (its value on a
+# given day, the day of an extreme included, is a fair question; its change or mean is not).
+NO_AGGREGATE = NOT_TRADED | {"session_open"}
 # Aggregates that are a change over the window (core.program.CHANGE_AGGREGATES).
 CHANGES = frozenset({"change", "pct_change"})
 # Quantities that never add up over a window.
@@ -122,7 +126,7 @@ def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | No
     for call, field in on_extreme_day:
         tool = tools.get(call)
         quantity = quantity_of(lexicon, tool, field) if tool is not None else None
-        if quantity in NO_AGGREGATE:
+        if quantity in NOT_TRADED:
             return f"semantic_arg_field_of_{quantity}"
     return None
 

@@ -67,29 +67,38 @@ NOT_MEANINGFUL = "not meaningful:"
 MAX_TIED_NAMED = 5  # keys a tie reason names before counting the rest
 
 
-class ExtractionTie(ExtractionEmpty):
+class _ReasonFirst(ExtractionEmpty):
+    """An empty outcome whose reason must stay first in every message built from it (the
+    withdrawal reason starts with it); the places it passed through follow in parentheses,
+    outermost first: "tie: A and B at 30.0 (c2 daily; call 'c2' refs.ts_code from call 'c1')"."""
+
+    def __init__(self, reason: str, places: tuple[str, ...] = ()) -> None:
+        self.reason, self.places = reason, places
+        super().__init__(f"{reason} ({'; '.join(places)})" if places else reason)
+
+
+class ExtractionTie(_ReasonFirst):
     """The deciding value of a ranking is shared: no one answer on the day (status `empty`).
+    Its message begins with TIE."""
 
-    Its message begins with TIE; `located` keeps it first when a caller adds where it happened."""
 
-
-class ExtractionNotMeaningful(ExtractionEmpty):
+class ExtractionNotMeaningful(_ReasonFirst):
     """A ratio or percentage over a non-positive base (status `empty`); message begins NOT_MEANINGFUL."""
 
 
 def located(exc: Exception, where: str) -> str:
     """`exc`'s message with the place it happened: a tie or a not-meaningful value keeps its
-    reason first ("tie: A and B at 30.0 (c2 daily: ...)") so the withdrawal reason starts with
-    it; any other message is prefixed ("c2 daily: ...")."""
-    text = str(exc)
-    if isinstance(exc, (ExtractionTie, ExtractionNotMeaningful)):
-        return f"{text} ({where})"
-    return f"{where}: {text}"
+    reason first (see _ReasonFirst); any other message is prefixed ("c2 daily: ...")."""
+    if isinstance(exc, _ReasonFirst):
+        return str(relocated(exc, where))
+    return f"{where}: {exc}"
 
 
-def _relocated(exc: ExtractionEmpty, where: str) -> ExtractionEmpty:
+def relocated(exc: ExtractionEmpty, where: str) -> ExtractionEmpty:
     """The same kind of empty outcome, with `where` added (see `located`)."""
-    return type(exc)(located(exc, where))
+    if isinstance(exc, _ReasonFirst):
+        return type(exc)(exc.reason, (where, *exc.places))
+    return ExtractionEmpty(f"{where}: {exc}")
 
 
 def is_tie(reason: str | None) -> bool:
@@ -488,7 +497,7 @@ def _read(ref: ValueRef, responses: Mapping[str, Any], as_of: dt.date) -> Extrac
     try:
         return read_value(ref, responses, as_of)
     except ExtractionEmpty as exc:
-        raise _relocated(exc, _describe(ref)) from exc
+        raise relocated(exc, _describe(ref)) from exc
     except ExtractionError as exc:
         raise ExtractionError(f"{_describe(ref)}: {exc}") from exc
 
@@ -591,7 +600,7 @@ def run_extractor(extractor: Extractor, responses: Mapping[str, Any], as_of: dt.
                 except ExtractionError as exc:
                     raise ExtractionError(f"{_describe(extractor)}: {exc}") from exc
                 except ExtractionEmpty as exc:
-                    raise _relocated(exc, _describe(extractor)) from exc
+                    raise relocated(exc, _describe(extractor)) from exc
         try:
             answer, value = format_answer(extracted.value, extractor.format)
         except ExtractionError as exc:

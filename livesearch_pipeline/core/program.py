@@ -13,7 +13,15 @@ from pydantic import ValidationError
 
 from livesearch_pipeline.core.catalog import Catalog, FieldType, ToolMeta
 from livesearch_pipeline.core.dates import resolve_date_spec
-from livesearch_pipeline.core.extract import ORDERED_AGGREGATES, ExtractionEmpty, ExtractionError, located, read_value
+from livesearch_pipeline.core.extract import (
+    ORDERED_AGGREGATES,
+    ExtractionEmpty,
+    ExtractionError,
+    ExtractionNotMeaningful,
+    ExtractionTie,
+    read_value,
+    relocated,
+)
 from livesearch_pipeline.core.models import (
     DRAWDOWN_DAYS, ArgValue, Call, DateSpec, Extractor, Program, Question, ValueRef,
 )
@@ -356,8 +364,10 @@ def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> d
     for name, ref in call.refs.items():
         try:
             args[name] = read_value(ref, responses, as_of).value
+        except (ExtractionTie, ExtractionNotMeaningful) as exc:
+            raise relocated(exc, f"call {call.id!r} refs.{name} from call {ref.call!r}") from exc
         except ExtractionEmpty as exc:
-            raise type(exc)(located(exc, f"call {call.id!r} refs.{name} (from call {ref.call!r})")) from exc
+            raise ExtractionEmpty(f"call {call.id!r} refs.{name} (from call {ref.call!r}): {exc}") from exc
         except ExtractionError as exc:
             raise ExtractionError(f"call {call.id!r} refs.{name} (from call {ref.call!r}): {exc}") from exc
     return args

@@ -15,6 +15,7 @@ from livesearch_pipeline.core.models import (
     Question,
     Selection,
 )
+from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.core.qid import compute_qid
 
 YMD = "%Y%m%d"
@@ -57,7 +58,8 @@ def entity(code: str, visibility: int, asset_class: str = "cn_equity") -> Entity
 
 def bar_program(code: str, *, tool: str = "bars", aggregate: str | None = None, sessions: int = 10,
                 fmt: Format | None = None) -> Program:
-    dates = {"start_date": DateSpec(sessions_back=sessions - 1, calendar="XSHG", fmt=YMD),
+    # A change over N sessions reads N + 1 closes, every other aggregate N rows (core.program.window_rows).
+    dates = {"start_date": DateSpec(sessions_back=window_rows(aggregate, sessions) - 1, calendar="XSHG", fmt=YMD),
              "end_date": DateSpec(sessions_back=0, calendar="XSHG", fmt=YMD)}
     mode = "all" if aggregate else "latest"
     return Program(

@@ -149,11 +149,25 @@ def test_a_snapshot_five_sessions_back_is_never_a_simple_historical_lookup(chang
         assert decision.dropped in ("dynamics_never_moves", "dynamics_rolling_not_time_sensitive")
 
 
-def test_a_window_aggregate_is_T3_whatever_its_cadence():
+def test_one_aggregate_of_one_call_is_T1_or_T2_by_its_dynamics():
+    # Issue 28: the highest close of a window is one call's arithmetic, not a T3 investigation.
     c = candidate(anchor="window:20", aggregate="max")
-    assert judged(c, moving()).dynamics.tier == "T3"
+    fast = judged(c, moving()).dynamics
+    assert fast.tier == "T1"
+    assert fast.tier_reason == ("T1 time-sensitive: one aggregate of one call (max of 'close' over a window) that "
+                                "changed on 20 of 20 consecutive session pairs")
     slow = judged(c, moving(changes=1)).dynamics
-    assert (slow.tier, slow.observed_class) == ("T3", "monthly")
+    assert (slow.tier, slow.observed_class) == ("T2", "monthly")
+    assert slow.tier_reason.startswith("T2 simple historical lookup: one aggregate of one call (max of 'close'")
+
+
+def test_a_statistic_of_a_window_s_path_is_T3_whatever_its_cadence():
+    c = candidate(anchor="window:20", aggregate="std")
+    for values in (moving(), moving(changes=1)):
+        d = judged(c, values).dynamics
+        assert d.tier == "T3"
+        assert d.tier_reason == ("T3 complex historical investigation: a path over a window: std of 'close' over "
+                                 "every session of it")
 
 
 @pytest.mark.parametrize(("values", "dropped"), [
@@ -276,7 +290,8 @@ def test_profile_candidates_replays_at_point_in_time_and_labels_from_the_profile
     latest = by_shape["latest"]
     assert (latest.refresh_class, latest.tier) == ("daily", "T1")
     assert latest.dynamics is not None and latest.dynamics.change_rate >= POLICY.daily_min_change_rate
-    assert by_shape["all"].tier == "T3"
+    window = by_shape["all"]  # the highest close of 20 sessions: one call's aggregate (issue 28)
+    assert window.tier in ("T1", "T2") and "one aggregate of one call (max of 'close'" in window.dynamics.tier_reason
     assert by_shape.get("snapshot") is None or by_shape["snapshot"].tier == "T1"
 
 

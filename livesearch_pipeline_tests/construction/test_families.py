@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections import defaultdict
 
 import anyio
@@ -63,6 +64,9 @@ FAMILY_TOOLS = ("income", "daily", "hk_income", "hk_daily", "hk_daily_adj", "us_
 PER_CLASS = {"cn_equity": 8, "hk_equity": 3, "us_equity": 3, "fund": 12, "index": 6}
 ALL_FAMILIES = {"growth_period", "growth_year", "margin", "payout", "exdate_close", "since_exdate", "since_report",
                 "top_holding", "top_constituent", "adj_return", "fx_convert", "price_to_nav", "compare"}
+
+
+SINGLE_CALL_FAMILIES = {"growth_period", "growth_year", "margin"}
 
 
 class _Job:
@@ -308,7 +312,21 @@ def test_families_replay_in_the_dynamics_profile_as_t3(built):
     for row in result.rows:
         assert row.answers[-1] is not None
     for c in result.candidates:
-        assert c.tier == "T3" and c.dynamics.tier_reason.startswith("T3: multi-call")
+        family = family_of(c)[0]
+        reason = c.dynamics.tier_reason
+        if family in SINGLE_CALL_FAMILIES:
+            # Records of one response combined (growth on the year before, a margin): one call's
+            # arithmetic, T1 or T2 as measured, never "multi-call derivation (1 calls)" (issue 28).
+            assert c.tier in ("T1", "T2") and "one call's arithmetic (" in reason, (family, reason)
+        else:
+            assert c.tier == "T3", (family, reason)
+            assert reason.startswith(("T3 complex historical investigation: two dependent calls: ",
+                                      "T3 complex historical investigation: cross-call arithmetic: ")), reason
+    reasons = {family_of(c)[0]: c.dynamics.tier_reason for c in result.candidates}
+    assert re.fullmatch(r"T3 complex historical investigation: two dependent calls: fund_portfolio → daily(_basic)? "
+                        r"\(ts_code from the argmax symbol\)", reasons["top_holding"]), reasons["top_holding"]
+    assert re.search(r"cross-call arithmetic: [a-z_]+ close times [a-z_]+ adj_factor, then pct_change$",
+                     reasons["adj_return"]), reasons["adj_return"]
     kept = {family_of(c)[0] for c in result.candidates}
     assert {"top_holding", "adj_return", "compare", "growth_period"} <= kept
 

@@ -169,13 +169,14 @@ def enumeration():
     async def go():
         async with McpToolClient.in_process(service) as client:
             catalog = restrict_catalog(await client.list_tools(),
-                                       ["daily", "stk_limit", "margin", "fx_daily", "stock_basic"])
+                                       ["daily", "stk_limit", "margin", "fx_daily", "stock_basic", "stk_rewards",
+                                        "adj_factor"])
             entities = await load_entities(client, catalog)
             named = next(e for e in entities["cn_equity"]
                          if name_gives_away(e.name, service.market.universe.get(e.code).industry))
             coverage = [
                 CoverageRow(tool=tool, asset_class="cn_equity", visibility=named.visibility, entity=named.code,
-                            entity_name=named.name) for tool in ("daily", "stk_limit", "stock_basic")
+                            entity_name=named.name) for tool in ("daily", "stk_limit", "stock_basic", "stk_rewards")
             ] + [CoverageRow(tool=tool, asset_class=cls, visibility=10, entity=None, entity_name=None)
                  for tool, cls in (("margin", "market"), ("fx_daily", "rates_fx"))]
             return await enumerate_candidates(client, catalog, coverage, entities, CLOCK), named
@@ -186,8 +187,21 @@ def test_enumeration_counts_each_semantic_rejection_and_keeps_none(enumeration):
     result, named = enumeration
     filters = {f.filter: f.dropped for f in result.filters}
     for reason in ("semantic_aggregate_of_derived", "semantic_aggregate_of_bound", "semantic_sum_of_stock",
-                   "semantic_aggregate_of_daily_extreme", "semantic_aggregate_of_artefact", "semantic_label_in_name"):
+                   "semantic_aggregate_of_daily_extreme", "semantic_aggregate_of_artefact", "semantic_label_in_name",
+                   # issue 28: open-to-open changes and average opening asks; a manager by name and
+                   # post; an adjusted return whose factor did not move (a plain return in disguise)
+                   "semantic_aggregate_of_session_open", "semantic_select_on_person_and_position",
+                   "semantic_adjustment_constant"):
         assert filters.get(reason, 0) >= 1, (reason, filters)
+    assert not [c for c in result.candidates if c.facts.tool == "stk_rewards"]
+    assert not [c for c in result.candidates if c.facts.field in ("open", "ask_open", "bid_open") and c.facts.aggregate]
+    # Every change or return over N sessions starts N sessions back (N + 1 closes).
+    changes = [c for c in result.candidates if c.facts.aggregate in ("change", "pct_change")
+               and c.facts.anchor.startswith("window:")]
+    assert changes
+    for c in changes:
+        n = int(c.facts.anchor.split(":")[1])
+        assert c.program.calls[0].dates["start_date"].sessions_back == n, c.qid
     assert all(program_reason(c.program) is None for c in result.candidates)
     industry = [c for c in result.candidates if c.entity == named.code and c.facts.field == "industry"]
     assert industry == []

@@ -14,7 +14,6 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from livesearch_pipeline.construction.dynamics import ANALYST_WINDOW_AGGREGATES
 from livesearch_pipeline.construction.models import ProbeRow
 from livesearch_pipeline.construction.pipeline import TABLES, read_table
 from livesearch_pipeline.core.pool import MANIFEST_FILE, POOL_FILE, read_manifest
@@ -86,7 +85,9 @@ def test_the_tool_restriction_limits_probe_and_pool(two_builds):
     assert sorted(probe) == TOOLS
     pooled_tools = {c.tool for q in _pool(root) for c in q.program.calls}
     assert pooled_tools <= set(TOOLS) - {"pledge_stat"}
-    assert {"shibor", "cn_cpi", "stk_rewards"} <= pooled_tools
+    assert {"shibor", "cn_cpi"} <= pooled_tools
+    # stk_rewards only lists managers by name and post: no question selects one (issue 28).
+    assert "stk_rewards" not in pooled_tools
     weekly = probe["pledge_stat"]
     assert (weekly.usable, weekly.sampled) == (False, 0) and "single day" in (weekly.note or "")
 
@@ -101,25 +102,28 @@ def test_pool_questions_are_gated_hashed_tiered_and_labelled(two_builds):
             if text is not None:
                 assert check_text(text).passed, (q.qid, text)
         assert q.provenance.verbalizer == "template"
-    # No multi-step family starts from these tools: their window statistics are not what an
-    # analyst asks of a window (issue 20), so they are time-sensitive or historical, never T3.
-    assert {q.tier for q in questions} == {"T1", "T2"}
+    # No multi-step family starts from these tools: one aggregate of one call is time-sensitive or
+    # historical as measured; only a statistic of a window's whole path (a volatility) is T3 (issue 28).
+    assert {"T1", "T2"} <= {q.tier for q in questions} <= {"T1", "T2", "T3"}
     statistics = [q for q in questions if q.program.extract.aggregate is not None]
-    assert statistics and all(
-        (q.program.extract.aggregate, q.program.extract.field) not in ANALYST_WINDOW_AGGREGATES for q in statistics)
-    assert {"cn_equity", "macro", "rates_fx"} <= {q.asset_class for q in questions}
+    assert statistics
+    for q in questions:
+        reason = q.provenance.dynamics.tier_reason
+        if q.tier == "T3":
+            assert q.program.extract.aggregate == "std" and "a path over a window: std" in reason, reason
+        elif q.program.extract.aggregate is not None:
+            assert "one aggregate of one call" in reason, reason
+    assert {"macro", "rates_fx"} <= {q.asset_class for q in questions}  # cn_equity came only from stk_rewards
 
 
-def test_period_pinned_questions_name_the_period_the_program_asks_for(two_builds):
+def test_a_manager_selected_by_name_and_post_is_dropped_with_its_reason(two_builds):
+    """stk_rewards, pinned to a completed year, lists each manager by name and post; "the shares
+    held for the name 暨舒桐 for the position 总经理" is no question (issue 28)."""
     (root, _), _ = two_builds
-    pinned = [q for q in _pool(root) if q.program.calls[0].tool == "stk_rewards"]
-    assert pinned
-    for q in pinned:
-        (spec,) = q.program.calls[0].dates.values()
-        assert (spec.period, spec.periods_back) == ("year", 1)
-        assert q.tier == "T2" and q.refresh_class == "annual"
-        assert "the calendar year before the most recently completed one" in q.question
-        assert "most recent period published" not in q.question
+    filters = {row["filter"]: row["dropped"] for row in
+               map(json.loads, (DataPaths(root).construction / TABLES["filters"]).read_text().splitlines())}
+    assert filters.get("semantic_select_on_person_and_position", 0) >= 1, filters
+    assert not [q for q in _pool(root) if q.program.calls[0].tool == "stk_rewards"]
 
 
 def test_a_second_run_into_a_fresh_root_writes_byte_identical_pool_files(two_builds):

@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 from livesearch_pipeline.construction.pool import write_pool
 from livesearch_pipeline.core.pool import read_manifest
-from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.core.models import Call, DateSpec, Extractor, Format, MatchRule, Program, Question, Selection
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.qid import compute_qid
 from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore, sha256_file
@@ -398,6 +398,40 @@ def test_a_few_empty_programs_are_withdrawn_from_the_day_and_listed_in_the_manif
     gold = materialization_metadata(result, GOLD)
     assert gold["withdrawn"] == 1 and gold["scoring_set"] == len(pool) - 1
     assert all(c.passed for c in check_evaluations(result).values())
+
+
+def day_of_the_most_shares(question: Question) -> Question | None:
+    """The question re-made as "the day of the largest total share count over the last 5 sessions":
+    a share count that did not move in the window ties on all five days (issue 28)."""
+    call = question.program.calls[0]
+    if call.tool != "daily" or "ts_code" not in call.args:
+        return None
+    factors = Call(id="c1", tool="daily_basic", args={"ts_code": call.args["ts_code"]},
+                   dates={"start_date": DateSpec(sessions_back=4, calendar="XSHG", fmt="%Y%m%d"),
+                          "end_date": DateSpec(sessions_back=0, calendar="XSHG", fmt="%Y%m%d")})
+    extract = Extractor(call="c1", select=Selection(mode="all", key="trade_date"), field="total_share",
+                        aggregate="argmax", format=Format(kind="date"))
+    return question.model_copy(update={"program": Program(calls=[factors], extract=extract),
+                                       "match": MatchRule(rule="exact")})
+
+
+def test_a_ranking_that_ties_is_withdrawn_with_the_tie_in_the_manifest(tmp_path: Path):
+    pool = write_trimmed_pool(tmp_path, per_group=2)
+    victim = next(q for q in pool if day_of_the_most_shares(q) is not None)
+    (tied,) = rewrite_pool(tmp_path, lambda q: day_of_the_most_shares(q) if q.qid == victim.qid else None)
+    cap = 1.0 / len(pool) + 0.001
+
+    result = refresh_definitions(tmp_path).resolve_job_def(REFRESH_JOB).execute_in_process(
+        partition_key=DAY.isoformat(), instance=dg.DagsterInstance.ephemeral(), raise_on_error=False,
+        run_config={"ops": {"gold_answers": {"config": {"max_withdrawn_share": cap}}}})
+
+    assert result.success, failure_text(result)
+    manifest = SnapshotStore(DataPaths(tmp_path).gold).verify(DAY)
+    assert list(manifest.withdrawn) == [tied.qid]
+    # The five sessions up to DAY (11-25), oldest first, all at the same share count.
+    assert re.fullmatch(r"empty: tie: 20261119, 20261120, 20261123, 20261124 and 20261125 at [0-9.]+ "
+                        r"\(call 'c1' path 'items' field 'total_share'\)",
+                        manifest.withdrawn[tied.qid]), manifest.withdrawn[tied.qid]
 
 
 @pytest.mark.slow
