@@ -11,8 +11,13 @@ the English rule's unit, as before issue 21). Also listed: the issue's three mea
 (沪深港通持股数量…万股, 成交额…亿元, 融资余额…亿元) when D's pool asks them, and label questions
 answered with the lexicon's English name of a Chinese gold label.
 
-Target: every Chinese-unit answer correct with lang=zh (PASS), and the count of questions whose
-Chinese unit differs from the rule's (the ones that scored wrong before).
+Issue 28 (each text at its own precision): every such answer is also shifted by 40 steps of the
+Chinese text's last decimal (0.40 万元 at 2 decimals) and scored with lang=zh; the English text's
+tolerance (half a step of its own last decimal, 0.005 million = 0.5 万元) would admit the shift
+where the Chinese unit is 100× finer, the Chinese text's must refuse every one.
+
+Target: every Chinese-unit answer correct with lang=zh and every shifted one wrong (PASS), and the
+count of questions whose Chinese unit differs from the rule's (the ones that scored wrong before).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 from livesearch_pipeline.core.lexicon import load_lexicon
+from livesearch_pipeline.core.matching import text_rule
 from livesearch_pipeline.core.models import Prediction, PredictionRunMeta
 from livesearch_pipeline.core.normalize import reading_unit, unit_scale
 from livesearch_pipeline.core.qid import qid_set_hash
@@ -32,6 +38,7 @@ from livesearch_pipeline.evaluation.evaluator import evaluate
 from livesearch_pipeline.evaluation.inputs import load_gold, load_served
 
 MEASURED_TEXTS = ("沪深港通持股数量是多少万股", "成交额是多少亿元", "融资余额是多少亿元")
+SHIFT_STEPS = 40  # the issue's 0.40 万元 at 2 decimals
 
 
 def _write(path: Path, predictions: list[Prediction], date: dt.date, served_qids: list[str]) -> Path:
@@ -54,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     scoring = set(scoring_qids({q.qid for q in served}, gold.manifest))
     lexicon = load_lexicon()
     zh_answers: list[Prediction] = []
+    shifted: list[Prediction] = []
+    english_admits = 0  # shifted answers within the English text's tolerance (as scored before issue 28)
     measured: list[tuple[str, str, str]] = []
     labels: list[Prediction] = []
     chinese = 0
@@ -78,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         # At the decimals the Chinese text asks for ("保留2位小数", the rule's own).
         text = f"{value:.{rule.decimals or 0}f}" if rule.decimals is not None else f"{round(value)}"
         zh_answers.append(Prediction(qid=question.qid, answer=text, lang="zh"))
+        zh_rule = text_rule(rule, "zh")
+        step = 10.0 ** -(zh_rule.decimals or 0)
+        shifted.append(Prediction(qid=question.qid, answer=f"{value + SHIFT_STEPS * step:.{zh_rule.decimals or 0}f}",
+                                  lang="zh"))
+        english_half_step = 0.5 * 10.0 ** -(rule.decimals or 0) * rule_factor
+        english_admits += SHIFT_STEPS * step * zh_factor <= english_half_step
         for phrase in MEASURED_TEXTS:
             if phrase in question.question_zh and len([m for m in measured if m[0] == phrase]) < 1:
                 measured.append((phrase, question.qid, text))
@@ -88,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         without = [Prediction(qid=p.qid, answer=p.answer) for p in zh_answers]
         without_lang = evaluate(served_path, gold_path, _write(Path(tmp) / "en" / "predictions.jsonl", without,
                                                                args.date, qids))
+        shifted_run = evaluate(served_path, gold_path, _write(Path(tmp) / "shifted" / "predictions.jsonl", shifted,
+                                                              args.date, qids))
         label_run = evaluate(served_path, gold_path, _write(Path(tmp) / "labels" / "predictions.jsonl", labels,
                                                             args.date, qids)) if labels else None
     right_zh = {v.qid for v in with_lang.verdicts if v.correct}
@@ -105,8 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         decided = [v for v in label_run.verdicts if v.qid in label_qids]
         print(f"labels answered in English for a Chinese gold: {sum(bool(v.correct) for v in decided)}/{len(decided)} "
               f"correct, {sum(v.judge == 'deterministic' for v in decided)} without a judge")
-    ok = asked <= right_zh
-    print("PASS" if ok else "FAIL", "(every Chinese-unit answer correct with lang=zh)")
+    shifted_right = sum(bool(v.correct) for v in shifted_run.verdicts if v.qid in asked)
+    print(f"shifted by {SHIFT_STEPS} steps of the Chinese last decimal: lang=zh {shifted_right}/{len(shifted)} "
+          f"correct; the English text's tolerance would admit {english_admits}/{len(shifted)}")
+    ok = asked <= right_zh and shifted_right == 0
+    print("PASS" if ok else "FAIL", "(every Chinese-unit answer correct with lang=zh, every shifted one wrong)")
     return 0 if ok else 1
 
 

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "livesearch_pipeline.dataservice.commands",
     "livesearch_pipeline.evaluation.commands",
     "livesearch_pipeline.web.commands",
+    "livesearch_pipeline.site.commands",
     "livesearch_pipeline.pipeline_commands",
 )
 

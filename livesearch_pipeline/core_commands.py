@@ -14,9 +14,11 @@ import sys
 
 from pydantic import ValidationError
 
+from livesearch_pipeline.cliargs import accept_dash_values
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.matching import match_answer, parse_date
 from livesearch_pipeline.core.models import MatchRule
+from livesearch_pipeline.core.normalize import LANGUAGES
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -46,7 +48,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="read V as a number, as text or as a date (auto: from the rule and V's form: a "
                        "date when V is written as one, or is 8 digits and the rule is a unitless exact rule "
                        "as dates have; text under a semantic rule; else a number when it parses as one)")
-    match.add_argument("--answer", required=True, metavar="TEXT", help="the agent's answer")
+    match.add_argument("--answer", required=True, metavar="TEXT",
+                       help="the agent's answer (a negative one too: --answer -147.80万元)")
+    match.add_argument("--lang", choices=LANGUAGES, default="en",
+                       help="the text the answer replies to: zh scores it in the Chinese text's unit at its "
+                       "precision (the rule's unit_zh/decimals_zh; without them the Chinese unit of the rule's, "
+                       "e.g. 万元 for million CNY, at the rule's decimals)")
+    accept_dash_values(match)
     match.set_defaults(func=run_match)
 
 
@@ -102,7 +110,7 @@ def run_match(args: argparse.Namespace) -> int:
         json.loads(args.rule_json)  # a syntax error gets its own, plainer message
         rule = MatchRule.model_validate_json(args.rule_json)
         gold = _gold_value(args.value, args.value_type, rule)
-        outcome = match_answer(rule, gold, args.answer, gold_unit=args.value_unit)
+        outcome = match_answer(rule, gold, args.answer, gold_unit=args.value_unit, lang=args.lang)
     except json.JSONDecodeError as exc:
         print(f"livesearch match: --match is not valid JSON: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -198,6 +198,8 @@ def _run_day(args: argparse.Namespace, paths, day: dt.date) -> int:
     from livesearch_pipeline.evaluation.leaderboard import CHART_PNG, LEADERBOARD_JSON, Leaderboard, render_markdown
     from livesearch_pipeline.evaluation.store import TABLES as STORE_TABLES
     from livesearch_pipeline.evaluation.store import partition_path, store_root
+    from livesearch_pipeline.site.build import site_dir
+    from livesearch_pipeline.site.commands import DEFAULT_PORT as SITE_PORT
 
     previous = previous_completed_day(day)
     print(f"LiveSearch daily job for {day} on the embedded synthetic market (data in {paths.root})")
@@ -241,6 +243,8 @@ def _run_day(args: argparse.Namespace, paths, day: dt.date) -> int:
     others = ", ".join(f"{k} {v.failure_rate:.1%} ({v.failed}/{v.n})"
                        for k, v in sorted(audit.by_refresh_class.items()) if k not in ("daily", "static"))
     print(f"  overall: {audit.failure_rate:.1%}{f'; other classes: {others}' if others else ''}")
+    site_index = site_dir(paths) / "index.html"
+    print(f"\npublic site of {day}: {site_index}\n  serve it: livesearch site serve  (http://127.0.0.1:{SITE_PORT}/)")
     return 0
 
 

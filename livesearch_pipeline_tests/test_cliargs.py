@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from livesearch_pipeline.cli import build_parser, main
-from livesearch_pipeline.cliargs import iso_date, positive_int
+from livesearch_pipeline.cliargs import accept_dash_values, iso_date, positive_int
 
 
 def test_a_date_is_read_as_yyyy_mm_dd():
@@ -23,6 +23,21 @@ def test_a_positive_int_is_a_whole_number_of_at_least_one():
     for text in ("0", "-3", "2.5", "four", " 4"):
         with pytest.raises(argparse.ArgumentTypeError, match=r"is not a positive whole number"):
             positive_int(text)
+
+
+def test_accept_dash_values_reads_a_dash_token_after_an_option_as_its_value():
+    parser = accept_dash_values(argparse.ArgumentParser(prog="p"))
+    parser.add_argument("--answer")
+    assert parser.parse_args(["--answer", "-147.80万元"]).answer == "-147.80万元"
+    assert parser.parse_args(["--answer", "-$1.2"]).answer == "-$1.2"
+    plain = argparse.ArgumentParser(prog="plain")
+    plain.add_argument("--answer")
+    with pytest.raises(SystemExit):  # what argparse does alone
+        plain.parse_args(["--answer", "-147.80万元"])
+    with_short = argparse.ArgumentParser(prog="short")
+    with_short.add_argument("-v", action="store_true")
+    with pytest.raises(ValueError, match=r"parser 'short' has single-dash options \['-v'\]"):
+        accept_dash_values(with_short)
 
 
 def _date_options(parser: argparse.ArgumentParser, command: tuple[str, ...] = ()):

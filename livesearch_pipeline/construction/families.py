@@ -477,8 +477,8 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     subj, _ = _subject(c)
     noun, _ = _nouns(c, lexicon)
     if name == "growth_period":
-        return (f"For {subj}, what was the year-on-year growth of the {noun} in its most recently reported "
-                f"period (year to date, against the same period a year earlier){unit}?")
+        return (f"For {subj}, by what percentage did the year-to-date {noun} of its most recently reported period "
+                f"grow over the same period a year earlier{unit}?")
     if name == "growth_year":
         return (f"For {subj}, what was the growth of the {noun} in its most recent annual report over the "
                 f"fiscal year before{unit}?")
@@ -498,8 +498,8 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
         return (f"For {subj}, by what percentage did the {noun} change from the ex-dividend date of its most "
                 f"recently implemented dividend to the most recent trading day{unit}?")
     if name == "since_report":
-        return (f"For {subj}, by what percentage did the {noun} change from the day its most recent financial "
-                f"report was announced (or the next trading day) to the most recent trading day{unit}?")
+        return (f"By what percentage has the {noun} of {subj} changed from the close on the day its most recent "
+                f"financial report was published, or the first trading day after it, to the most recent trading day{unit}?")
     if name == "top_holding":
         return (f"For the largest stock holding of {subj} by market value in its most recently published "
                 f"portfolio, what was that stock's {noun} on the most recent trading day{unit}?")
@@ -508,21 +508,24 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
                 f"was that stock's {noun} on the most recent trading day{unit}?")
     if name == "adj_return":
         what = "splits" if c.asset_class in ("hk_equity", "us_equity") else "splits and dividends"
-        return (f"What was the return of {subj} over the last {param} trading days, from the {noun} {param} "
-                f"trading days before the most recent one to that of the most recent one, adjusted for {what} "
-                f"with the cumulative adjustment factor{unit}?")
+        k = _sessions_spanned(c)
+        span = (f"from the close {k} trading days before the most recent one to the most recent close" if k
+                else f"over the last {param} trading days, from the first close to the most recent one")
+        return (f"What was the return of {subj} {span}, adjusted for {what} with the cumulative "
+                f"adjustment factor{unit}?")
     if name == "fx_convert":
         rates = "USD/CNH and USD/HKD" if c.asset_class == "hk_equity" else "USD/CNH"
         market = "Hong Kong" if c.asset_class == "hk_equity" else "New York"
         return (f"What was the {noun} of {subj} on the most recent {market} trading day, converted into CNY "
                 f"at that day's closing {rates} bid {'rates' if '/HKD' in rates else 'rate'}{unit}?")
     if name == "price_to_nav":
-        return (f"For {subj}, by what percentage did the {noun} stand above or below the NAV per unit on the "
-                f"most recent trading day whose NAV has been published (positive for a premium){unit}?")
+        return (f"What was the premium of the {noun} of {subj} over its NAV per unit on the most recent trading "
+                f"day whose NAV has been published, a discount being negative{unit}?")
     if name == "compare":
         other = f"{c.facts.other_entity_name} ({c.facts.other_entity})"
-        return (f"Over the last {param} trading days, by how much did the return of {subj} "
-                f"(change in {noun}) exceed that of {other} (the first minus the second){unit}?")
+        k = _sessions_spanned(c) or int(param)
+        return (f"By how much did the return of {subj} beat that of {other} from the close {k} trading days "
+                f"before the most recent one to the most recent close{unit}?")
     if name in INVESTIGATIONS:
         return _investigation_en(c, name, param, lexicon)
     raise ValueError(f"{c.qid}: unknown question family {name!r}")
@@ -539,7 +542,7 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     _, subj = _subject(c)
     _, noun = _nouns(c, lexicon)
     if name == "growth_period":
-        return f"{subj}最近一期已披露财报（年初至报告期末）的{noun}较上年同期的增长率{ask}"
+        return f"{subj}最近一期已披露财报（年初至报告期末）的{noun}较上年同期增长了多少{ask.removeprefix('是多少')}"
     if name == "growth_year":
         return f"{subj}最近一期年度报告的{noun}较上一财年的增长率{ask}"
     if name == "margin":
@@ -553,21 +556,35 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name == "since_exdate":
         return f"{subj}自最近一次实施分红的除权除息日至最近一个交易日，{noun}的涨跌幅{ask}"
     if name == "since_report":
-        return f"{subj}自最近一期财报公告日（如非交易日则为其后首个交易日）至最近一个交易日，{noun}的涨跌幅{ask}"
+        return f"{subj}自最近一期财报公告当日或其后首个交易日的收盘至最近一个交易日收盘，{noun}的涨跌幅{ask}"
     if name == "top_holding":
         return f"{subj}最近一期公布的持仓中市值最大的股票，最近一个交易日的{noun}{ask}"
     if name == "top_constituent":
         return f"{subj}最近一次调整权重后权重最大的成分股，最近一个交易日的{noun}{ask}"
     if name == "adj_return":
-        return f"{subj}最近{param}个交易日（自最近一个交易日之前第{param}个交易日至最近一个交易日）按复权因子调整后的{noun}涨跌幅{ask}"
+        k = _sessions_spanned(c)
+        start = f"最近一个交易日之前第{k}个交易日" if k else f"最近{param}个交易日的首日"
+        return f"{subj}自{start}收盘至最近一个交易日收盘，按复权因子调整后的涨跌幅{ask}"
     if name == "price_to_nav":
-        return f"{subj}最近一个已公布净值的交易日，{noun}相对单位净值的溢价率（折价为负）{ask}"
+        return f"{subj}最近一个已公布净值的交易日，{noun}相对单位净值的溢价率{ask.replace('？', '？折价以负数表示，', 1)}"
     if name == "compare":
         other = f"{c.facts.other_entity_name}（{c.facts.other_entity}）"
-        return f"最近{param}个交易日，{subj}的{noun}涨跌幅减去{other}的{noun}涨跌幅（前者减后者）{ask}"
+        k = _sessions_spanned(c) or int(param)
+        return (f"自最近一个交易日之前第{k}个交易日收盘至最近一个交易日收盘，{subj}的涨跌幅比{other}"
+                f"高多少{ask.removeprefix('是多少')}")
     if name in INVESTIGATIONS:
         return _investigation_zh(c, name, param, lexicon)
     raise ValueError(f"{c.qid}: no Chinese text for question family {name!r}")
+
+
+def _sessions_spanned(c: Candidate) -> int | None:
+    """Sessions from the first close of the extracted window to its last (the window convention
+    the text states), or None when the window is not counted in sessions."""
+    call = next(call for call in c.program.calls if call.id == c.program.extract.call)
+    start, end = call.dates.get("start_date"), call.dates.get("end_date")
+    if start is None or end is None or start.sessions_back is None or end.sessions_back is None:
+        return None
+    return start.sessions_back - end.sessions_back
 
 
 def _margin(param: str) -> tuple[tuple[str, str], str]:

@@ -2,7 +2,7 @@
 
 A field's lexicon *kind* fixes the unit, scale word and decimals of its answer: prices in the
 trading currency to 2 decimals (NAV and FX 4), amounts in million/billion with 2 decimals,
-share counts whole or in millions, percentages to 2 decimals (official statistics 1), index
+share counts whole (in lots of 100 shares where the tool reports lots) or in millions, percentages to 2 decimals (official statistics 1), index
 levels in points. The scale word is chosen once, from the magnitude of the value observed when
 the program is built, and frozen in the program's format: "5.38 billion HKD", never
 "53844347768.00 HKD".
@@ -14,7 +14,8 @@ minute bar's volume varies tenfold from one day to the next and the question is 
 the builder never saw ("0.08 million shares" is what one lucky sample produced).
 
 The Chinese question asks for the same quantity one scale finer (亿 for billion, 万 for million),
-so an answer given at the Chinese precision always passes the English rule's tolerance.
+at the same decimals; the match rule records that unit and those decimals (`unit_zh`,
+`decimals_zh`, issue 28) and a Chinese answer is scored at them, not at the English tolerance.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ COUNT_MIN_OBSERVATIONS = 5  # fewer observed values: each must be ten times COUN
 COUNT_MARGIN = 10.0  # the day-to-day variation of a volume the margin covers
 SUM_WINDOW = 60  # the longest window enumeration aggregates over (enumerate.AGGREGATE_WINDOWS)
 # Chinese unit of each English format unit; the magnitude is one step finer (see module doc).
-ZH_BASE = {"CNY": "元", "HKD": "港元", "USD": "美元", "shares": "股", "units": "份", "points": "点"}
+ZH_BASE = {"CNY": "元", "HKD": "港元", "USD": "美元", "shares": "股", "units": "份", "points": "点", "lots": "手"}
 ZH_SCALE = {"billion": "亿", "million": "万", "": ""}
 ZH_SCALE_FACTOR = {"billion": 10.0, "million": 100.0, "": 1.0}  # value in 亿 = value in billion × 10
 
@@ -188,7 +189,11 @@ def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str,
     if kind in ("shares", "units"):
         if counts_in_millions(list(observed) or [sample], factor, aggregate, window):
             return Format(kind="number", decimals=decimals, unit=f"million {base}", scale=factor / 1e6)
-        # Whole shares or units, an average too ("the average daily volume, as a whole number").
+        # Whole shares or units, an average too ("the average daily volume, as a whole number"); a
+        # count the tool reports in lots of 100 shares (A-share volumes, 手) is asked in lots, the
+        # unit the reader finds in the data.
+        if f.unit == "lots":
+            return Format(kind="integer", unit="lots", scale=1.0)
         return Format(kind="integer", unit=base, scale=factor)
     # price, nav, index_level: the unit itself, at the kind's precision.
     return Format(kind="number", decimals=decimals, unit=base, scale=factor)
@@ -207,8 +212,8 @@ def zh_unit(fmt: Format) -> tuple[str, int | None]:
     """The Chinese unit word and decimals a Chinese question asks for, given the answer format.
 
     "billion CNY" at 2 decimals -> ("亿元", 2); "million shares" -> ("万股", 2); "CNY" -> ("元", 2);
-    a unitless or percent format -> ("", decimals), percentage points -> ("个百分点", decimals). One scale finer than the English unit, so the
-    English rule's tolerance admits the Chinese answer (see the module doc).
+    a unitless or percent format -> ("", decimals), percentage points -> ("个百分点", decimals). One scale finer than
+    the English unit; `verbalize.finalize` records it in the match rule (see the module doc).
     """
     if fmt.kind == "percent" and fmt.unit == PERCENTAGE_POINTS:
         return "个百分点", fmt.decimals
@@ -226,6 +231,8 @@ def unit_phrase_en(fmt: Format) -> str:
         unit = PERCENTAGE_POINTS if fmt.unit == PERCENTAGE_POINTS else "percent"
         return f", in {unit} to {_decimals_en(fmt.decimals)}"
     if fmt.kind == "integer":
+        if fmt.unit == "lots":
+            return ", as a whole number of 100-share lots"
         return f", as a whole number of {fmt.unit}" if fmt.unit else ", as a whole number"
     if fmt.kind != "number":
         return ""

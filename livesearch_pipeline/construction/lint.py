@@ -8,7 +8,11 @@ Hard rules (a pool must have none): pasted description fragments, raw identifier
 disagreement (two units, or a unit or precision that is not the answer format's), Latin unit
 words in Chinese text, an unnamed series, an unstated bar frequency, vague phrases that name
 nothing ("adjusted as requested", "quote currency"), an answer given away by the question,
-and a date asked with 是多少. Soft rules (at most a few percent): Chinese outside names in
+a date asked with 是多少, a gloss in parentheses or a tool's explanation pasted as a phrase
+("(change in closing price)", "(the first minus the second)", "last minus first"), "year to
+date" on a balance, an entity named with the market's construction prefix ("Synthetic …",
+"合成…"), a count asked in shares where the tool reports lots, and a derived indicator asked
+without its definition (MACD without "2 × (DIF − DEA)"). Soft rules (at most a few percent): Chinese outside names in
 English text, over-precision, a huge value with no scale word, number agreement.
 """
 
@@ -23,6 +27,8 @@ from livesearch_pipeline.core.normalize import CURRENCIES, unit_scale
 HARD_RULES = frozenset({
     "description_fragment", "raw_identifier", "unit_disagreement", "latin_unit_in_zh",
     "unnamed_series", "bar_frequency", "vague_phrase", "answer_given_away", "date_asked_as_amount",
+    "parenthetical_gloss", "gloss_phrase", "ytd_on_balance", "construction_prefix", "unit_not_reported",
+    "undefined_indicator",
 })
 SOFT_RULES = frozenset({"chinese_in_english", "over_precision", "huge_unscaled", "number_agreement"})
 # Kinds whose convention keeps more than 2 decimals (see dataservice/lexicon.yaml).
@@ -61,6 +67,11 @@ class LintContext:
     bar_frequency: str | None = None  # "week" / "month" for weekly and monthly bars
     answer: str | None = None  # a text answer the question must not contain
     value: float | None = None  # the observed answer value after the format's scale
+    quantity: str | None = None  # the field's lexicon quantity ("stock" for a balance)
+    tool_unit: str | None = None  # the unit the tool reports the field in (catalog FieldMeta.unit)
+    # A derived indicator's definition sentence (lexicon define_en, define_zh) each text must state.
+    definition_en: str | None = None
+    definition_zh: str | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -284,7 +295,52 @@ def lint_text(text: str, lang: str, ctx: LintContext = LintContext()) -> list[Fi
             out.append(Finding("bar_frequency", lang, f"does not say the bars are {ctx.bar_frequency}ly"))
     if ctx.answer and len(_norm(ctx.answer)) >= 2 and _norm(ctx.answer) in _norm(text):
         out.append(Finding("answer_given_away", lang, f"the text contains its answer {ctx.answer!r}"))
+    out += _gloss_findings(text, lang, ctx)
     out += _format_findings(lang, ctx)
+    return out
+
+
+# What a parenthesis may hold in a question: an instrument code or an acronym ("(600123.SH)",
+# "(TTM)", "（CPI）", "（综合PMI）"), the reporting basis of a statement flow ("(year to date)",
+# "（年初至报告期末）"), the inclusive window of the Chinese convention ("（含最近一个交易日）"),
+# or a formula that defines the quantity ("(net profit divided by revenue)", "2 × (DIF − DEA)").
+# Anything else is a gloss: the tool's explanation pasted into the question.
+_PAREN_ANY = re.compile(r"\(([^()]*)\)|（([^（）]*)）")
+_PAREN_OK = re.compile(
+    r"[0-9A-Z][0-9A-Z.&/-]{0,11}|[\u4e00-\u9fff]{0,4}[A-Z][A-Za-z0-9]{1,7}|TTM|year to date|年初至报告期末|含最近一个交易日"
+    r"|.*(?:divided by|除以|×|÷|=).*|[A-Z]{2,4} ?[−-] ?[A-Z]{2,4}")
+_GLOSS_PHRASES = ("last minus first", "the first minus the second", "change in closing price", "change in closing level",
+                  "末值减首值", "前者减后者", "末值相对首值", "首日至最近一个交易日", "(the earliest, if tied)",
+                  "if days tie", "如有并列")
+_YTD = ("year to date", "year-to-date", "年初至报告期末")
+_CONSTRUCTION = re.compile(r"\b(?:Synthetic|Fictional)\b|合成|虚构")
+
+
+def _gloss_findings(text: str, lang: str, ctx: LintContext) -> list[Finding]:
+    out: list[Finding] = []
+    bare = text
+    for name in sorted((n for n in ctx.names if n), key=len, reverse=True):
+        bare = bare.replace(f"({name})", " ").replace(f"（{name}）", " ")
+    glosses = [m.group(0) for m in _PAREN_ANY.finditer(bare)
+               if not _PAREN_OK.fullmatch((m.group(1) if m.group(1) is not None else m.group(2)).strip())]
+    if glosses:
+        out.append(Finding("parenthetical_gloss", lang, f"gloss in parentheses {glosses[0]!r}: say it as an analyst would"))
+    folded = text.casefold()
+    pasted = [p for p in _GLOSS_PHRASES if p in folded]
+    if pasted:
+        out.append(Finding("gloss_phrase", lang, f"{pasted[0]!r} explains the computation like a tool description"))
+    if ctx.quantity == "stock" and any(y in folded for y in _YTD):
+        out.append(Finding("ytd_on_balance", lang, "a balance (a stock at the period end) has no year to date"))
+    prefix = _CONSTRUCTION.search(text)
+    if prefix:
+        out.append(Finding("construction_prefix", lang,
+                           f"names an entity with the construction word {prefix.group(0)!r}, which its pages never use"))
+    fmt = ctx.fmt
+    if (ctx.tool_unit == "lots" and fmt is not None and fmt.kind == "integer" and fmt.unit == "shares"):
+        out.append(Finding("unit_not_reported", lang, "asks whole shares of a count the tool reports in lots of 100 shares"))
+    definition = ctx.definition_en if lang == "en" else ctx.definition_zh
+    if definition and definition not in text:
+        out.append(Finding("undefined_indicator", lang, f"does not state the indicator's definition {definition!r}"))
     return out
 
 

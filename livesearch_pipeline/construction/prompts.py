@@ -20,8 +20,17 @@ PROFESSIONAL_EXAMPLES = (
      "“兰亭控股集团有限公司” at the end of the most recently reported period, in percent to 2 decimals?",
      "兰亭食品（002456.SZ）股东“兰亭控股集团有限公司”最近一期报告期末的占总股本比例是多少？以百分比表示，保留2位小数。"),
     ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover "
-     "value (the earliest, if tied)? Give the date as YYYY-MM-DD.",
-     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日（如有并列取最早者）？请按YYYY-MM-DD格式作答。"),
+     "value? Give the date as YYYY-MM-DD.",
+     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日？请按YYYY-MM-DD格式作答。"),
+    ("By how much did the return of Hengyu Electric (600123.SH) beat that of Lanting Foods (002456.SZ) from the "
+     "close 20 trading days before the most recent one to the most recent close, in percentage points to 2 decimals?",
+     "自最近一个交易日之前第20个交易日收盘至最近一个交易日收盘，恒宇电气（600123.SH）的涨跌幅比兰亭食品（002456.SZ）"
+     "高多少个百分点？保留2位小数。"),
+    ("What was the MACD bar value of Hengyu Electric (600123.SH) on the most recent trading day, to 2 decimals? "
+     "Here MACD is the bar value Chinese terminals show, 2 × (DIF − DEA) of MACD 12/26/9 on back-adjusted closes, "
+     "twice the Western histogram DIF − DEA.",
+     "恒宇电气（600123.SH）最近一个交易日的MACD柱值是多少？保留2位小数。此处MACD柱值为国内行情软件显示的数值，"
+     "即2×(DIF−DEA)，参数12、26、9，按后复权收盘价计算。"),
 )
 
 VERBALIZER_SYSTEM = """\
@@ -47,6 +56,19 @@ Style (follow the examples):
   chain plainly, entity first, each step in the order the program takes it ("For X, take its
   largest holding in the latest portfolio report: what was that stock's closing price on the most
   recent trading day"), and never name the resolved stock or the dates the chain finds.
+- No glosses in parentheses and no explanation of the computation in a tool's words ("(change in
+  closing price)", "(the first minus the second)", "last minus first", "(year to date, against the
+  same period a year earlier)"): say it as an analyst would ("By how much did X's return beat
+  Y's", "…比…高多少", "grow over the same period a year earlier"). A parenthesis holds only a code,
+  an acronym (TTM, CPI), "(year to date)" for a statement flow, or a defining formula. A balance
+  (a stock at the period end, e.g. book value per share) never says "year to date".
+- A change or return over a window states its convention: "from the trading day k sessions before
+  the most recent one to the most recent trading day", k being `window_span_sessions`.
+- When the lexicon entry has `define_en` / `define_zh` (a derived indicator such as MACD, KDJ,
+  RSI, Bollinger bands), end the question with that sentence verbatim (and the Chinese one in
+  `question_zh`): the answer depends on which definition is meant.
+- Ask a count in the unit the tool reports it in (`tool_unit`: lots of 100 shares are asked as
+  "a whole number of 100-share lots" / 手) unless `unit_en` says millions.
 - Do not reveal or hint at the value; do not ask for a name the question already gives.
 - At most 25 English words where possible.
 - When `chinese_text` is true (the Chinese market: A-shares, Chinese indices and funds, China's
@@ -57,7 +79,8 @@ Style (follow the examples):
 - Propose a matching rule: {"rule": "exact"|"approx"|"semantic", "abs_tol": number|null,
   "rel_tol": number|null, "unit": string|null, "decimals": int|null}. Numbers are never
   semantic. The pipeline clamps your rule and lints your texts mechanically; a text with a
-  pasted description, a raw identifier, two units or a Latin unit in Chinese is rejected.
+  pasted description, a raw identifier, two units, a Latin unit in Chinese, a gloss in
+  parentheses or a derived indicator without its definition is rejected.
 
 Examples (made-up companies):
 """ + "\n".join(f"- {en}\n  {zh}" for en, zh in PROFESSIONAL_EXAMPLES) + """

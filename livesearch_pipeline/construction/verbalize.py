@@ -238,7 +238,8 @@ def _when(c: Candidate, p: _Parts) -> tuple[str, str]:
     if p.freq == "month":
         return "for the most recent completed month", "最近一个完整交易月"
     if key == "end_date":
-        if f.tool in YTD_TOOLS:
+        entry = lexicon_entry(c)
+        if f.tool in YTD_TOOLS and (entry is None or entry.quantity_of != "stock"):
             return ("for the most recently reported period (year to date)",
                     "最近一期已披露财报（年初至报告期末）")
         return "at the end of the most recently reported period", "最近一期报告期末"
@@ -253,6 +254,42 @@ def _when(c: Candidate, p: _Parts) -> tuple[str, str]:
         return "in the most recent announcement", "最近一次公告中"
     market = _market_en(c, p)
     return f"on the most recent{market} trading day", f"最近一个{_market_zh(c, p)}交易日"
+
+
+def lexicon_entry(c: Candidate, lexicon: Lexicon | None = None):
+    """The lexicon entry of the candidate's field as its tool uses it (None when it has none)."""
+    return (lexicon or load_lexicon()).entry(c.facts.tool, c.facts.field)
+
+
+def window_span(c: Candidate) -> int | None:
+    """How many sessions the extracted call's window spans, from its first session to its last
+    (a window of 5 closes spans 4; one "from the close 5 sessions earlier" spans 5), or None
+    when the window is not counted in sessions (FX's calendar spans, a period)."""
+    call = next(call for call in c.program.calls if call.id == c.program.extract.call)
+    start, end = call.dates.get("start_date"), call.dates.get("end_date")
+    if start is None or end is None or start.sessions_back is None or end.sessions_back is None:
+        return None
+    return start.sessions_back - end.sessions_back
+
+
+def span_en(k: int) -> str:
+    """The window convention of a change, stated: from the trading day k sessions back to the
+    most recent one (k from `window_span`)."""
+    return f"from the trading day {k} sessions before the most recent one to the most recent trading day"
+
+
+def span_zh(k: int) -> str:
+    return f"自最近一个交易日之前第{k}个交易日至最近一个交易日"
+
+
+def with_definition(text: str, c: Candidate, lang: str, lexicon: Lexicon | None = None) -> str:
+    """The text followed by the field's definition when the lexicon gives one (a derived
+    indicator: MACD as 2 × (DIF − DEA), Bollinger's parameters), as a terminal states it."""
+    entry = lexicon_entry(c, lexicon)
+    definition = None if entry is None else (entry.define_en if lang == "en" else entry.define_zh)
+    if not definition:
+        return text
+    return f"{text} {definition}" if lang == "en" else f"{text}{definition}"
 
 
 def _market_en(c: Candidate, p: _Parts) -> str:
@@ -283,9 +320,15 @@ AGG_ZH = {"mean": "平均值", "max": "最高值", "min": "最低值", "sum": "�
 
 
 def template_question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
+    """The English text: entity first, the quantity, the relative time, one unit; a derived
+    indicator's definition follows as a sentence of its own."""
     lexicon = lexicon or load_lexicon()
     if families.family_of(c) is not None:
         return families.question_en(c, lexicon)
+    return with_definition(_question_en(c, lexicon), c, "en", lexicon)
+
+
+def _question_en(c: Candidate, lexicon: Lexicon) -> str:
     f = c.facts
     p = _parts(c, lexicon)
     fmt = c.program.extract.format
@@ -295,8 +338,7 @@ def template_question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if f.other_entity:
         when, _ = _when(c, p)
         other = f"{f.other_entity_name} ({f.other_entity})"
-        return (f"By how much did the {noun}{of} exceed that of {other} {when} "
-                f"(the first minus the second){unit}?")
+        return f"By how much did the {noun}{of} exceed that of {other} {when}{unit}?"
     if f.ref_description:
         n = rest or "20"
         return (f"On the trading day within the last {n} sessions when {p.subject_en} closed highest, "
@@ -323,17 +365,19 @@ def template_question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
             return f"What {be} the {head}{of}{series} over {bars}{window}{unit}?"
         if agg == "std":
             return f"What was the sample standard deviation of the {noun}{of}{series} over {bars}{window}{unit}?"
+        k = None if p.freq else window_span(c)
+        span = span_en(k) if k else f"over {bars}{window}, from the first to the last"
         if agg == "change":
-            return f"By how much did the {noun}{of}{series} change over {bars}{window}, last minus first{unit}?"
+            return f"By how much did the {noun}{of}{series} change {span}{unit}?"
         if agg == "pct_change":
-            return f"By what percentage did the {noun}{of}{series} change over {bars}{window}{unit}?"
+            return f"By what percentage did the {noun}{of}{series} change {span}{unit}?"
         if agg in ("argmax", "argmin"):
             extreme = "highest" if agg == "argmax" else "lowest"
             if p.subject_en is None:
                 return (f"On which of the last {rest} trading days {'were' if p.plural else 'was'} the {noun}{series} "
-                        f"at its {extreme} (the earliest, if tied)? Give the date as YYYY-MM-DD.")
+                        f"at its {extreme}? Give the date as YYYY-MM-DD.")
             return (f"On which trading day in the last {rest} sessions did {p.subject_en}{series} record its {extreme} "
-                    f"{noun} (the earliest, if tied)? Give the date as YYYY-MM-DD.")
+                    f"{noun}? Give the date as YYYY-MM-DD.")
         if agg == "count":
             if p.subject_en is None:
                 return f"On how many of the last {rest} trading days was the {noun}{series} reported{unit}?"
@@ -350,6 +394,10 @@ def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | 
         return None
     if families.family_of(c) is not None:
         return families.question_zh(c, lexicon)
+    return with_definition(_question_zh(c, lexicon), c, "zh", lexicon)
+
+
+def _question_zh(c: Candidate, lexicon: Lexicon) -> str:
     f = c.facts
     p = _parts(c, lexicon)
     fmt = c.program.extract.format
@@ -359,7 +407,7 @@ def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | 
     if f.other_entity:
         _, when = _when(c, p)
         other = f"{f.other_entity_name}（{f.other_entity}）"
-        return f"{who}{when}的{noun}减去{other}的{noun}（前者减后者）{ask}"
+        return f"{when}，{who}的{noun}比{other}高多少{ask.removeprefix('是多少')}"
     if f.ref_description:
         return f"{who}最近{rest or '20'}个交易日中收盘价最高的那一天，其{noun}{ask}"
     if kind == "static":
@@ -384,13 +432,15 @@ def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | 
             return f"{who}{window}{bars}{noun}的{AGG_ZH[agg]}{ask}"
         if agg == "std":
             return f"{who}{window}{bars}{noun}的样本标准差{ask}"
+        k = None if p.freq else window_span(c)
+        span = span_zh(k) if k else f"{window}{bars}从首日至末日"
         if agg == "change":
-            return f"{who}{window}{bars}{noun}的变化（末值减首值）{ask}"
+            return f"{who}{span}，{noun}的变化{ask}"
         if agg == "pct_change":
-            return f"{who}{window}{bars}{noun}的涨跌幅（末值相对首值）{ask}"
+            return f"{who}{span}，{noun}的涨跌幅{ask}"
         if agg in ("argmax", "argmin"):
             extreme = "最高" if agg == "argmax" else "最低"
-            return f"{who}最近{rest}个交易日中{noun}{extreme}的是哪一个交易日（如有并列取最早者）？请按YYYY-MM-DD格式作答。"
+            return f"{who}最近{rest}个交易日中{noun}{extreme}的是哪一个交易日？请按YYYY-MM-DD格式作答。"
         if agg == "count":
             return f"{who}最近{rest}个交易日中有{noun}记录的交易日有多少个？请给出整数。"
         raise ValueError(f"{c.qid}: unknown aggregate {agg!r}")
@@ -472,18 +522,7 @@ def _strip_fences(text: str) -> str:
 
 def series_forms(c: Candidate) -> tuple[tuple[str, ...], ...]:
     """Each series the program selects (its `where` keys), as the forms a text may name it by."""
-    out = []
-    for key, value in c.program.extract.select.where.items():
-        value = str(value)
-        forms = [value]
-        if key in ("exchange_id", "exchange", "market") and value in EXCHANGES:
-            forms += list(EXCHANGES[value])
-        pair = _fx_pair(value) if key == "ts_code" else None
-        if pair:
-            forms.append(pair)
-        forms += families.WHERE_FORMS.get((key, value), ())
-        out.append(tuple(forms))
-    return tuple(out)
+    return _series_forms_of(c.program.extract.select.where)
 
 
 def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon | None = None) -> LintContext:
@@ -521,8 +560,54 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
         tool_descriptions=(f.tool_description,),
         descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
         names=names, series=series, series_unpinned=unpinned, bar_frequency=freq,
-        answer=answer, value=scaled,
+        answer=answer, value=scaled, quantity=entry.quantity_of if entry else None, tool_unit=f.field_unit,
+        definition_en=entry.define_en if entry else None, definition_zh=entry.define_zh if entry else None,
     )
+
+
+def question_lint_context(q: Question, catalog: Catalog, names: Sequence[str] = (),
+                          lexicon: Lexicon | None = None) -> LintContext:
+    """The lint context of a built question (a pool's, read back): what `lint_context` knows of a
+    candidate, from the question's program, the catalog it was built from and the lexicon.
+    `names` are the display names of other instruments the text may name (a compared stock)."""
+    lexicon = lexicon or load_lexicon()
+    ex = q.program.extract
+    tool_name = next(call.tool for call in q.program.calls if call.id == ex.call)
+    tool = catalog.get(tool_name)
+    meta = tool.field(ex.field) if tool is not None and ex.field else None
+    select = ex.select
+    descriptions = [x.description for x in tool.fields] if tool is not None else []
+    descriptions_zh = [x.description_zh or "" for x in tool.fields] if tool is not None else []
+    identifiers = {ex.field or "", select.key or "", *select.where, *(a for call in q.program.calls for a in call.args)}
+    if tool is not None:
+        identifiers |= {x.name for x in tool.fields}
+    entry = lexicon.entry(tool_name, ex.field) if ex.field else None
+    forms = tuple((*fs, *filter(None, (_pair_zh(x, lexicon) for x in fs if "/" in x)))
+                  for fs in _series_forms_of(select.where))
+    return LintContext(
+        fmt=ex.format, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
+        tool_descriptions=(tool.description,) if tool is not None else (),
+        descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
+        names=tuple(n for n in (q.entity_name, *names, *(str(v) for v in select.where.values())) if n),
+        series=forms, bar_frequency=lexicon.bars.get(tool_name),
+        quantity=entry.quantity_of if entry else None, tool_unit=meta.unit if meta else None,
+        definition_en=entry.define_en if entry else None, definition_zh=entry.define_zh if entry else None,
+    )
+
+
+def _series_forms_of(where) -> tuple[tuple[str, ...], ...]:
+    out = []
+    for key, value in where.items():
+        value = str(value)
+        forms = [value]
+        if key in ("exchange_id", "exchange", "market") and value in EXCHANGES:
+            forms += list(EXCHANGES[value])
+        pair = _fx_pair(value) if key == "ts_code" else None
+        if pair:
+            forms.append(pair)
+        forms += families.WHERE_FORMS.get((key, value), ())
+        out.append(tuple(forms))
+    return tuple(out)
 
 
 def finalize(items: Sequence[Verbalized], catalog: Catalog | None = None) -> tuple[list[Question], list[RejectRow]]:
@@ -556,9 +641,13 @@ def finalize(items: Sequence[Verbalized], catalog: Catalog | None = None) -> tup
                 continue
             value = c.facts.observed_value
             try:
+                # The Chinese text's unit and decimals are recorded beside the English ones (issue 28).
+                zh_precision = (zh_unit(fmt) if v.question_zh is not None and fmt.kind in ("number", "integer", "percent")
+                                else None)
                 rule, decisions = clamp_rule(v.proposed, fmt, aggregate=c.program.extract.aggregate,
                                              value_kind=fmt.kind,
-                                             value=float(value) if isinstance(value, (int, float)) else None)
+                                             value=float(value) if isinstance(value, (int, float)) else None,
+                                             zh_precision=zh_precision)
             except ValueError as exc:
                 rejects.append(RejectRow(qid=c.qid, stage="clamp", reason=str(exc), question=v.question,
                                          question_zh=v.question_zh, proposed_match=v.proposed))
@@ -586,12 +675,14 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "instrument": {"code": candidate.entity, "name": candidate.entity_name,
                        "asset_class": candidate.asset_class},
         "field": {"name": facts.field,
-                  "lexicon": entry.model_dump(mode="json", exclude={"quantity"}) if entry else None,
+                  "lexicon": entry.model_dump(mode="json", exclude={"quantity"}, exclude_none=True) if entry else None,
                   # The unit of the tool's raw values, as the served tool description states it.
                   "tool_unit": unit_phrase(facts.field_unit) if facts.field_unit else None},
         "anchor": facts.anchor,
         "refresh_class": candidate.refresh_class,
         "aggregate": facts.aggregate,
+        # Sessions from the window's first close to its last: a change or return states it.
+        "window_span_sessions": window_span(candidate),
         "exchange_calendar": facts.calendar,
         "series": [forms[-1] for forms in series_forms(candidate)],
         "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,

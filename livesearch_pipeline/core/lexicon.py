@@ -57,6 +57,16 @@ class LexEntry(StrictModel):
     kind: Kind
     plural: bool = False
     quantity: Quantity | None = None  # None: the kind's default (`quantity_of`)
+    # A derived indicator's definition as a terminal states it (a sentence the text ends with):
+    # "Here MACD is ... 2 × (DIF − DEA) ...". Both languages or neither.
+    define_en: str | None = None
+    define_zh: str | None = None
+
+    @model_validator(mode="after")
+    def _both_definitions(self) -> LexEntry:
+        if (self.define_en is None) != (self.define_zh is None):
+            raise ValueError(f"{self.en!r}: give define_en and define_zh together, or neither")
+        return self
 
     @property
     def quantity_of(self) -> Quantity | None:
@@ -71,6 +81,8 @@ class LexOverride(StrictModel):
     kind: Kind | None = None
     plural: bool | None = None
     quantity: Quantity | None = None
+    define_en: str | None = None
+    define_zh: str | None = None
 
 
 class ChineseMarket(StrictModel):

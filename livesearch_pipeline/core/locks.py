@@ -5,6 +5,8 @@
 second writer is refused with a message naming the first. The kernel drops the lock when the
 holder's process ends, killed or not: a crashed run never leaves a lock behind to clean up.
 
+The lock file is never opened through a symlink (refused, naming it).
+
 A process that already holds a lock may take it again (nested sections of one run: the agent
 runner inside the registered-agent run); the file is unlocked when the outermost one ends.
 """
@@ -59,7 +61,13 @@ def writer_lock(path: Path, what: str, *, wait_s: float = 0.0) -> Iterator[Path]
             _HELD[path] -= 1
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        # Never through a symlink: the holder record is written into the lock file.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        if path.is_symlink():
+            raise WriterLockedError(f"the lock {path} of {what} is a symlink; fix: remove the link") from None
+        raise
     try:
         deadline = time.monotonic() + max(0.0, wait_s)
         while True:

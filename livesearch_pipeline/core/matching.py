@@ -5,16 +5,20 @@ is given in `gold_unit` (default: the rule's unit). An answer number is read as 
 carries a magnitude word, a scaled unit ("手", "bps") or a percent sign; a bare number — or one
 that only restates the currency ("1,234.56 CNY") — is read in the rule's unit, because agents
 routinely repeat the currency but drop the scale the question asked for ("in 亿元").
-The text answered decides that unit: an answer to a question's Chinese text (`lang="zh"`) reads a
-bare number in the Chinese text's unit (万股 for a rule in million shares, 亿元 for billion CNY;
-`normalize.reading_unit`), an answer to the English text in the rule's unit.
+The text answered decides that unit and the precision (`text_rule`, issue 28): an answer to a
+question's Chinese text (`lang="zh"`) is scored in the Chinese text's unit at the Chinese text's
+decimals (the rule's `unit_zh`/`decimals_zh`: 万元 at 2 decimals for a rule in million CNY at 2,
+so half a 0.01 万元 step, not half a 0.01 million step), an answer to the English text in the
+rule's unit at its decimals.
 A bare number is also read the other way a professional may mean it (see `_readings`): in
 base units against a scaled rule ("5,384,434,777 HKD" for 5.38 billion HKD) and, for a percent
 rule, as a fraction ("0.0123" for 1.23 %, as FinSearchComp's judge accepts), under the same
 tolerance in the rule's unit.
 
 A sign mismatch fails under every rule. Float noise from unit scaling is absorbed by a
-relative epsilon of 1e-9, far below any tolerance the clamp allows.
+relative epsilon of 1e-12 (float arithmetic errs by about 1e-16 per step), far below any step a
+text asks for; 1e-9 was not: on a gold of 3.2e10 CNY asked in 万元 to 2 decimals (a tolerance of
+50 CNY) it added 32 CNY, and an answer one 0.01 万元 step off passed.
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ from dataclasses import dataclass
 
 from livesearch_pipeline.core.dategate import find_date_spans, fold_width
 from livesearch_pipeline.core.models import ClampDecision, Format, MatchRule
-from livesearch_pipeline.core.normalize import CURRENCIES, ParsedNumber, final_number, reading_unit, unit_scale
+from livesearch_pipeline.core.normalize import (
+    CURRENCIES, LANGUAGES, ParsedNumber, final_number, reading_unit, unit_scale,
+)
 
-FLOAT_EPSILON = 1e-9
+FLOAT_EPSILON = 1e-12
 MAX_REL_TOL = 0.01
 PLAUSIBLE_YEARS = (1900, 2099)
 
@@ -219,24 +225,59 @@ def _unit_conflict(number: ParsedNumber, rule_base: str | None) -> str | None:
     return None
 
 
+def text_rule(rule: MatchRule, lang: str) -> MatchRule:
+    """The rule an answer to the `lang` text of a question is scored under (DESIGN §4.3).
+
+    "en": `rule` itself. "zh": the same rule in the Chinese text's unit at the Chinese text's
+    precision: `unit_zh`/`decimals_zh` when recorded (`decimals_zh` set), else the unit
+    `reading_unit` derives (the table construction wrote the Chinese text with) at the English
+    decimals. An `abs_tol` keeps its count of steps of the last decimal ("0.01 million CNY" at
+    2 decimals is "0.01 万元" at 2), so a Chinese text asking a 100× finer unit is held to a
+    100× finer tolerance; `rel_tol` is unit-free and kept. ValueError for an unknown language
+    or a Chinese unit that is not the English unit's quantity.
+    """
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown answer language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    if lang == "en":
+        return rule
+    if rule.decimals_zh is not None:
+        unit, decimals = rule.unit_zh, rule.decimals_zh
+    else:
+        unit, decimals = reading_unit(rule.unit, lang), rule.decimals
+    if (unit, decimals) == (rule.unit, rule.decimals):
+        return rule
+    base, _ = unit_scale(rule.unit)
+    zh_base, _ = unit_scale(unit)
+    if zh_base != base:
+        raise ValueError(f"the zh text's unit {unit!r} ({zh_base}) is not convertible to the rule's unit "
+                         f"{rule.unit!r} ({base})")
+    abs_tol = rule.abs_tol
+    if abs_tol is not None:
+        if rule.decimals is not None and decimals is not None:
+            abs_tol = abs_tol * 10.0 ** (rule.decimals - decimals)
+        else:  # no decimals to count steps in: the same tolerance, converted to the Chinese unit
+            abs_tol = abs_tol * unit_scale(rule.unit)[1] / unit_scale(unit)[1]
+    return MatchRule(rule=rule.rule, abs_tol=abs_tol, rel_tol=rule.rel_tol, unit=unit, decimals=decimals)
+
+
 def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: str | None,
                   lang: str = "en") -> MatchOutcome:
     if rule.rule == "semantic":
         raise ValueError("a semantic rule cannot score a numeric gold value: numbers are never semantic")
     if not math.isfinite(gold_value):
         raise ValueError(f"gold value {gold_value!r} is not a finite number")
-    rule_base, rule_factor = unit_scale(rule.unit)
+    rule_base, _ = unit_scale(rule.unit)
     gold_base_unit, gold_factor = unit_scale(gold_unit if gold_unit is not None else rule.unit)
     if gold_base_unit != rule_base:
         raise ValueError(f"gold unit {gold_unit!r} ({gold_base_unit}) is not convertible to the rule's "
                          f"unit {rule.unit!r} ({rule_base})")
     gold_base = gold_value * gold_factor
-    # A bare number is read in the unit of the text answered (the Chinese text's unit for "zh").
-    read_unit = reading_unit(rule.unit, lang)
-    read_base, bare_factor = unit_scale(read_unit)
-    if read_base != rule_base:
-        raise ValueError(f"the {lang} text's unit {read_unit!r} is not convertible to the rule's unit {rule.unit!r}")
-    read_note = f" (read in {read_unit}, the {lang} text's unit)" if read_unit != rule.unit else ""
+    # The answer is scored in the unit and at the precision of the text it answers (issue 28):
+    # a bare number is read in that unit, the tolerance is that text's.
+    english_unit = rule.unit
+    rule = text_rule(rule, lang)
+    _, rule_factor = unit_scale(rule.unit)
+    read_note = f" (read in {rule.unit}, the {lang} text's unit)" if rule.unit != english_unit else ""
 
     # "元/股": an answer states the numerator ("1.23元"), rarely the "per share".
     stated_base = rule_base.split("/")[0] if rule_base is not None else None
@@ -248,15 +289,14 @@ def _match_number(rule: MatchRule, gold_value: float, answer: str, gold_unit: st
             return MatchOutcome(False, conflict, False, unfiltered.value)
         return MatchOutcome(False, "no number compatible with the rule's unit in the answer", False, None)
     if chosen is None:
-        values = tuple(c.value / rule_factor if _reads_as_stated(c) else c.value * bare_factor / rule_factor
-                       for c in candidates)
+        values = tuple(c.value / rule_factor if _reads_as_stated(c) else c.value for c in candidates)
         return MatchOutcome(False, "ambiguous: several candidate numbers and no final-answer marker; "
                             "needs a judge to extract the answer", True, None, values)
     conflict = _unit_conflict(chosen, stated_base)
     if conflict:
         return MatchOutcome(False, conflict, False, chosen.value)
 
-    readings = _readings(chosen, bare_factor, rule_base, read_note)
+    readings = _readings(chosen, rule_factor, rule_base, read_note)
     unit_label = f" {rule.unit}" if rule.unit else ""
     answer_base = readings[0][0]
     in_rule_unit = answer_base / rule_factor
@@ -374,6 +414,7 @@ def clamp_rule(
     aggregate: str | None,
     value_kind: str,
     value: float | None = None,
+    zh_precision: tuple[str | None, int | None] | None = None,
 ) -> tuple[MatchRule, list[ClampDecision]]:
     """Bring a proposed rule within the bounds of DESIGN §4.3; record every change.
 
@@ -382,13 +423,18 @@ def clamp_rule(
     from the format; rel_tol at most 1 %; abs_tol at most 1 % of |value| (left unchecked, and
     said so, without a value); an approx tolerance never tighter than the format's own
     rounding (half a unit of the last decimal), since a correctly rounded answer must pass.
-    Text: never approx (a date format becomes exact, other text semantic); no tolerances.
+    `zh_precision`, the (unit, decimals) the question's Chinese text asks for (construction's
+    `formats.zh_unit`; None: no Chinese text), becomes `unit_zh`/`decimals_zh` (an empty or
+    None unit: the format's own, None decimals: 0, as for the English text); a unit of another
+    quantity than the format's raises ValueError.
+    Text: never approx (a date format becomes exact, other text semantic); no tolerances and
+    no Chinese precision.
     Decisions list each changed field; when nothing changed, one "accepted" decision.
     """
     if value_kind in NUMERIC_KINDS:
         if fmt.kind in ("date", "text"):
             raise ValueError(f"value kind {value_kind!r} does not fit format kind {fmt.kind!r}")
-        rule, decisions = _clamp_numeric(proposed, fmt, aggregate, value)
+        rule, decisions = _clamp_numeric(proposed, fmt, aggregate, value, zh_precision)
     elif value_kind in TEXT_KINDS:
         if fmt.kind not in ("date", "text"):
             raise ValueError(f"value kind {value_kind!r} does not fit format kind {fmt.kind!r}")
@@ -412,14 +458,30 @@ def _change(decisions: list[ClampDecision], fields: dict[str, object], name: str
         decisions.append(ClampDecision(field=name, proposed=original, applied=applied, reason=reason))
 
 
-def _clamp_numeric(proposed: MatchRule, fmt: Format, aggregate: str | None,
-                   value: float | None) -> tuple[MatchRule, list[ClampDecision]]:
+def _clamp_zh_precision(decisions: list[ClampDecision], fields: dict[str, object], proposed: MatchRule,
+                        unit: str | None, zh_precision: tuple[str | None, int | None] | None) -> None:
+    if zh_precision is None:
+        _change(decisions, fields, "unit_zh", None, "no Chinese text", proposed)
+        _change(decisions, fields, "decimals_zh", None, "no Chinese text", proposed)
+        return
+    zh_word, zh_decimals = zh_precision
+    unit_zh = zh_word or unit
+    if unit_scale(unit_zh)[0] != unit_scale(unit)[0]:
+        raise ValueError(f"the Chinese text's unit {unit_zh!r} is not a unit of the same quantity as {unit!r}")
+    _change(decisions, fields, "unit_zh", unit_zh, "unit the Chinese text asks for", proposed)
+    _change(decisions, fields, "decimals_zh", zh_decimals if zh_decimals is not None else 0,
+            "decimals the Chinese text asks for", proposed)
+
+
+def _clamp_numeric(proposed: MatchRule, fmt: Format, aggregate: str | None, value: float | None,
+                   zh_precision: tuple[str | None, int | None] | None) -> tuple[MatchRule, list[ClampDecision]]:
     fields: dict[str, object] = proposed.model_dump()
     decisions: list[ClampDecision] = []
     unit = "%" if fmt.kind == "percent" else fmt.unit
     decimals = fmt.decimals if fmt.decimals is not None else 0
     _change(decisions, fields, "unit", unit, "unit copied from the format", proposed)
     _change(decisions, fields, "decimals", decimals, "decimals copied from the format", proposed)
+    _clamp_zh_precision(decisions, fields, proposed, unit, zh_precision)
 
     derived = _derived_reasons(fmt, aggregate, value)
     if proposed.rule == "semantic":
@@ -462,7 +524,7 @@ def _clamp_text(proposed: MatchRule, fmt: Format) -> tuple[MatchRule, list[Clamp
                 "dates are compared deterministically, whatever their written form", proposed)
     elif proposed.rule == "approx":
         _change(decisions, fields, "rule", "semantic", "text is never approx", proposed)
-    for name in ("abs_tol", "rel_tol", "decimals"):
+    for name in ("abs_tol", "rel_tol", "decimals", "unit_zh", "decimals_zh"):
         _change(decisions, fields, name, None, "text takes no tolerance or decimals", proposed)
     _change(decisions, fields, "unit", fmt.unit, "unit copied from the format", proposed)
     return MatchRule(**fields), decisions

@@ -323,12 +323,36 @@ class Program(StrictModel):
 # --------------------------------------------------------------------------- matching rule
 
 
-class MatchRule(StrictModel):
+class MatchRule(_OmitsUnsetExtensions):
+    """How answers are matched against the gold (DESIGN §4.3).
+
+    `unit` and `decimals` are the English text's; `unit_zh` and `decimals_zh` (issue 28) the
+    Chinese text's, recorded at construction for a numeric question with a Chinese text: a
+    Chinese answer is scored in that unit at that precision ("万元" at 2 decimals beside
+    "million CNY" at 2). `decimals_zh` set means the Chinese precision is recorded (`unit_zh`
+    None: a unitless Chinese text). Both are left out of the dump while unset, so a rule
+    without them keeps its bytes; for such a rule the matcher derives the Chinese unit
+    (`core.normalize.reading_unit`) at the English decimals.
+    """
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("unit_zh", "decimals_zh")
+
     rule: RuleName
     abs_tol: float | None = Field(default=None, ge=0)
     rel_tol: float | None = Field(default=None, ge=0)
     unit: str | None = None
     decimals: int | None = Field(default=None, ge=0, le=8)
+    unit_zh: str | None = None
+    decimals_zh: int | None = Field(default=None, ge=0, le=8)
+
+    @model_validator(mode="after")
+    def _zh_precision_whole(self) -> MatchRule:
+        if self.unit_zh is not None and self.decimals_zh is None:
+            raise ValueError(f"match rule: unit_zh {self.unit_zh!r} without decimals_zh; "
+                             "the Chinese text's precision is recorded as both")
+        if self.decimals_zh is not None and self.rule == "semantic":
+            raise ValueError("match rule: a semantic (text) rule has no Chinese precision (decimals_zh)")
+        return self
 
 
 class ClampDecision(StrictModel):
@@ -548,7 +572,8 @@ class Usage(StrictModel):
 class Prediction(StrictModel):
     """One line of an agent's predictions file.
 
-    `lang` names the text answered (absent: "en"); a bare number is read in that text's unit.
+    `lang` names the text answered (absent: "en"); the answer is scored in that text's unit at
+    that text's precision (a bare number read in 万元 and held to its decimals for "zh").
     """
 
     qid: Qid

@@ -29,7 +29,7 @@ from livesearch_pipeline.evaluation.evaluator import evaluate
 from livesearch_pipeline.evaluation.inputs import evaluation_inputs
 from livesearch_pipeline.evaluation.outputs import write_evaluation
 from livesearch_pipeline.evaluation.summary import EvaluationSummary
-from livesearch_pipeline.infra.llm import LLMSettings
+from livesearch_pipeline.infra.llm import LLMSettings, agent_key_from_env, check_agent_key_env
 from livesearch_pipeline.settings import DataPaths
 
 if TYPE_CHECKING:
@@ -80,26 +80,26 @@ def check_key_binding(name: str, api_base: str | None, api_key_env: str | None) 
     if api_key_env == OPERATOR_KEY_ENV:
         raise ValueError(f"agent {name!r}: api_key_env may not be {OPERATOR_KEY_ENV}, the operator's key of "
                          "LIVESEARCH_LLM_API_BASE; name the variable holding this endpoint's own key")
+    if api_key_env:
+        check_agent_key_env(api_key_env, owner=f"agent {name!r}")
     if api_base and not api_key_env:
         raise ValueError(f"agent {name!r} names its own api_base {api_base!r} but no api_key_env: name the "
-                         "environment variable holding that endpoint's key (set it empty for an endpoint "
-                         f"without a key); the operator's {OPERATOR_KEY_ENV} is never sent to a registry endpoint")
+                         "LIVESEARCH_AGENT_<NAME>_KEY variable holding that endpoint's key (any placeholder for "
+                         f"an endpoint without a key); the operator's {OPERATOR_KEY_ENV} is never sent to a registry endpoint")
     if api_key_env and not api_base:
         raise ValueError(f"agent {name!r}: api_key_env {api_key_env} is the key of an api_base; set api_base too")
 
 
 def agent_api_key(spec: AgentSpec, environ=None) -> str | None:
     """The key of the agent's own endpoint, read now from `spec.api_key_env` (None: the operator's
-    endpoint and key, or an endpoint without a key). AgentRegistryError naming an unset variable."""
-    import os
-
+    endpoint and key). AgentRegistryError naming a variable unset, empty or not an agent key's."""
     if spec.api_key_env is None:
         return None
-    env = os.environ if environ is None else environ
-    if spec.api_key_env not in env:
-        raise AgentRegistryError(f"agent {spec.name!r} takes its key for {spec.api_base} from ${spec.api_key_env}, "
-                                 "which is not set (set it empty for an endpoint without a key)")
-    return env[spec.api_key_env].strip() or None
+    try:
+        return agent_key_from_env(spec.api_key_env, owner=f"agent {spec.name!r} takes its key for {spec.api_base} "
+                                  f"from ${spec.api_key_env}", environ=environ)
+    except ValueError as exc:
+        raise AgentRegistryError(str(exc)) from None
 
 
 class _RegistryFile(BaseModel):

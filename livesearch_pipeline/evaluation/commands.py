@@ -59,7 +59,14 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--served", type=Path, required=True, help="served_questions_<D>.jsonl")
     parser.add_argument("--gold", type=Path, required=True,
                         help="gold_answers_<D>.jsonl; its manifest gold_answers_<D>.manifest.json must lie beside it")
-    parser.add_argument("--predictions", type=Path, required=True, help="predictions.jsonl (+ predictions.meta.json)")
+    parser.add_argument("--predictions", type=Path, required=True,
+                        help="predictions.jsonl: one {\"qid\", \"answer\", \"lang\"} per line (+ predictions.meta.json "
+                        "beside it, or --agent)")
+    parser.add_argument("--agent", default=None,
+                        help="score predictions made elsewhere: write their missing run metadata "
+                        "(<predictions>.meta.json: this agent name, the gold's date, the served file's qid-set hash, "
+                        "started_at = the predictions file's modification time) once the evaluation succeeds")
+    parser.add_argument("--model", default=None, help="with --agent: the model that answered (recorded in the metadata)")
     parser.add_argument("--out", type=Path, required=True,
                         help="directory for verdicts.jsonl and summary.json (may hold the predictions; "
                         "never an input's own name)")
@@ -74,16 +81,22 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.core.snapshot import write_atomic
     from livesearch_pipeline.evaluation.errors import EvaluationError
     from livesearch_pipeline.evaluation.evaluator import evaluate
-    from livesearch_pipeline.evaluation.inputs import evaluation_inputs
+    from livesearch_pipeline.evaluation.inputs import evaluation_inputs, meta_path_beside
     from livesearch_pipeline.evaluation.outputs import check_output_paths, write_evaluation
     from livesearch_pipeline.evaluation.judge import judge_from_settings
+    from livesearch_pipeline.evaluation.own_run import metadata_for
     from livesearch_pipeline.infra.llm import LLMSettings
 
+    if args.model is not None and args.agent is None:
+        return _fail("evaluate", "--model names the model of --agent's run; give --agent too (nothing written)")
     inputs = evaluation_inputs(args.served, args.gold, args.predictions)
     try:
         check_output_paths(args.out, inputs)
+        run_meta = (metadata_for(args.served, args.gold, args.predictions, agent=args.agent, model=args.model)
+                    if args.agent is not None else None)
     except EvaluationError as exc:
         return _fail("evaluate", f"{exc} (nothing written)")
     settings = LLMSettings.from_env()
@@ -95,15 +108,24 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     try:
         result = evaluate(
-            args.served, args.gold, args.predictions, judge=judge, judge_concurrency=args.judge_concurrency
+            args.served, args.gold, args.predictions, judge=judge, judge_concurrency=args.judge_concurrency,
+            run_meta=run_meta,
         )
     except EvaluationError as exc:
         return _fail("evaluate", f"{exc} (nothing written)")
+    meta_path = meta_path_beside(args.predictions)
+    try:
+        if run_meta is not None:
+            write_atomic(meta_path, run_meta.model_dump_json(indent=2).encode("utf-8") + b"\n", exclusive=True)
+    except OSError as exc:
+        return _fail("evaluate", f"cannot write the run metadata {meta_path}: {exc} (nothing written)")
     try:
         verdicts_path, summary_path = write_evaluation(result, args.out, inputs=inputs)
-    except EvaluationError as exc:
-        return _fail("evaluate", f"{exc} (nothing written)")
-    except OSError as exc:
+    except (EvaluationError, OSError) as exc:
+        if run_meta is not None:
+            meta_path.unlink()  # written above for this evaluation only: nothing is left behind
+        if isinstance(exc, EvaluationError):
+            return _fail("evaluate", f"{exc} (nothing written)")
         return _fail("evaluate", f"cannot write the evaluation to {args.out}: {exc}")
     s = result.summary
     print(
@@ -114,6 +136,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     for warning in s.warnings:
         print(f"warning: {warning}")
+    if run_meta is not None:
+        print(f"wrote {meta_path} (agent {run_meta.agent}, started_at = the predictions file's modification time)")
     print(f"wrote {verdicts_path} and {summary_path}")
     return 0
 
@@ -123,16 +147,20 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _register_leaderboard(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "leaderboard", help="rank evaluated runs that share a qid set and gold date"
+        "leaderboard", help="rank evaluated runs that share a qid set and gold date",
+        description="Ranks what each run's predictions score again against the configured gold (judge verdicts "
+        "only from the LLM cache), never its verdicts file alone. Without --date the runs must share one gold "
+        "date (runs of several days are refused, naming the newest). Exit 2 with a one-line message naming the "
+        "fix otherwise.",
     )
     parser.add_argument("--runs", type=Path, nargs="+", required=True, help="evaluation output directories")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--date", type=iso_date, default=None, help="rank only runs scored against this gold date")
     parser.add_argument("--gold-dir", type=Path, default=None,
-                        help="the gold snapshots whose manifests every figure is recomputed against "
-                        "(default: the folder of the gold each summary names)")
+                        help="the gold snapshots (manifests verified) every run's predictions are scored again "
+                        "against (default: $LIVESEARCH_DATA_DIR/gold; never a folder a summary names)")
     parser.add_argument("--served-dir", type=Path, default=None,
-                        help="served_questions_<D>.jsonl files (default: the served file each summary names)")
+                        help="served_questions_<D>.jsonl files (default: $LIVESEARCH_DATA_DIR/served)")
     parser.set_defaults(func=_leaderboard)
 
 
@@ -145,12 +173,21 @@ def _leaderboard(args: argparse.Namespace) -> int:
         write_leaderboard,
     )
 
+    from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable
+    from livesearch_pipeline.settings import DataPaths
+
+    paths = DataPaths.from_env()
     try:
+        check_writable(args.out, what="leaderboard --out", files=())
         board = build_leaderboard(args.runs, date=args.date.isoformat() if args.date else None,
-                                  gold_dir=args.gold_dir, served_dir=args.served_dir)
-    except (LeaderboardError, EvaluationError) as exc:
+                                  gold_dir=args.gold_dir or paths.gold, served_dir=args.served_dir or paths.served,
+                                  llm_cache=paths.llm_cache)
+    except (LeaderboardError, EvaluationError, WriterTargetError) as exc:
         return _fail("leaderboard", str(exc))
-    paths = write_leaderboard(board, args.out)
+    try:
+        paths = write_leaderboard(board, args.out)
+    except OSError as exc:
+        return _fail("leaderboard", f"cannot write the leaderboard to {args.out}: {exc}; fix: choose a writable --out")
     print(render_markdown(board), end="")
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0
@@ -239,8 +276,8 @@ def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
     register.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint of this agent's own "
                           "(needs --api-key-env; default: $LIVESEARCH_LLM_API_BASE with $LIVESEARCH_LLM_API_KEY)")
     register.add_argument("--api-key-env", default=None,
-                          help="with --api-base: the environment variable holding that endpoint's key "
-                          "(never LIVESEARCH_LLM_API_KEY, the operator's key, which only its own endpoint receives)")
+                          help="with --api-base: the LIVESEARCH_AGENT_<NAME>_KEY variable holding that endpoint's "
+                          "key (never another variable, such as LIVESEARCH_LLM_API_KEY, the operator's key)")
     register.add_argument("--searxng-url", default=None, help="web: SearXNG base URL")
     register.add_argument("--services", default=None, help="plugin: comma-separated services to offer (default: all)")
     register.add_argument("--concurrency", type=int, default=4, help="questions in flight (default 4)")
@@ -310,7 +347,11 @@ def _register_inspect_import(actions: argparse._SubParsersAction) -> None:
         description="Writes predictions.jsonl (with lang and usage), predictions.meta.json and trajectories.jsonl "
         "from the log's samples into --out, then evaluates them as `livesearch evaluate` does (verdicts.jsonl, "
         "summary.json), so the run ranks on the day's leaderboard. A -T lang=both log writes a second run, "
-        "<out>-zh, for its Chinese samples. Exit 2, nothing written, when the log is not a run of the task.",
+        "<out>-zh, for its Chinese samples. The day's served questions and gold are those of $LIVESEARCH_DATA_DIR "
+        "(never a folder the log names). Exit 2, nothing written, when the log is not a run of the task, is "
+        "larger than its limits (256 MiB uncompressed, 8 MiB per sample, two samples per served question, 1,000 "
+        "messages per sample), or --out is protected (gold, served, pool, analytics), a symlink, or held by "
+        "another writer.",
     )
     parser.add_argument("log", type=Path, help="an Inspect log (.eval or .json) of the livesearch task")
     parser.add_argument("--out", type=Path, required=True, help="run folder, e.g. data/runs/<D>/<agent>")
@@ -328,8 +369,12 @@ def _import_inspect(args: argparse.Namespace) -> int:
     settings = LLMSettings.from_env()
     judge = judge_from_settings(args.judge_model or settings.judge_model, cache_dir=default_llm_cache_dir(),
                                 api_base=settings.api_base, api_key=settings.api_key)
+    from livesearch_pipeline.settings import DataPaths
+
     try:
-        runs = import_inspect_log(args.log, args.out, agent=args.agent, judge=judge)
+        # The day's served questions and gold come from the configured data root, never from the log.
+        runs = import_inspect_log(args.log, args.out, data_root=DataPaths.from_env().root, agent=args.agent,
+                                  judge=judge)
     except (InspectImportError, ValueError, OSError) as exc:
         return _fail("agent import-inspect", f"{exc} (nothing written)")
     for run in runs:

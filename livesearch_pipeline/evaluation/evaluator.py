@@ -17,9 +17,10 @@ numbers or the qids (first few + count):
 
 Nothing is ever read from another date's gold. Every agent is scored on exactly the scoring
 set: a scoring qid without a prediction, or with an empty answer or an agent error, scores 0;
-a prediction for a withdrawn qid is ignored. A prediction's `lang` decides the unit a bare
-number is read in (`core.matching`); one that says "zh" for a question without a Chinese text
-is refused. Without a judge the undecided verdicts stay deterministic and incorrect, and the
+a prediction for a withdrawn qid is ignored. A prediction's `lang` decides the text it is scored
+against (`core.matching.text_rule`): a bare number is read in that text's unit, and the answer
+held to that text's precision; one that says "zh" for a question without a Chinese text is
+refused. Without a judge the undecided verdicts stay deterministic and incorrect, and the
 summary counts them as `unresolved_without_judge`.
 """
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from livesearch_pipeline.core.models import Verdict
+from livesearch_pipeline.core.models import PredictionRunMeta, Verdict
 from livesearch_pipeline.core.snapshot import sha256_file
 from livesearch_pipeline.evaluation.consistency import check_answer_languages, check_consistency
 from livesearch_pipeline.evaluation.errors import EvaluationError
@@ -46,12 +47,16 @@ def evaluate(
     *,
     judge: LLMJudge | None = None,
     judge_concurrency: int = 8,
+    run_meta: PredictionRunMeta | None = None,
 ) -> EvaluationResult:
-    """Score a predictions file against the gold of its day; raises EvaluationError (fail loud)."""
+    """Score a predictions file against the gold of its day; raises EvaluationError (fail loud).
+
+    `run_meta` stands in for the predictions' missing metadata file (`evaluate --agent`: the
+    caller writes it once the evaluation succeeded) and is checked like one."""
     served_path, gold_path, predictions_path = Path(served_path), Path(gold_path), Path(predictions_path)
     served = load_served(served_path)
     gold = load_gold(gold_path)
-    predictions, meta = load_predictions(predictions_path)
+    predictions, meta = load_predictions(predictions_path, run_meta)
     predictions_sha256 = sha256_file(predictions_path)
     scoring = check_consistency(
         served, gold, predictions, meta,

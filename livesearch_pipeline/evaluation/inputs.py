@@ -140,9 +140,11 @@ def check_strict_json_lines(path: Path, data: bytes, what: str) -> None:
         raise EvaluationError(f"{path}: {bad} {what} line(s) are not strict JSON — " + "; ".join(problems))
 
 
-def load_predictions(path: Path) -> tuple[list[Prediction], PredictionRunMeta | None]:
+def load_predictions(path: Path, meta: PredictionRunMeta | None = None) -> tuple[list[Prediction], PredictionRunMeta | None]:
     """The predictions and their run metadata (`predictions.meta.json` beside them, required:
-    without it the day and qid-set checks could not run)."""
+    without it the day and qid-set checks could not run). `meta`, when given, is metadata about
+    to be written for predictions that have none (`evaluate --agent`, `own_run`): it stands in
+    for the file, which must then not exist."""
     path = Path(path)
     if path.is_file():
         try:
@@ -154,10 +156,15 @@ def load_predictions(path: Path) -> tuple[list[Prediction], PredictionRunMeta | 
     if duplicates:
         raise EvaluationError(f"{path}: predictions repeat {name_qids(duplicates)}")
     meta_path = meta_path_beside(path)
+    if meta is not None:
+        if meta_path.exists():
+            raise EvaluationError(f"{meta_path} exists: the run metadata given for {path} would replace it")
+        return predictions, meta
     if not meta_path.is_file():
         raise EvaluationError(
             f"{meta_path} is missing: predictions are scored only with their run metadata (agent, date, "
-            "qid-set hash), which the agent runner writes beside predictions.jsonl"
+            "qid-set hash), which the agent runner writes beside predictions.jsonl; for predictions made "
+            "elsewhere, add --agent NAME (and --model) to write it"
         )
     try:
         meta_bytes = meta_path.read_bytes()

@@ -15,12 +15,22 @@ Cost: Inspect's own `total_cost` when the log records one, else litellm's price 
 model's name (`infra.llm.token_cost_usd`), else None (a local or unknown model such as
 `mockllm/model`). Every file is written atomically; a directory that already holds predictions
 is refused, and nothing is written when the log is not a run of this task.
+
+The served questions and the gold are always those of the configured data root, never a location
+the log names (its metadata is the submitter's word). An import writes only a folder it may
+(`writers`: not the gold, served, pool or analytics folders, no symlinked file, no other writer
+holding the folder's lock: all checked before anything is written), and reads a bounded log:
+MAX_LOG_BYTES uncompressed, MAX_SAMPLE_BYTES per sample, two samples per served question,
+MAX_MESSAGES_PER_SAMPLE messages per sample (the error names the limit).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +45,14 @@ from livesearch_pipeline.evaluation.evaluator import evaluate
 from livesearch_pipeline.evaluation.inputs import evaluation_inputs
 from livesearch_pipeline.evaluation.outputs import write_evaluation
 from livesearch_pipeline.evaluation.summary import EvaluationResult
+from livesearch_pipeline.evaluation.writers import (
+    ANALYTICS_DIR,
+    WriterTargetError,
+    check_writable,
+    protected_directories,
+    run_folder_writer,
+)
+from livesearch_pipeline.core.locks import WriterLockedError
 from livesearch_pipeline.infra.llm import token_cost_usd
 
 TASK_NAMES = ("livesearch", "livesearch_pipeline/livesearch")
@@ -111,7 +129,8 @@ def _records(sample: Any, model: str) -> tuple[Prediction, TrajectoryLine]:
     metadata = sample.metadata or {}
     qid, lang = metadata.get("qid"), metadata.get("lang", "en")
     if not qid:
-        raise InspectImportError(f"sample {sample.id!r} has no qid in its metadata: not a livesearch sample")
+        raise InspectImportError(f"sample {sample.id!r} has no qid in its metadata: not a livesearch sample; fix: "
+                                 f"import a log of `inspect eval {TASK_NAMES[-1]}`")
     answer = _answer(sample)
     error = sample.error.message.splitlines()[0] if sample.error is not None else None
     if answer is None and error is None and sample.limit is not None:
@@ -135,74 +154,163 @@ def _to_datetime(value: object) -> dt.datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
 
 
-def import_inspect_log(log_path: Path, out_dir: Path, *, agent: str | None = None, judge: Any = None,
-                       judge_concurrency: int = 8) -> list[ImportedRun]:
-    """Write and evaluate the run directory (two for a `lang=both` run) of an Inspect log."""
+# Bounds on what an import reads (a small compressed log may inflate to gigabytes): the log's bytes
+# uncompressed, one sample's bytes, the samples (two per served question at most: its English and
+# Chinese texts) and the messages of one sample.
+MAX_LOG_BYTES = 256 * 1024 * 1024
+MAX_SAMPLE_BYTES = 8 * 1024 * 1024
+MAX_MESSAGES_PER_SAMPLE = 1000
+SAMPLES_PER_QUESTION = 2
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB"
+
+
+def check_log_bounds(log_path: Path) -> None:
+    """InspectImportError naming the limit when the log is larger than MAX_LOG_BYTES uncompressed or
+    one of its samples larger than MAX_SAMPLE_BYTES; read from the zip directory of a .eval log
+    (nothing is inflated) or the size of a .json one."""
+    size = log_path.stat().st_size
+    if zipfile.is_zipfile(log_path):
+        with zipfile.ZipFile(log_path) as archive:
+            entries = archive.infolist()
+        total = sum(e.file_size for e in entries)
+        samples = [e for e in entries if e.filename.startswith("samples/")]
+        largest = max(samples, key=lambda e: e.file_size, default=None)
+        if largest is not None and largest.file_size > MAX_SAMPLE_BYTES:
+            raise InspectImportError(
+                f"{log_path}: sample {largest.filename} inflates to {_mib(largest.file_size)}, above the limit of "
+                f"{_mib(MAX_SAMPLE_BYTES)} per sample (MAX_SAMPLE_BYTES); fix: import a log of this task's own runs")
+    else:
+        total = size
+    if total > MAX_LOG_BYTES:
+        raise InspectImportError(f"{log_path}: the log holds {_mib(total)} uncompressed, above the limit of "
+                                 f"{_mib(MAX_LOG_BYTES)} (MAX_LOG_BYTES); fix: import a log of one run of one day")
+
+
+def _bounded_samples(log_path: Path, limit: int):
+    """The log's samples one at a time (never the whole log in memory), refusing more than `limit`
+    samples or a sample with more than MAX_MESSAGES_PER_SAMPLE messages."""
+    from inspect_ai.log import read_eval_log_samples
+
+    for index, sample in enumerate(read_eval_log_samples(str(log_path), all_samples_required=False), start=1):
+        if index > limit:
+            raise InspectImportError(f"{log_path}: more than {limit} samples, the limit for the day's served questions "
+                                     f"({SAMPLES_PER_QUESTION} per question); fix: import a log of one epoch of one day")
+        if len(sample.messages) > MAX_MESSAGES_PER_SAMPLE:
+            raise InspectImportError(
+                f"{log_path}: sample {sample.id!r} holds {len(sample.messages)} messages, above the limit of "
+                f"{MAX_MESSAGES_PER_SAMPLE} (MAX_MESSAGES_PER_SAMPLE); fix: run the task with a message limit")
+        yield sample
+
+
+def import_inspect_log(log_path: Path, out_dir: Path, *, data_root: Path, agent: str | None = None,
+                       judge: Any = None, judge_concurrency: int = 8) -> list[ImportedRun]:
+    """Write and evaluate the run directory (two for a `lang=both` run) of an Inspect log.
+
+    The served questions and gold are those of the configured `data_root` (its gold manifest
+    verified by the evaluator), never a location the log names: a log's metadata is the
+    submitter's word. Each target folder is checked (`writers.check_writable`: not a protected
+    folder, no symlinked file) and its writer lock held before anything is written; the log's
+    size, samples and messages are bounded (`check_log_bounds`, `_bounded_samples`)."""
     from inspect_ai.log import read_eval_log
 
-    from livesearch_pipeline.evaluation.inspect_task import harness_version, load_day, parse_date
+    from livesearch_pipeline.evaluation.inspect_task import InspectTaskError, harness_version, load_day, parse_date
 
-    log_path, out_dir = Path(log_path), Path(out_dir)
+    log_path, out_dir, data_root = Path(log_path), Path(out_dir), Path(data_root)
+    if not log_path.is_file():
+        raise InspectImportError(f"{log_path}: no such log file; fix: pass the .eval or .json file Inspect wrote")
+    check_log_bounds(log_path)
     try:
-        log = read_eval_log(str(log_path))
+        log = read_eval_log(str(log_path), header_only=True)
     except (OSError, ValueError) as exc:
-        raise InspectImportError(f"{log_path}: not a readable Inspect log: {exc}") from exc
+        raise InspectImportError(f"{log_path}: not a readable Inspect log: {exc}; fix: pass the .eval or .json "
+                                 "file Inspect wrote") from exc
     if log.eval.task not in TASK_NAMES:
-        raise InspectImportError(f"{log_path}: a log of task {log.eval.task!r}, not of {TASK_NAMES[-1]}")
+        raise InspectImportError(f"{log_path}: a log of task {log.eval.task!r}, not of {TASK_NAMES[-1]}; fix: "
+                                 f"import a log of `inspect eval {TASK_NAMES[-1]}`")
     metadata = log.eval.metadata or {}
-    if "livesearch_date" not in metadata or "data_dir" not in metadata:
-        raise InspectImportError(f"{log_path}: the log's task metadata has no livesearch_date/data_dir")
-    if not log.samples:
-        raise InspectImportError(f"{log_path}: the log holds no samples (status {log.status})")
+    if "livesearch_date" not in metadata:
+        raise InspectImportError(f"{log_path}: the log's task metadata has no livesearch_date; fix: import a log "
+                                 f"of `inspect eval {TASK_NAMES[-1]}`, which records it")
     date = parse_date(metadata["livesearch_date"])
-    day = load_day(Path(metadata["data_dir"]), date)
+    try:
+        day = load_day(data_root, date)
+    except InspectTaskError as exc:
+        raise InspectImportError(f"{log_path}: the day {date} of the data root {data_root}: {exc}; fix: set "
+                                 "LIVESEARCH_DATA_DIR to the data root that served that day") from exc
     model = log.eval.model
     name = agent or default_agent_name(model, str(metadata.get("tools", "plugin")))
-    groups: dict[Path, list[Any]] = {}
-    for sample in log.samples:
-        target = out_dir.with_name(out_dir.name + "-zh") if str(sample.id).endswith(ZH_SUFFIX) else out_dir
-        groups.setdefault(target, []).append(sample)
-    for target in groups:
-        if (target / PREDICTIONS_FILE).exists():
-            raise InspectImportError(f"{target / PREDICTIONS_FILE} exists: import into an empty --out directory")
-    served_hash = qid_set_hash(q.qid for q in day.served)
-    lang_option = str(metadata.get("lang", "en"))
-    runs = []
-    for target, samples in groups.items():
-        records = [_records(sample, model) for sample in samples]
-        qids = [p.qid for p, _ in records]
-        if len(set(qids)) != len(qids):
-            raise InspectImportError(f"{log_path}: several samples answer the same question (epochs > 1?); "
-                                     "import a log of one epoch")
-        meta = PredictionRunMeta(
-            agent=name if target == out_dir else f"{name}-zh", model=model, date=date,
-            served_qid_set_hash=served_hash,
-            started_at=_to_datetime(log.stats.started_at) or dt.datetime.fromtimestamp(0, dt.timezone.utc),
-            finished_at=_to_datetime(log.stats.completed_at),
-            lang="zh" if target != out_dir else lang_option if lang_option != "both" else "en",  # type: ignore[arg-type]
-            harness=harness_version(),
-        )
-        predictions_path = target / PREDICTIONS_FILE
-        # The evaluation is computed before anything is written: a log it refuses leaves no files.
-        staged = target / ".import-staging"
-        staged.mkdir(parents=True, exist_ok=True)
+    zh_dir = out_dir.with_name(out_dir.name + "-zh")
+    protected = protected_directories([data_root / "gold", data_root / "served", data_root / "pool",
+                                       data_root / ANALYTICS_DIR, day.gold_path.parent])
+    for target in (out_dir, zh_dir):
         try:
-            write_atomic(staged / PREDICTIONS_FILE, _jsonl([p for p, _ in records]))
-            write_atomic(staged / META_FILE, meta.model_dump_json(indent=2).encode("utf-8") + b"\n")
+            check_writable(target, what="agent import-inspect --out", protected=protected)
+        except WriterTargetError as exc:
+            raise InspectImportError(str(exc)) from None
+    groups: dict[Path, list[tuple[Prediction, TrajectoryLine]]] = {}
+    try:
+        for sample in _bounded_samples(log_path, SAMPLES_PER_QUESTION * len(day.served)):
+            target = zh_dir if str(sample.id).endswith(ZH_SUFFIX) else out_dir
+            groups.setdefault(target, []).append(_records(sample, model))
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, InspectImportError):
+            raise
+        raise InspectImportError(f"{log_path}: not a readable Inspect log: {exc}; fix: pass the .eval or .json "
+                                 "file Inspect wrote") from exc
+    if not groups:
+        raise InspectImportError(f"{log_path}: the log holds no samples (status {log.status}); fix: import the "
+                                 "log of a run that answered questions")
+    with contextlib.ExitStack() as locks:
+        for target in groups:
+            # The folder's writer lock, held until every file is written: an `agent run` or another
+            # import writing it is refused, naming it, before anything is written.
             try:
-                result = evaluate(day.served_path, day.gold_path, staged / PREDICTIONS_FILE, judge=judge,
-                                  judge_concurrency=judge_concurrency)
-            except EvaluationError as exc:
-                raise InspectImportError(f"{log_path}: the run cannot be evaluated: {exc}") from exc
-        finally:
-            for leftover in (staged / PREDICTIONS_FILE, staged / META_FILE):
-                leftover.unlink(missing_ok=True)
-            staged.rmdir()
-        summary = result.summary.model_copy(update={"predictions_file": str(predictions_path)})
-        result = EvaluationResult(verdicts=result.verdicts, summary=summary)
-        write_atomic(target / TRAJECTORIES_FILE, _jsonl([t for _, t in records]))
-        write_atomic(target / META_FILE, meta.model_dump_json(indent=2).encode("utf-8") + b"\n")
-        write_atomic(predictions_path, _jsonl([p for p, _ in records]))
-        write_evaluation(result, target, inputs=evaluation_inputs(day.served_path, day.gold_path, predictions_path))
-        runs.append(ImportedRun(out_dir=target, predictions=len(records), result=result))
-    return runs
+                locks.enter_context(run_folder_writer(target, what="agent import-inspect --out", protected=protected))
+            except WriterTargetError as exc:
+                raise InspectImportError(str(exc)) from None
+            except WriterLockedError as exc:
+                raise InspectImportError(str(exc)) from None
+            if (target / PREDICTIONS_FILE).exists():
+                raise InspectImportError(f"{target / PREDICTIONS_FILE} exists: import into an empty --out directory")
+        return [_write_run(target, records, log_path=log_path, log=log, day=day, date=date, model=model,
+                           agent=name if target == out_dir else f"{name}-zh",
+                           lang_option=str(metadata.get("lang", "en")), zh=target != out_dir,
+                           harness=harness_version(), judge=judge, judge_concurrency=judge_concurrency)
+                for target, records in groups.items()]
+
+
+def _write_run(target: Path, records: list[tuple[Prediction, TrajectoryLine]], *, log_path: Path, log: Any,
+               day: Any, date: dt.date, model: str, agent: str, lang_option: str, zh: bool, harness: str,
+               judge: Any, judge_concurrency: int) -> ImportedRun:
+    qids = [p.qid for p, _ in records]
+    if len(set(qids)) != len(qids):
+        raise InspectImportError(f"{log_path}: several samples answer the same question (epochs > 1?); "
+                                 "import a log of one epoch")
+    meta = PredictionRunMeta(
+        agent=agent, model=model, date=date, served_qid_set_hash=qid_set_hash(q.qid for q in day.served),
+        started_at=_to_datetime(log.stats.started_at) or dt.datetime.fromtimestamp(0, dt.timezone.utc),
+        finished_at=_to_datetime(log.stats.completed_at),
+        lang="zh" if zh else lang_option if lang_option != "both" else "en",  # type: ignore[arg-type]
+        harness=harness,
+    )
+    predictions_path = target / PREDICTIONS_FILE
+    # The evaluation is computed before anything is written: a log it refuses leaves no files.
+    with tempfile.TemporaryDirectory(prefix="livesearch-import-") as staging:
+        staged = Path(staging)
+        write_atomic(staged / PREDICTIONS_FILE, _jsonl([p for p, _ in records]))
+        write_atomic(staged / META_FILE, meta.model_dump_json(indent=2).encode("utf-8") + b"\n")
+        try:
+            result = evaluate(day.served_path, day.gold_path, staged / PREDICTIONS_FILE, judge=judge,
+                              judge_concurrency=judge_concurrency)
+        except EvaluationError as exc:
+            raise InspectImportError(f"{log_path}: the run cannot be evaluated: {exc}") from exc
+    summary = result.summary.model_copy(update={"predictions_file": str(predictions_path)})
+    result = EvaluationResult(verdicts=result.verdicts, summary=summary)
+    write_atomic(target / TRAJECTORIES_FILE, _jsonl([t for _, t in records]))
+    write_atomic(target / META_FILE, meta.model_dump_json(indent=2).encode("utf-8") + b"\n")
+    write_atomic(predictions_path, _jsonl([p for p, _ in records]))
+    write_evaluation(result, target, inputs=evaluation_inputs(day.served_path, day.gold_path, predictions_path))
+    return ImportedRun(out_dir=target, predictions=len(records), result=result)

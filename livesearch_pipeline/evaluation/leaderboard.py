@@ -48,6 +48,7 @@ from livesearch_pipeline.core.snapshot import (
 )
 from livesearch_pipeline.evaluation.errors import EvaluationError
 from livesearch_pipeline.evaluation.inputs import load_served
+from livesearch_pipeline.evaluation.rescore import rescored_differences
 from livesearch_pipeline.evaluation.outputs import (
     SUMMARY_FILE,
     VERDICTS_FILE,
@@ -189,8 +190,10 @@ def load_runs(run_dirs: Sequence[Path]) -> list[RunSummary]:
 class _Sources:
     """The current gold manifests and served files the runs are checked against (read once each)."""
 
-    def __init__(self, gold_dir: Path | None, served_dir: Path | None) -> None:
+    def __init__(self, gold_dir: Path | None, served_dir: Path | None, *, llm_cache: Path | None = None,
+                 judge_api_base: str | None = None) -> None:
         self.gold_dir, self.served_dir = gold_dir, served_dir
+        self.llm_cache, self.judge_api_base = llm_cache, judge_api_base
         self._gold: dict[tuple[Path, str], object] = {}
         self._served: dict[Path, object] = {}
 
@@ -204,11 +207,17 @@ class _Sources:
                 self._gold[key] = f"the gold of {summary.gold_date} in {folder} cannot be trusted: {exc}"
         return self._gold[key]
 
-    def served(self, summary: EvaluationSummary):
+    def gold_path(self, summary: EvaluationSummary) -> Path:
+        folder = Path(self.gold_dir) if self.gold_dir is not None else Path(summary.gold_file).parent
+        return SnapshotStore(folder).path_for(summary.gold_date)
+
+    def served_path(self, summary: EvaluationSummary) -> Path:
         if self.served_dir is not None:
-            path = Path(self.served_dir) / f"served_questions_{summary.gold_date.isoformat()}.jsonl"
-        else:
-            path = Path(summary.served_file)
+            return Path(self.served_dir) / f"served_questions_{summary.gold_date.isoformat()}.jsonl"
+        return Path(summary.served_file)
+
+    def served(self, summary: EvaluationSummary):
+        path = self.served_path(summary)
         if path not in self._served:
             try:
                 self._served[path] = load_served(path)
@@ -278,6 +287,9 @@ def recompute_run(run: RunSummary, sources: _Sources) -> RunSummary:
     if len(by_qid) != len(verdicts) or set(by_qid) != scoring:
         return unranked(f"its {len(verdicts)} verdicts do not cover exactly the scoring set of {len(scoring)} "
                         f"qid(s) of the current gold manifest: evaluate again")
+    differing = _rescored_differences(run, sources, predictions, by_qid)
+    if differing:
+        return unranked(differing)
     rows = [(q, by_qid[q.qid]) for q in served if q.qid in scoring]
     correct = sum(1 for c in by_qid.values() if c is True)
     errors = sum(1 for c in by_qid.values() if c is None)
@@ -300,6 +312,17 @@ def recompute_run(run: RunSummary, sources: _Sources) -> RunSummary:
     return RunSummary(run.run_dir, recomputed)
 
 
+def _rescored_differences(run: RunSummary, sources: _Sources, predictions: Path,
+                          recorded: dict[str, bool | None]) -> str | None:
+    """Why the run's recorded verdicts are not what its predictions score against the configured
+    gold (`rescore`), or None: a rewritten verdicts.jsonl (its summary's hash and counts updated)
+    never ranks."""
+    s = run.summary
+    return rescored_differences(sources.served_path(s), sources.gold_path(s), predictions, recorded,
+                                judge_model=s.judge_model, llm_cache=sources.llm_cache,
+                                api_base=sources.judge_api_base)
+
+
 def _refuse_duplicate_agents(runs: Sequence[RunSummary]) -> None:
     seen: dict[str, Path] = {}
     for run in runs:
@@ -311,6 +334,17 @@ def _refuse_duplicate_agents(runs: Sequence[RunSummary]) -> None:
 
 
 def _choose_group(runs: Sequence[RunSummary], date: str | None) -> tuple[str, str]:
+    """The ranked (gold date, scoring-set hash): the largest group of complete runs of `date`, or,
+    without a date, of the one day the complete runs share. Runs of several days are refused
+    (one leaderboard ranks one day: an older day's runs copied into a newest day's folder must
+    not outnumber and so displace that day's runs)."""
+    if date is None:
+        days = sorted({r.group[0] for r in runs if r.incomplete is None})
+        if len(days) > 1:
+            listed = ", ".join(f"{d} ({', '.join(str(r.run_dir) for r in runs if r.group[0] == d)[:200]})"
+                               for d in days)
+            raise LeaderboardError(f"the runs were scored against the gold of {len(days)} days: {listed}; fix: pass "
+                                   f"--date {days[-1]} (the newest) or give only one day's runs")
     sizes: dict[tuple[str, str], int] = {}
     for run in runs:
         if run.incomplete is None and (date is None or run.group[0] == date):
@@ -320,6 +354,7 @@ def _choose_group(runs: Sequence[RunSummary], date: str | None) -> tuple[str, st
         raise LeaderboardError(
             "no complete evaluation run" + (f" has gold date {date}" if date else "")
             + (f" (incomplete: {', '.join(incomplete)})" if incomplete else "")
+            + "; fix: evaluate the runs again against the current gold"
         )
     # Largest group, then the later date, then the smaller hash: deterministic.
     return min(sizes, key=lambda g: (-sizes[g], _negated_date(g[0]), g[1]))
@@ -357,12 +392,24 @@ def _rank(rows: list[LeaderboardRow]) -> list[LeaderboardRow]:
 
 
 def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None, gold_dir: Path | None = None,
-                      served_dir: Path | None = None) -> Leaderboard:
+                      served_dir: Path | None = None, llm_cache: Path | None = None,
+                      judge_api_base: str | None = None) -> Leaderboard:
     """Rank the comparable runs among `run_dirs` (each holding a summary.json).
 
     Every figure is recomputed (`recompute_run`) against the gold manifests in `gold_dir` and the
-    served files in `served_dir` (default: the files each summary names)."""
-    sources = _Sources(gold_dir, served_dir)
+    served files in `served_dir` (the command line and the asset pass the data root's; None: the
+    files each summary names, for a caller that placed them), and each run's predictions are
+    scored again against that gold, judge verdicts read only from the LLM cache `llm_cache`
+    (default: the data root's) under `judge_api_base` (default: $LIVESEARCH_LLM_API_BASE)."""
+    if llm_cache is None:
+        from livesearch_pipeline.settings import DataPaths
+
+        llm_cache = DataPaths.from_env().llm_cache
+    if judge_api_base is None:
+        from livesearch_pipeline.infra.llm import LLMSettings
+
+        judge_api_base = LLMSettings.from_env().api_base
+    sources = _Sources(gold_dir, served_dir, llm_cache=llm_cache, judge_api_base=judge_api_base)
     # A folder named twice is one run (a copy elsewhere is another run: refused below if ranked).
     unique = list({Path(d).resolve(): Path(d) for d in reversed(list(run_dirs))}.values())[::-1]
     runs = [recompute_run(run, sources) for run in load_runs(unique)]

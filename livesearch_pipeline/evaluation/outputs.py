@@ -4,8 +4,9 @@ The two files are written in one directory as one unit (`write_evaluation`): the
 the verdicts' sha256, and a run counts as evaluated only when both exist and agree
 (`load_evaluation`). Before anything is written the output directory is checked
 (`check_output_paths`): an output never lands on an input (symlinks, relative paths and hard
-links resolved), and never inside the data root's gold, served or pool folders, nor beside a gold
-snapshot (`protected_directories`: write-once territory).
+links resolved), never inside the data root's gold, served, pool or analytics folders, nor beside
+a gold snapshot (`protected_directories`: write-once territory), never through a symlink, and
+never while another process holds the folder's writer lock (`writers.run_folder_writer`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from livesearch_pipeline.core.models import Verdict
 from livesearch_pipeline.core.snapshot import sha256_bytes, sha256_file, snapshot_date, write_atomic
 from livesearch_pipeline.evaluation.errors import EvaluationError
 from livesearch_pipeline.evaluation.summary import EvaluationResult, EvaluationSummary, render_verdicts
+from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable, run_folder_writer
+from livesearch_pipeline.evaluation.writers import protected_directories as protected_folders
+from livesearch_pipeline.core.locks import LOCK_FILE, WriterLockedError
 
 VERDICTS_FILE = "verdicts.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -49,7 +53,6 @@ def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
     for ancestor in (out_dir, *out_dir.parents):
         if ancestor.exists() and not ancestor.is_dir():
             raise EvaluationError(f"output directory {out_dir}: {ancestor} is a file, not a directory")
-    check_not_protected(out_dir, inputs)
     for name in _OUTPUTS:
         target = out_dir / name
         for source in inputs:
@@ -60,35 +63,23 @@ def check_output_paths(out_dir: Path, inputs: Sequence[Path]) -> None:
                 )
         if target.exists() and not target.is_file():
             raise EvaluationError(f"output {target} exists and is not a regular file")
+    check_not_protected(out_dir, inputs)
 
 
 def protected_directories(inputs: Sequence[Path] = ()) -> list[Path]:
-    """Folders no evaluation output may land in: the data root's gold, served and pool folders,
-    and the folder of any gold snapshot among `inputs` (write-once territory)."""
-    from livesearch_pipeline.settings import DataPaths
-
-    paths = DataPaths.from_env()
-    folders = [paths.gold, paths.served, paths.pool]
-    folders += [Path(p).parent for p in inputs if snapshot_date(Path(p)) is not None]
-    return folders
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        resolved, base = path.resolve(), folder.resolve()
-    except OSError:
-        return False
-    return resolved == base or base in resolved.parents
+    """Folders no evaluation output may land in: the data root's gold, served, pool and analytics
+    folders (`writers.protected_directories`), and the folder of any gold snapshot among `inputs`."""
+    return protected_folders([Path(p).parent for p in inputs if snapshot_date(Path(p)) is not None])
 
 
 def check_not_protected(out_dir: Path, inputs: Sequence[Path] = ()) -> None:
-    """EvaluationError when `out_dir` is inside the gold, served or pool folder (`protected_directories`)."""
-    for folder in protected_directories(inputs):
-        if _inside(Path(out_dir), folder):
-            raise EvaluationError(
-                f"output directory {out_dir} is inside {folder}, which holds the benchmark's gold, served "
-                "questions or pool: an evaluation is never written there; choose another --out directory"
-            )
+    """EvaluationError when `out_dir` is inside a protected folder (`protected_directories`), is a
+    symlink, or an output file in it is a symlink or not a regular file (`writers.check_writable`)."""
+    try:
+        check_writable(out_dir, what="evaluation output", files=(*_OUTPUTS, LOCK_FILE),
+                       protected=protected_directories(inputs))
+    except WriterTargetError as exc:
+        raise EvaluationError(str(exc)) from None
 
 
 def _render_summary(summary: EvaluationSummary) -> bytes:
@@ -113,11 +104,16 @@ def write_evaluation(result: EvaluationResult, out_dir: Path, *, inputs: Sequenc
     verdicts_bytes = render_verdicts(result.verdicts)
     if sha256_bytes(verdicts_bytes) != result.summary.verdicts_sha256:
         raise EvaluationError("the verdicts differ from the ones the summary was made from")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if verdicts_path.exists() or verdicts_path.is_symlink():
-        verdicts_path.unlink()
-    write_atomic(summary_path, _render_summary(result.summary))
-    write_atomic(verdicts_path, verdicts_bytes)
+    try:
+        # The folder's writer lock (re-entrant: an agent run holding it evaluates its own folder).
+        with run_folder_writer(out_dir, what="evaluation output", files=(*_OUTPUTS, LOCK_FILE),
+                               protected=protected_directories(inputs)):
+            if verdicts_path.exists():
+                verdicts_path.unlink()
+            write_atomic(summary_path, _render_summary(result.summary))
+            write_atomic(verdicts_path, verdicts_bytes)
+    except (WriterTargetError, WriterLockedError) as exc:
+        raise EvaluationError(str(exc)) from None
     return verdicts_path, summary_path
 
 

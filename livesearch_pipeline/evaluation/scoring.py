@@ -3,8 +3,9 @@
 A scoring qid without a prediction, or with an empty answer or an agent error, scores 0. An
 answer longer than `MAX_ANSWER_CHARS` characters scores wrong without being matched or judged:
 it bounds the matcher's work (linear in the answer) and keeps an agent from listing every
-candidate value. Everything else goes to `core.matching.match_answer`, read in the unit of the
-text the agent answered (`Prediction.lang`) and with the lexicon's other names of a text gold
+candidate value. Everything else goes to `core.matching.match_answer`, scored in the unit and at
+the precision of the text the agent answered (`Prediction.lang`: the Chinese text's 万元 at its
+decimals, not the English text's millions) and with the lexicon's other names of a text gold
 value; when the matcher says it cannot decide (a `semantic` rule whose normalised texts differ,
 a long answer with several candidate numbers and no marker of the final one), the verdict stays
 deterministic and incorrect and the outcome is handed on for the judge (`settlement`).

@@ -14,9 +14,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from livesearch_pipeline.core.matching import MatchOutcome, normalize_text
+from livesearch_pipeline.core.matching import MatchOutcome, normalize_text, text_rule
 from livesearch_pipeline.core.models import GoldAnswer, ServedQuestion, Verdict
-from livesearch_pipeline.core.normalize import reading_unit
 from livesearch_pipeline.evaluation.judge import LLMJudge
 from livesearch_pipeline.evaluation.prompts import detect_language
 from livesearch_pipeline.evaluation.scoring import make_verdict, match_gold
@@ -62,7 +61,7 @@ def settle_with_judge(pending: PendingJudgement, judge: LLMJudge) -> Verdict:
         if judgement.error is not None:
             return make_verdict(gold.qid, gold, None, judge.label, "semantic judgement failed", judgement.error)
         return make_verdict(gold.qid, gold, judgement.correct, judge.label, f"semantic: {judgement.reason}")
-    unit = reading_unit(gold.match.unit, pending.lang) or gold.unit
+    unit = text_rule(gold.match, pending.lang).unit or gold.unit  # the unit of the text answered
     extraction = judge.extract_final_answer(question, answer, unit=unit)
     if extraction.error is not None:
         return make_verdict(gold.qid, gold, None, judge.label, "final-answer extraction failed", extraction.error)

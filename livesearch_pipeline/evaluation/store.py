@@ -9,7 +9,9 @@ pandas, pyarrow, DuckDB and Hugging Face `datasets` read it directly with its ty
 directories are deliberately not hive-style (`date=D`): a `date` both in the files and in the
 path is a type conflict for pyarrow's and pandas' directory readers (date32 against an inferred
 dictionary string), and `datasets` drops a path-only key.
-It is DERIVED from the JSONL files and never the source of truth: `export_day` rebuilds a date
+It is DERIVED from the JSONL files and never the source of truth (nor its own witness: `verify`
+rebuilds each partition's bytes from the sources and compares, refuses a date without a source,
+and re-scores every run's predictions against the gold, `rescore`): `export_day` rebuilds a date
 from them at any time, and the bytes are a function of the JSONL alone (rows in a fixed order,
 an explicit schema without pandas metadata, fixed writer settings), so a rebuild of an unchanged
 day gives identical bytes. Each gold row carries the sha256 of the snapshot it came from
@@ -33,7 +35,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from livesearch_pipeline.core.models import GoldAnswer, MatchRule, ServedQuestion
-from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
+from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore, write_atomic
 from livesearch_pipeline.evaluation.inputs import load_served
 from livesearch_pipeline.evaluation.outputs import VERDICTS_FILE, read_verdicts
 from livesearch_pipeline.settings import DataPaths
@@ -154,6 +156,25 @@ class ExportedDay:
     files: dict[str, Path]
 
 
+def _day_sources(paths: DataPaths, day: dt.date) -> dict[str, tuple[list[dict], dict[str, str]]]:
+    """{table: (rows, sources)} of D from D's verified snapshot, served file and verdict files: what
+    `export_day` writes and `verify_store` expects. A table without a source for D is absent; a
+    snapshot that does not verify raises."""
+    tables: dict[str, tuple[list[dict], dict[str, str]]] = {}
+    store = SnapshotStore(paths.gold)
+    if store.exists(day):
+        manifest, answers = store.read_verified(day)
+        tables["gold"] = (gold_rows(answers, manifest.sha256), {store.path_for(day).name: manifest.sha256})
+    served_file = paths.served_file(day)
+    if served_file.is_file():
+        served = load_served(served_file)
+        tables["served"] = (served_rows(served, _sha256(served_file)), {served_file.name: _sha256(served_file)})
+    verdicts = verdict_rows(paths, day)
+    if verdicts:
+        tables["verdicts"] = (verdicts, {row["agent"]: row["verdicts_sha256"] for row in verdicts})
+    return tables
+
+
 def export_day(paths: DataPaths, day: dt.date, root: Optional[Path] = None) -> ExportedDay:
     """(Re)write D's partitions from D's verified snapshot, served file and verdict files.
 
@@ -161,31 +182,38 @@ def export_day(paths: DataPaths, day: dt.date, root: Optional[Path] = None) -> E
     a snapshot that does not verify raises, so no Parquet is ever derived from bad bytes.
     """
     root = Path(root) if root is not None else store_root(paths)
+    check_store_target(paths, root)
     written: dict[str, Path] = {}
     counts: dict[str, int] = {}
-    store = SnapshotStore(paths.gold)
-    if store.exists(day):
-        manifest, answers = store.read_verified(day)
-        written["gold"] = _write(root, "gold", day, gold_rows(answers, manifest.sha256),
-                                 {store.path_for(day).name: manifest.sha256})
-        counts["gold"] = len(answers)
-    served_file = paths.served_file(day)
-    if served_file.is_file():
-        served = load_served(served_file)
-        written["served"] = _write(root, "served", day, served_rows(served, _sha256(served_file)),
-                                   {served_file.name: _sha256(served_file)})
-        counts["served"] = len(served)
-    verdicts = verdict_rows(paths, day)
-    if verdicts:
-        written["verdicts"] = _write(root, "verdicts", day, verdicts,
-                                     {row["agent"]: row["verdicts_sha256"] for row in verdicts})
-        counts["verdicts"] = len(verdicts)
+    for table, (rows, sources) in _day_sources(paths, day).items():
+        written[table] = _write(root, table, day, rows, sources)
+        counts[table] = len(rows)
     return ExportedDay(day=day, rows=counts, files=written)
+
+
+def check_store_target(paths: DataPaths, root: Path) -> None:
+    """StoreError unless the store root may be written: not inside the gold, served or pool folders,
+    and neither it nor a table folder a symlink (`writers.check_writable`)."""
+    from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable, protected_directories
+
+    protected = protected_directories(paths=paths, analytics=False)
+    try:
+        check_writable(root, what="the analytical store", files=(), protected=protected)
+        for table in TABLES:
+            check_writable(Path(root) / table, what="the analytical store", files=(INDEX_FILE,), protected=protected)
+    except WriterTargetError as exc:
+        raise StoreError(str(exc)) from None
+
+
+def _partition_bytes(table: str, day: dt.date, rows: Sequence[dict]) -> bytes:
+    return parquet_bytes([{**row, "date": day} for row in rows], SCHEMAS[table])
 
 
 def _write(root: Path, table: str, day: dt.date, rows: Sequence[dict], sources: dict[str, str]) -> Path:
     path = partition_path(root, table, day)
-    data = parquet_bytes([{**row, "date": day} for row in rows], SCHEMAS[table])
+    if path.parent.is_symlink():
+        raise StoreError(f"the analytical store: {path.parent} is a symlink; fix: remove the link and rebuild")
+    data = _partition_bytes(table, day, rows)
     write_atomic(path, data)
     # A `date=D` file of an older release beside it would break every directory read (see above).
     legacy = _legacy_partition_path(root, table, day)
@@ -249,57 +277,96 @@ def check_partitions(root: Path, table: str, dates: Sequence[dt.date]) -> None:
                          f"{' and more' if len(problems) > 5 else ''}; {_rebuild_advice(root)}")
 
 
-def _count_lines(path: Path) -> int:
-    return sum(1 for line in path.read_bytes().split(b"\n") if line.strip())
-
-
-def expected_index(paths: DataPaths, day: dt.date) -> dict[str, dict]:
-    """What the index must record for D per table, from the JSONL sources as they are now."""
-    expected: dict[str, dict] = {}
-    store = SnapshotStore(paths.gold)
-    if store.exists(day):
-        manifest = store.verify(day)
-        expected["gold"] = {"rows": manifest.records, "sources": {store.path_for(day).name: manifest.sha256}}
-    served_file = paths.served_file(day)
-    if served_file.is_file():
-        expected["served"] = {"rows": _count_lines(served_file), "sources": {served_file.name: _sha256(served_file)}}
-    day_dir = paths.runs / day.isoformat()
-    files = sorted(day_dir.glob(f"*/{VERDICTS_FILE}")) if day_dir.is_dir() else []
-    if files:
-        expected["verdicts"] = {"rows": sum(_count_lines(f) for f in files),
-                                "sources": {f.parent.name: _sha256(f) for f in files}}
-    return expected
-
-
 def verify_store(paths: DataPaths, root: Optional[Path] = None, *, tables: Sequence[str] = TABLES,
                  dates: Optional[Sequence[dt.date]] = None) -> list[dt.date]:
-    """Check the store against the JSONL it was built from; returns the dates verified.
+    """Check the store against its sources, never against its own index alone; returns the dates verified.
 
-    For every date with a JSONL source (or only `dates`): the table's partition exists, its index
-    entry records the row count and the sha256 of the sources as they are now (snapshot, served
-    file, each agent's verdicts.jsonl), and the file is the one written. StoreError naming every
-    failing date (first few) and the rebuild command otherwise."""
+    For every date with a source or in the store (or only `dates`), per table: the partition is
+    the file its sources give now, byte for byte (the export is deterministic: each gold snapshot
+    read through its verified manifest, the served file, each run's verdicts.jsonl), and the index
+    records it; a date in the store without a source (fabricated, or its source removed) is an
+    error. Every run's verdicts must be what its predictions score again against the gold
+    (`rescore`; judge verdicts only from the LLM cache). StoreError naming every failing date
+    (first few) and the fix otherwise."""
     root = Path(root) if root is not None else store_root(paths)
-    wanted = source_dates(paths) if dates is None else sorted(set(dates))
     indexes = {table: read_index(root, table) for table in tables}
-    problems = []
+    if dates is None:
+        stored = {dt.date.fromisoformat(d) for index in indexes.values() for d in index if _date_dir(d)}
+        stored |= {d for table in tables for d in stored_dates(root, table)}
+        wanted = sorted(set(source_dates(paths)) | stored)
+    else:
+        wanted = sorted(set(dates))
+    problems: list[str] = []
     for day in wanted:
-        for table, expected in expected_index(paths, day).items():
-            if table not in indexes:
-                continue
-            entry = indexes[table].get(day.isoformat())
-            if entry is None:
-                problems.append(f"{table} {day} (no partition; its JSONL exists)")
-            elif entry.get("rows") != expected["rows"]:
-                problems.append(f"{table} {day} ({entry.get('rows')} rows, the JSONL has {expected['rows']})")
-            elif entry.get("sources") != expected["sources"]:
-                problems.append(f"{table} {day} (derived from other sources than the JSONL now on disk)")
+        try:
+            expected = _day_sources(paths, day)
+        except (SnapshotIntegrityError, ValueError, OSError) as exc:
+            problems.append(f"{day} (its sources cannot be read: {' '.join(str(exc).split())[:200]})")
+            continue
+        for table in tables:
+            problems += _partition_problems(root, table, day, indexes[table].get(day.isoformat()), expected.get(table))
+        if "verdicts" in tables:
+            problems += run_problems(paths, day)
     if problems:
-        raise StoreError(f"the Parquet store {root} does not match its JSONL sources: {'; '.join(problems[:5])}"
+        raise StoreError(f"the Parquet store {root} does not match its sources: {'; '.join(problems[:5])}"
                          f"{f' and {len(problems) - 5} more' if len(problems) > 5 else ''}; {_rebuild_advice(root)}")
-    for table in tables:
-        check_partitions(root, table, [d for d in wanted if d.isoformat() in indexes[table]])
     return wanted
+
+
+def _partition_problems(root: Path, table: str, day: dt.date, entry: dict | None,
+                        expected: tuple[list[dict], dict[str, str]] | None) -> list[str]:
+    path = partition_path(root, table, day)
+    if expected is None:
+        if entry is not None or path.is_file():
+            return [f"{table} {day} (in the store but without a source: fabricated, or its source was removed)"]
+        return []
+    rows, sources = expected
+    if entry is None:
+        return [f"{table} {day} (no partition; its JSONL exists)"]
+    if entry.get("rows") != len(rows):
+        return [f"{table} {day} ({entry.get('rows')} rows, the JSONL has {len(rows)})"]
+    if entry.get("sources") != dict(sorted(sources.items())):
+        return [f"{table} {day} (derived from other sources than the JSONL now on disk)"]
+    if not path.is_file():
+        return [f"{table} {day} (partition file missing)"]
+    want = hashlib.sha256(_partition_bytes(table, day, rows)).hexdigest()
+    if _sha256(path) != want or entry.get("part_sha256") != want:
+        return [f"{table} {day} (partition file differs from the one its sources give: edited)"]
+    return []
+
+
+def run_problems(paths: DataPaths, day: dt.date) -> list[str]:
+    """Why D's runs' verdicts cannot be trusted: each run's summary must bind its verdicts and its
+    predictions (sha256), and the verdicts must be what the predictions score again against D's
+    gold (`rescore.rescored_differences`)."""
+    from livesearch_pipeline.core.snapshot import sha256_file
+    from livesearch_pipeline.evaluation.outputs import IncompleteEvaluationError, load_evaluation
+    from livesearch_pipeline.evaluation.rescore import rescored_differences
+    from livesearch_pipeline.infra.llm import LLMSettings
+
+    problems = []
+    day_dir = paths.runs / day.isoformat()
+    for verdicts_path in sorted(day_dir.glob(f"*/{VERDICTS_FILE}")) if day_dir.is_dir() else []:
+        run_dir = verdicts_path.parent
+        where = f"run {day}/{run_dir.name}"
+        try:
+            summary, _ = load_evaluation(run_dir)
+        except (IncompleteEvaluationError, ValueError) as exc:
+            problems.append(f"{where} ({' '.join(str(exc).split())[:200]})")
+            continue
+        predictions = run_dir / "predictions.jsonl"
+        actual = sha256_file(predictions) if predictions.is_file() else "missing"
+        if actual != summary.predictions_sha256:
+            problems.append(f"{where} (its predictions.jsonl is {actual[:12]}, its summary binds "
+                            f"{str(summary.predictions_sha256)[:12]}: evaluate it again)")
+            continue
+        recorded = {v.qid: v.correct for v in read_verdicts(verdicts_path)}
+        differing = rescored_differences(paths.served_file(day), SnapshotStore(paths.gold).path_for(day), predictions,
+                                         recorded, judge_model=summary.judge_model, llm_cache=paths.llm_cache,
+                                         api_base=LLMSettings.from_env().api_base)
+        if differing:
+            problems.append(f"{where} ({differing})")
+    return problems
 
 
 def source_dates(paths: DataPaths) -> list[dt.date]:
@@ -429,7 +496,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
         print(f"the Parquet store {store_root(paths)} matches its JSONL sources on {len(verified)} date(s)")
         return 0
-    days = rebuild(paths)
+    try:
+        days = rebuild(paths)
+    except (StoreError, SnapshotIntegrityError, ValueError, OSError) as exc:
+        print(f"error: {' '.join(str(exc).split())}; fix: repair the named source, then rebuild", file=sys.stderr)
+        return 2
     print(f"rebuilt {len(days)} date(s) under {store_root(paths)}: "
           f"{sum(d.rows.get('gold', 0) for d in days)} gold, {sum(d.rows.get('served', 0) for d in days)} served, "
           f"{sum(d.rows.get('verdicts', 0) for d in days)} verdict rows")

@@ -19,8 +19,14 @@ Every LLM call of the project (the judge, the agents, the construction verbalize
   a model the provider does not know, an endpoint that refuses connections before any call to
   it succeeded — is raised at once as `LLMConfigurationError`, one line naming the fix, so a
   run stops at its first question instead of recording the same error on every one.
-- an OpenAI-compatible endpoint given by `api_base` works without a key (local servers such as
-  vLLM or llama.cpp need none; the OpenAI client refuses to send a request without one).
+- an endpoint given by `api_base` is always handed its key explicitly: the key configured for it,
+  else a placeholder (local servers such as vLLM or llama.cpp need none; the OpenAI client
+  refuses to send a request without one), never a provider variable such as OPENAI_API_KEY read
+  from the environment by litellm.
+- an agent's own key comes only from a variable named for agent keys
+  (`LIVESEARCH_AGENT_<NAME>_KEY`, `agent_key_from_env`), never from one the project uses for
+  anything else (the data-service token, the database password, the operator's key); a missing
+  or empty one is an error naming it.
 
 Configuration: Dagster code gets it from the `llm` resource (`defs/resources.LLMResource`); the
 command line reads LIVESEARCH_LLM_MODEL, LIVESEARCH_LLM_API_BASE, LIVESEARCH_LLM_API_KEY and
@@ -33,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,10 +74,41 @@ class LLMConfigurationError(LLMError):
     """An error every call with this configuration would hit; the message names the fix."""
 
 
-# Sent as the key to an OpenAI-compatible `api_base` when none is configured: such local servers
+AGENT_KEY_PREFIX = "LIVESEARCH_AGENT_"
+AGENT_KEY_SUFFIX = "_KEY"
+_AGENT_KEY_ENV = re.compile(r"^LIVESEARCH_AGENT_[A-Z0-9_]+_KEY$")
+
+
+def check_agent_key_env(name: str, *, owner: str) -> None:
+    """ValueError unless `name` is a variable named for an agent's key (LIVESEARCH_AGENT_<X>_KEY).
+
+    Every other variable may hold a secret the project uses for something else (TUSHARE_TOKEN,
+    LIVESEARCH_PG_PASSWORD, LIVESEARCH_DATA_SERVICE_TOKEN, the operator's LIVESEARCH_LLM_API_KEY,
+    a provider's OPENAI_API_KEY): an endpoint named by a registry entry or a command line never
+    receives it."""
+    if not _AGENT_KEY_ENV.fullmatch(name or ""):
+        raise ValueError(
+            f"{owner}: api_key_env {name!r} is not a variable named for an agent key; fix: put this "
+            f"endpoint's key in {AGENT_KEY_PREFIX}<NAME>{AGENT_KEY_SUFFIX} (e.g. LIVESEARCH_AGENT_MYLAB_KEY) "
+            "and name that variable")
+
+
+def agent_key_from_env(name: str, *, owner: str, environ: Mapping[str, str] | None = None) -> str:
+    """The key in the agent-key variable `name`; ValueError naming the variable when it is not one
+    (`check_agent_key_env`), unset or empty (litellm would fall back to a provider variable)."""
+    check_agent_key_env(name, owner=owner)
+    env = os.environ if environ is None else environ
+    value = env.get(name, "").strip()
+    if not value:
+        raise ValueError(
+            f"{owner}: ${name} is {'empty' if name in env else 'not set'}; fix: export {name} with this "
+            "endpoint's key (any placeholder for a local server that needs none)")
+    return value
+
+
+# Sent as the key to an `api_base` when none is configured: such local servers
 # ignore it, and the OpenAI client will not send a request without one.
 NO_KEY_FOR_LOCAL_ENDPOINT = "no-key-configured"
-_OPENAI_COMPATIBLE_PREFIXES = ("openai/", "hosted_vllm/", "text-completion-openai/")
 _AUTH_ERRORS = ("AuthenticationError", "PermissionDeniedError")
 _UNKNOWN_MODEL_ERRORS = ("NotFoundError",)
 _CONNECTION_REFUSED = ("connection refused", "name or service not known", "nodename nor servname",
@@ -108,8 +146,8 @@ def configuration_error(exc: BaseException, *, model: str, api_base: str | None)
     if names & set(_AUTH_ERRORS) or "missing credentials" in message or "api_key client option" in message:
         return LLMConfigurationError(
             f"{model}: no usable credentials for {where} ({_one_line(exc)}); fix: set LIVESEARCH_LLM_API_KEY "
-            "(or the provider's own variable such as OPENAI_API_KEY), or point --api-base at a local "
-            "OpenAI-compatible server, which needs no key")
+            "for LIVESEARCH_LLM_API_BASE (or, without an api_base, the provider's own variable such as "
+            "OPENAI_API_KEY), or the agent's LIVESEARCH_AGENT_<NAME>_KEY for its own endpoint")
     if names & set(_UNKNOWN_MODEL_ERRORS) or "llm provider not provided" in message or "model_not_found" in message:
         return LLMConfigurationError(
             f"{model}: {where} does not know this model ({_one_line(exc)}); fix: pass --model as a litellm "
@@ -333,8 +371,9 @@ def _litellm_kwargs(
     kwargs["timeout"] = timeout_s
     if api_key:
         kwargs["api_key"] = api_key
-    elif request.get("api_base") and str(request["model"]).startswith(_OPENAI_COMPATIBLE_PREFIXES) \
-            and not os.environ.get("OPENAI_API_KEY"):
+    elif request.get("api_base"):
+        # An explicit endpoint always gets its key explicitly: litellm would otherwise read the
+        # provider's variable (OPENAI_API_KEY, ...) from the environment and send it there.
         kwargs["api_key"] = NO_KEY_FOR_LOCAL_ENDPOINT
     if mock_response is not None:
         kwargs["mock_response"] = mock_response
@@ -477,6 +516,31 @@ def complete(
         timeout_s=timeout_s,
     )
     return call.cached_response() or call.finish(_send(call, retry))
+
+
+def cached_complete(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    model: str,
+    cache_dir: Path | str | None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    response_format: Mapping[str, Any] | None = None,
+    api_base: str | None = None,
+    max_tokens: int | None = None,
+    **_transport: Any,
+) -> LLMResponse:
+    """The cached reply to exactly this request (same key as `complete`), never a call: LLMError when
+    the cache holds none. A completer for re-deriving recorded judgements (the leaderboard, the
+    store) without trusting any file but the request-hash cache; the transport options of
+    `complete` (key, retries, timeout, mock) are accepted and unused."""
+    request = build_request(messages, model=model, tools=tools, response_format=response_format,
+                            api_base=api_base, max_tokens=max_tokens)
+    key = request_key(request)
+    hit = ResponseCache(Path(cache_dir)).get(key) if cache_dir is not None else None
+    if hit is None:
+        raise LLMError(f"{model}: no cached reply for request {key[:16]}… in {cache_dir}: the judgement was never "
+                       "made with this question, answer, gold and judge model; evaluate the run again")
+    return LLMResponse.from_payload(hit, cached=True, cache_key=key)
 
 
 def llm_retrying(retry: RetryPolicy, retrying: type[tenacity.BaseRetrying] = tenacity.Retrying,

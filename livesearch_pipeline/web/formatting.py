@@ -67,8 +67,7 @@ def _figure(look: Look, f: FieldMeta, value: Any, seed: int, salt: str,
     if tick is not None:
         decimals = tick
     if look.disagree_seed is not None and f.role == "measure" and number != 0:
-        shift = 0.005 + 0.025 * uniform(seed, "disagree", salt, f.name)
-        number *= 1 + (shift if look.disagree_seed < 0.5 else -shift)
+        number = third_party_figure(number, look.disagree_seed, f, seed, salt, meta)
     unit = f.unit or ""
     if look.site.restates:
         restated = restate_amount(number, f.unit, look.site.lang)
@@ -82,6 +81,20 @@ def _figure(look: Look, f: FieldMeta, value: Any, seed: int, salt: str,
     if isinstance(value, int) and decimals == 0 and look.disagree_seed is None and not look.site.restates:
         return str(value), unit
     return format_number(number, decimals), unit
+
+
+def third_party_figure(number: float, disagree_seed: float, f: FieldMeta, seed: int, salt: str,
+                       meta: ToolMeta | None = None) -> float:
+    """A third-party feed's copy of a figure: off by 0.5-3%, never impossible (issue 28). One shift
+    per record and unit, so a bar's open, high, low and close move together and the bar stays
+    within its own bounds; a whole count (a board lot, a volume) stays whole; reference data
+    (a static tool: board lots, contract sizes) is copied as it is."""
+    if meta is not None and meta.refresh_class == "static":
+        return number
+    shift = 0.005 + 0.025 * uniform(seed, "disagree", salt, f.unit or f.name)
+    shifted = number * (1 + (shift if disagree_seed < 0.5 else -shift))
+    whole = f.type == "integer" or f.unit in ("shares", "lots", "units")
+    return float(round(shifted)) if whole and float(number).is_integer() else shifted
 
 
 def _label(meta: ToolMeta, f: FieldMeta, lang: str, site: str = "exchange") -> str:

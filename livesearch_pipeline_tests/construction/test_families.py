@@ -9,6 +9,8 @@ a T3 question.
 
 from __future__ import annotations
 
+import re
+
 import datetime as dt
 import json
 import re
@@ -249,10 +251,15 @@ def test_compare_is_the_difference_of_two_window_returns(built):
     assert c.facts.observed_answer == round_half_up(returns[0] - returns[1], 2) + " percentage points"
     assert c.facts.other_entity and c.facts.other_entity != c.entity
     q = question_en(c)
-    assert q.startswith("Over the last 20 trading days, by how much did the return of ")
+    # The window convention is stated (from the close k sessions earlier), no gloss in parentheses.
+    span = c.program.calls[0].dates["start_date"].sessions_back
+    assert q.startswith("By how much did the return of ")
+    assert f"from the close {span} trading days before the most recent one to the most recent close" in q
     assert q.endswith(", in percentage points to 2 decimals?") and "percent to" not in q
+    assert re.findall(r"\(([^)]*)\)", q) == [c.entity, c.facts.other_entity]
     zh = question_zh(c)
-    assert zh.endswith("是多少个百分点？保留2位小数。") and "以百分比表示" not in zh
+    assert zh.startswith(f"自最近一个交易日之前第{span}个交易日收盘至最近一个交易日收盘，")
+    assert zh.endswith("高多少个百分点？保留2位小数。") and "以百分比表示" not in zh and "前者减后者" not in zh
 
 
 def test_event_anchored_values_start_from_the_latest_implemented_dividend_or_report(built):
@@ -283,7 +290,7 @@ def test_every_family_has_lint_clean_texts_in_english_and_chinese(built):
         if family_of(c)[0] in INVESTIGATIONS:
             continue  # their texts: test_investigations.py
         assert check_text(q.question).passed and c.entity in q.question
-        assert q.question.index(c.entity_name) < 80  # the entity comes early, the chain after it
+        assert q.question.index(c.entity_name) < 80, q.question  # the entity comes early, the chain after it
         if has_chinese_text(c):
             assert q.question_zh and q.question_zh.startswith(c.entity_name) or "最近" in q.question_zh[:4]
             zh_families.add(family_of(c)[0])

@@ -104,6 +104,43 @@ BAD = [
      LintContext(fmt=Format(kind="number", decimals=4, unit="CNY"), kind="price"), "over_precision"),
     ("What was the percentage change of X (1.SZ), in percent to 4 decimals?", "en",
      LintContext(fmt=Format(kind="percent", decimals=4, unit="%"), kind="percent"), "over_precision"),
+    # issue 28: glosses that read as a tool's description, in parentheses or as a phrase
+    ("Over the last 20 trading days, by how much did the return of A (600001.SH) (change in closing price) exceed "
+     "that of B (600002.SH) (the first minus the second), in percentage points to 2 decimals?", "en",
+     LintContext(names=("A", "B")), "parenthetical_gloss"),
+    ("Over the last 20 trading days, by how much did the return of A (600001.SH) (change in closing price) exceed "
+     "that of B (600002.SH) (the first minus the second), in percentage points to 2 decimals?", "en",
+     LintContext(names=("A", "B")), "gloss_phrase"),
+    ("By how much did the closing level of X (801160.SI) change over the last 5 trading days, last minus first, "
+     "in points to 2 decimals?", "en", LintContext(fmt=POINTS), "gloss_phrase"),
+    # ties are withdrawn, never broken: a tie-breaking instruction is wrong
+    ("On which trading day in the last 20 sessions did X (600001.SH) record its highest turnover value? If days tie, "
+     "take the earliest. Give the date as YYYY-MM-DD.", "en", LintContext(fmt=DATE), "gloss_phrase"),
+    ("X（600001.SH）最近20个交易日中成交额最高的是哪一个交易日？如有并列取最早的一天，请按YYYY-MM-DD格式作答。", "zh",
+     LintContext(fmt=DATE), "gloss_phrase"),
+    ("X（801160.SI）最近5个交易日（含最近一个交易日）收盘点位的变化（末值减首值）是多少点？保留2位小数。", "zh",
+     LintContext(fmt=POINTS), "parenthetical_gloss"),
+    ("For X (600001.SH), what was the year-on-year growth of the revenue in its most recently reported period "
+     "(year to date, against the same period a year earlier), in percent to 2 decimals?", "en",
+     LintContext(fmt=PERCENT), "parenthetical_gloss"),
+    # a balance has no year to date
+    ("What was the book value per share of X (600001.SH) for the most recently reported period (year to date), "
+     "in CNY to 2 decimals?", "en", LintContext(fmt=CNY, quantity="stock"), "ytd_on_balance"),
+    ("X（600001.SH）最近一期已披露财报（年初至报告期末）的每股净资产是多少元？保留2位小数。", "zh",
+     LintContext(fmt=CNY, quantity="stock"), "ytd_on_balance"),
+    # one name per entity: never the market's construction prefix
+    ("What was the closing level of 合成化工原料行业指数 (801160.SI) on the most recent trading day, in points to "
+     "2 decimals?", "en", LintContext(fmt=POINTS, names=("合成化工原料行业指数",)), "construction_prefix"),
+    ("What was the closing level of Synthetic Grand 500 Index (SGX500) on the most recent trading day, in points "
+     "to 2 decimals?", "en", LintContext(fmt=POINTS, names=("Synthetic Grand 500 Index",)), "construction_prefix"),
+    # the unit the tool reports: a count in lots is asked in lots
+    ("What was the active selling volume of medium orders of X (600001.SH) on the most recent trading day, as a "
+     "whole number of shares?", "en", LintContext(fmt=Format(kind="integer", unit="shares", scale=100.0),
+                                                   tool_unit="lots"), "unit_not_reported"),
+    # a derived indicator states its definition
+    ("What was the MACD histogram of X (600001.SH) on the most recent trading day, to 2 decimals?", "en",
+     LintContext(fmt=Format(kind="number", decimals=2), definition_en="Here MACD is 2 × (DIF − DEA)."),
+     "undefined_indicator"),
 ]
 
 
@@ -138,13 +175,37 @@ GOOD = [
      "“兰亭控股集团有限公司” at the end of the most recently reported period, in percent to 2 decimals?",
      "兰亭食品（002456.SZ）股东“兰亭控股集团有限公司”最近一期报告期末的占总股本比例是多少？以百分比表示，保留2位小数。",
      LintContext(fmt=PERCENT, kind="percent", series=(("兰亭控股集团有限公司",),), names=("兰亭控股集团有限公司",))),
-    ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover value "
-     "(the earliest, if tied)? Give the date as YYYY-MM-DD.",
-     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日（如有并列取最早者）？请按YYYY-MM-DD格式作答。",
+    ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover value"
+     "? Give the date as YYYY-MM-DD.",
+     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日？请按YYYY-MM-DD格式作答。",
      LintContext(fmt=DATE)),
     ("What was the margin financing balance on the Shanghai Stock Exchange on the most recent trading day, "
      "in billions of CNY to 2 decimals?", None,
      LintContext(fmt=BILLION_CNY, kind="amount", series=(("SSE", "Shanghai Stock Exchange", "上交所"),))),
+    # a formula that defines the quantity, an acronym and the reporting basis may stand in parentheses
+    ("What was the net profit margin (net profit attributable to shareholders divided by operating revenue) of "
+     "Hengyu Electric (600123.SH) for its most recently reported fiscal year, in percent to 2 decimals?",
+     "恒宇电气（600123.SH）最近一个已披露会计年度的销售净利率（归母净利润除以营业收入）是多少？以百分比表示，保留2位小数。",
+     LintContext(fmt=PERCENT, kind="percent")),
+    ("By how much did the price-to-earnings ratio (TTM) of Hengyu Electric (600123.SH) exceed that of Lanting Foods "
+     "(002456.SZ) on the most recent trading day, to 2 decimals?",
+     "最近一个交易日，恒宇电气（600123.SH）的市盈率（TTM）比兰亭食品（002456.SZ）高多少？保留2位小数。",
+     LintContext(fmt=Format(kind="number", decimals=2), kind="ratio")),
+    ("What was the net profit attributable to shareholders of Lanting Foods (002456.SZ) for the most recently "
+     "reported period (year to date), in millions of CNY to 2 decimals?",
+     "兰亭食品（002456.SZ）最近一期已披露财报（年初至报告期末）的归属于母公司股东的净利润是多少万元？保留2位小数。",
+     LintContext(fmt=Format(kind="number", decimals=2, unit="million CNY"), kind="amount", quantity="flow")),
+    ("What was the MACD bar value of Hengyu Electric (600123.SH) on the most recent trading day, to 2 decimals? "
+     "Here MACD is the bar value Chinese terminals show, 2 × (DIF − DEA) of MACD 12/26/9 on back-adjusted closes.",
+     "恒宇电气（600123.SH）最近一个交易日的MACD柱值是多少？保留2位小数。此处MACD柱值为2×(DIF−DEA)，参数12、26、9。",
+     LintContext(fmt=Format(kind="number", decimals=2), kind="ratio",
+                 definition_en="Here MACD is the bar value Chinese terminals show, 2 × (DIF − DEA) of MACD 12/26/9 on "
+                               "back-adjusted closes.",
+                 definition_zh="此处MACD柱值为2×(DIF−DEA)，参数12、26、9。")),
+    ("By what percentage did the closing price of Lanting Foods (002456.SZ) change from the trading day 20 sessions "
+     "before the most recent one to the most recent trading day, in percent to 2 decimals?",
+     "兰亭食品（002456.SZ）自最近一个交易日之前第20个交易日至最近一个交易日，收盘价的涨跌幅是多少？以百分比表示，保留2位小数。",
+     LintContext(fmt=PERCENT, kind="percent")),
 ]
 
 
@@ -160,7 +221,8 @@ def test_lint_rejects_an_unknown_language():
 
 def test_hard_rules_are_the_issues_target_classes():
     assert {"description_fragment", "raw_identifier", "unit_disagreement", "latin_unit_in_zh",
-            "unnamed_series", "bar_frequency"} <= HARD_RULES
+            "unnamed_series", "bar_frequency", "parenthetical_gloss", "gloss_phrase", "ytd_on_balance",
+            "construction_prefix", "unit_not_reported", "undefined_indicator"} <= HARD_RULES
 
 
 # --------------------------------------------------------------------------- in construction
@@ -262,3 +324,14 @@ def test_the_pool_has_no_lint_finding(built):
     assert pool
     for q in pool:
         assert lint_question(q.question, q.question_zh, lint_context(by_qid[q.qid])) == [], q.question
+    # Read back from the pool alone (benchmarks/text_lint.py's way), the texts lint clean too, and
+    # the same reading flags an old-style gloss.
+    from livesearch_pipeline.construction.verbalize import question_lint_context
+
+    for q in pool:
+        names = [by_qid[q.qid].facts.other_entity_name or ""]
+        assert lint_question(q.question, q.question_zh, question_lint_context(q, catalog, names)) == [], q.question
+    q = pool[0]
+    glossed = q.question.rstrip("?") + " (the first minus the second)?"
+    assert {f.rule for f in lint_question(glossed, None, question_lint_context(q, catalog))} >= {
+        "parenthetical_gloss", "gloss_phrase"}

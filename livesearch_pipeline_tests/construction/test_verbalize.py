@@ -63,13 +63,14 @@ LISTED = FieldMeta(name="list_date", type="date", description="listing date")
         # one observed day of a volume: "million" only with a tenfold margin (a day's volume
         # varies tenfold), else whole shares — never "0.08 million shares"
         (VOLUME, None, 161_159, Format(kind="number", decimals=2, unit="million shares", scale=1e-4)),
-        (VOLUME, None, 61_159, Format(kind="integer", unit="shares", scale=100.0)),
-        (VOLUME, None, 800, Format(kind="integer", unit="shares", scale=100.0)),
+        # a whole count in the tool's own unit: lots of 100 shares (手), as the data reports it
+        (VOLUME, None, 61_159, Format(kind="integer", unit="lots")),
+        (VOLUME, None, 800, Format(kind="integer", unit="lots")),
         # a sum over (by default) 60 sessions of 12,000 shares is 0.72 million: still whole
-        (VOLUME, "sum", 120, Format(kind="integer", unit="shares", scale=100.0)),
+        (VOLUME, "sum", 120, Format(kind="integer", unit="lots")),
         (VOLUME, "sum", 2_000, Format(kind="number", decimals=2, unit="million shares", scale=1e-4)),
-        (VOLUME, "max", 120, Format(kind="integer", unit="shares", scale=100.0)),
-        (VOLUME, "mean", 120, Format(kind="integer", unit="shares", scale=100.0)),  # an average too
+        (VOLUME, "max", 120, Format(kind="integer", unit="lots")),
+        (VOLUME, "mean", 120, Format(kind="integer", unit="lots")),  # an average too
         (HOLDING, None, 15_000, Format(kind="integer", unit="shares")),
         (HOLDING, None, 9_990_000, Format(kind="integer", unit="shares")),
         (HOLDING, None, 12_845_000_000, Format(kind="number", decimals=2, unit="million shares", scale=1e-6)),
@@ -101,13 +102,14 @@ def test_a_daily_volume_safely_in_millions_says_million_from_its_observed_days()
     assert zh_unit(fmt) == ("万股", 2)
     # one day under a million shares among those observed: whole shares, however large the rest
     fmt = value_format(VOLUME, None, days[0], "%Y%m%d", observed=[*days, 9_000])
-    assert fmt == Format(kind="integer", unit="shares", scale=100.0)
-    assert zh_unit(fmt) == ("股", None)
+    assert fmt == Format(kind="integer", unit="lots")
+    assert zh_unit(fmt) == ("手", None)
+    assert template_unit_en(fmt) == ", as a whole number of 100-share lots"
     # a sum over the days of its window: 5 days of at least 0.3 million is safely in millions
     fmt = value_format(VOLUME, "sum", 3_000, "%Y%m%d", observed=[3_000] * 10, window=5)
     assert fmt.unit == "million shares"
     fmt = value_format(VOLUME, "sum", 1_500, "%Y%m%d", observed=[1_500] * 10, window=5)
-    assert fmt == Format(kind="integer", unit="shares", scale=100.0)
+    assert fmt == Format(kind="integer", unit="lots")
 
 
 def test_counts_in_millions_rule():
@@ -204,7 +206,12 @@ def test_template_texts_pass_the_date_gate_and_state_unit_and_precision(anchor, 
                           "By what percentage did the closing price of Name 600519.SH (600519.SH)",
                           "On which trading day in the last 5 sessions did Name 600519.SH (600519.SH)"))
     assert zh.startswith("Name 600519.SH（600519.SH）")
-    if anchor.startswith("window:"):
+    if anchor.startswith("window:") and c.program.extract.aggregate in ("change", "pct_change"):
+        # A change states its window convention: from the close k sessions back to the latest.
+        k = c.program.calls[0].dates["start_date"].sessions_back
+        assert f"from the trading day {k} sessions before the most recent one to the most recent trading day" in en
+        assert f"自最近一个交易日之前第{k}个交易日至最近一个交易日" in zh
+    elif anchor.startswith("window:"):
         n = anchor.split(":")[1]
         assert f"last {n} " in en and f"最近{n}个" in zh
     assert lint_question(en, zh, lint_context(c)) == []

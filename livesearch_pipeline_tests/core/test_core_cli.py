@@ -49,6 +49,33 @@ def test_match_sign_mismatch_is_wrong(capsys: pytest.CaptureFixture[str]) -> Non
     assert out.startswith("WRONG: sign mismatch")
 
 
+MILLION_CNY = '{"rule":"approx","unit":"million CNY","decimals":2}'
+
+
+def test_match_takes_a_negative_answer_after_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 28: argparse read "-147.80万元" as an unknown option; only --answer=-147.80万元 worked.
+    assert main(["match", "--match", MILLION_CNY, "--value", "-1.478", "--answer", "-147.80万元"]) == 0
+    assert main(["match", "--match", MILLION_CNY, "--value", "-1.478", "--answer", "-$1.48 million"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "CORRECT: approx: |-1.478 - -1.478| million CNY = 0 <= 0.005 (rounding at 2 decimals)"
+    assert out[1].startswith("WRONG: currency mismatch")
+    with pytest.raises(SystemExit) as exit_info:  # an option still needs its value
+        main(["match", "--match", MILLION_CNY, "--value", "1", "--answer"])
+    assert exit_info.value.code == 2
+    assert "argument --answer: expected one argument" in capsys.readouterr().err
+
+
+def test_match_lang_zh_scores_at_the_chinese_precision(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["match", "--match", MILLION_CNY, "--value", "2459.9521", "--answer", "245995.61"]
+    assert main([*argv, "--lang", "zh"]) == 1
+    assert main([*argv[:-1], "245995.21", "--lang", "zh"]) == 0
+    assert main([*argv[:-1], "2459.95"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("WRONG: approx: |245995.61 - 245995.21| 万元 (read in 万元, the zh text's unit) = 0.4 > 0.005 "
+                      "(rounding at 2 decimals)")
+    assert out[1].startswith("CORRECT") and out[2].startswith("CORRECT")
+
+
 def test_match_value_unit(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["match", "--match", USD_1PCT, "--value", "4220", "--value-unit", "亿美元", "--answer", "$422bn"]
     assert main(argv) == 0

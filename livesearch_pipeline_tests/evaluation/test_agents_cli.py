@@ -46,12 +46,12 @@ def test_closed_book_run_from_the_command_line(tmp_path: Path, monkeypatch: pyte
     served = tmp_path / "questions.jsonl"
     write_served(served, [question])
     # Its own endpoint, its own key (issue 23): the operator's LIVESEARCH_LLM_API_KEY is not sent there.
-    monkeypatch.setenv("SCRIPTED_API_KEY", "sk-test")
+    monkeypatch.setenv("LIVESEARCH_AGENT_SCRIPTED_KEY", "sk-test")
     monkeypatch.setenv("LIVESEARCH_DATA_DIR", str(tmp_path / "data"))
     with scripted_model({question.question: ["Final answer: 7.00 CNY"]}) as model:
         code = main(["agent", "run", "--agent", "closed-book", "--served", str(served), "--out", str(tmp_path),
                      "--date", "2026-11-27", "--model", "openai/scripted", "--api-base", model.api_base,
-                     "--api-key-env", "SCRIPTED_API_KEY"])
+                     "--api-key-env", "LIVESEARCH_AGENT_SCRIPTED_KEY"])
     assert code == 0
     # The model's reply is cached in the one LLM cache of the data root.
     assert len(list((tmp_path / "data" / "cache" / "llm").rglob("*.json"))) == 1

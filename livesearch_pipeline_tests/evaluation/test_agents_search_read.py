@@ -21,8 +21,8 @@ from livesearch_pipeline_tests.web.web_fixtures import CLOCK, build_small_web, l
 # lexicon's nouns as the offline web prints them.
 LATEST = "What was the closing price of {name} ({code}) on the most recent trading day, in CNY to 2 decimals?"
 LATEST_ZH = "{name}（{code}）最近一个交易日的收盘价是多少元？保留2位小数。"
-WINDOW = ("On which trading day in the last 5 sessions did {name} ({code}) record its highest closing price "
-          "(the earliest, if tied)? Give the date as YYYY-MM-DD.")
+WINDOW = ("On which trading day in the last 5 sessions did {name} ({code}) record its highest closing price"
+          "? Give the date as YYYY-MM-DD.")
 PAGE = """<html><head><meta name="date" content="2026-11-27"></head><body><p>Data as of 20261127.</p>
 <table><thead><tr><th>Item</th><th>Value</th><th>Unit</th></tr></thead><tbody>
 <tr><td>Closing price</td><td>50.73</td><td>CNY</td></tr>
@@ -54,6 +54,19 @@ def test_reading_the_question_shapes() -> None:
         "By what percentage did the opening price of X (000162.SZ) change over the last 60 trading days, in percent "
         "to 2 decimals?", entity="000162.SZ"))
     assert (change.aggregate, change.quantity_en, change.answer) == ("pct_change", "opening price", "percent")
+    # A change states its window convention: from the trading day k sessions back, k + 1 sessions.
+    stated = read_question(served_question(
+        "By how much did the closing price of X (000162.SZ) change from the trading day 5 sessions before the most "
+        "recent one to the most recent trading day, in CNY to 2 decimals?", entity="000162.SZ"))
+    assert (stated.kind, stated.sessions, stated.aggregate, stated.quantity_en) == ("window", 6, "change", "closing price")
+    lots = read_question(served_question(
+        "What was the trading volume of X (000162.SZ) on the most recent trading day, as a whole number of 100-share "
+        "lots?", entity="000162.SZ"))
+    assert (lots.answer, lots.unit, lots.quantity_en) == ("integer", "lots", "trading volume")
+    defined = read_question(served_question(
+        "What was the MACD bar value of X (000162.SZ) on the most recent trading day, to 4 decimals? Here MACD is "
+        "2 × (DIF − DEA) of MACD 12/26/9 on back-adjusted closes.", entity="000162.SZ"))
+    assert (defined.kind, defined.answer, defined.decimals, defined.quantity_en) == ("latest", "number", 4, "MACD bar value")
     snapshot = read_question(served_question(
         "What was the highest price of X (00001.HK) 5 trading days before the most recent one, in HKD to 3 decimals?",
         entity="00001.HK"))

@@ -46,7 +46,9 @@ def test_evaluate_fail_loud_exits_2_and_writes_nothing(tmp_path: Path, capsys: p
     assert not out.exists()
 
 
-def test_leaderboard_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_leaderboard_command(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    # The gold and served files the runs are scored again against: the configured data root's.
+    monkeypatch.setenv("LIVESEARCH_DATA_DIR", str(tmp_path))
     files = write_day(tmp_path, standard_cases(), RIGHT)
     assert main(_evaluate_args(files, tmp_path / "eval")) == 0
     assert main(["leaderboard", "--runs", str(tmp_path / "eval"), "--out", str(tmp_path / "board")]) == 0

@@ -148,7 +148,7 @@ def test_a_scripted_tool_call_reaches_the_data_service_and_scores_correct(day_di
     assert accuracy.value == 1.0
 
     out = day_dir / "runs" / DAY.isoformat() / "inspect-mock"
-    runs = import_inspect_log(Path(log.location), out)
+    runs = import_inspect_log(Path(log.location), out, data_root=day_dir)
     assert [r.out_dir.name for r in runs] == ["inspect-mock", "inspect-mock-zh"]
     for run in runs:
         summary = run.result.summary
@@ -163,7 +163,7 @@ def test_a_scripted_tool_call_reaches_the_data_service_and_scores_correct(day_di
     board = build_leaderboard([r.out_dir for r in runs])
     assert {row.agent for row in board.rows} == {runs[0].result.summary.agent, runs[1].result.summary.agent}
     with pytest.raises(InspectImportError, match="exists: import into an empty --out directory"):
-        import_inspect_log(Path(log.location), out)
+        import_inspect_log(Path(log.location), out, data_root=day_dir)
 
 
 def test_the_web_tools_search_and_fetch_through_the_web_agents_code() -> None:

@@ -85,11 +85,11 @@ def _ask(spec: AgentSpec, tmp_path: Path, settings: LLMSettings) -> None:
 
 def test_the_operators_key_never_reaches_a_registry_endpoint(tmp_path: Path, endpoint: Endpoint, monkeypatch) -> None:
     monkeypatch.setenv("LIVESEARCH_LLM_API_KEY", OPERATOR_KEY)
-    monkeypatch.setenv("OWN_ENDPOINT_KEY", OWN_KEY)
+    monkeypatch.setenv("LIVESEARCH_AGENT_OWN_KEY", OWN_KEY)
     monkeypatch.delenv("LITELLM_OFFLINE_MODE", raising=False)
     settings = LLMSettings.from_env()
     own = AgentSpec(name="own", kind="closed-book", model="openai/m", api_base=endpoint.url,
-                    api_key_env="OWN_ENDPOINT_KEY")
+                    api_key_env="LIVESEARCH_AGENT_OWN_KEY")
     _ask(own, tmp_path, settings)
     assert endpoint.authorizations == [f"Bearer {OWN_KEY}"]
     # The operator's own endpoint keeps the operator's key.
@@ -100,10 +100,10 @@ def test_the_operators_key_never_reaches_a_registry_endpoint(tmp_path: Path, end
 
 
 def test_an_unset_key_variable_is_named(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv("OWN_ENDPOINT_KEY", raising=False)
+    monkeypatch.delenv("LIVESEARCH_AGENT_OWN_KEY", raising=False)
     spec = AgentSpec(name="own", kind="closed-book", model="openai/m", api_base="http://127.0.0.1:9/v1",
-                     api_key_env="OWN_ENDPOINT_KEY")
-    with pytest.raises(AgentRegistryError, match=r"takes its key for http://127.0.0.1:9/v1 from \$OWN_ENDPOINT_KEY"):
+                     api_key_env="LIVESEARCH_AGENT_OWN_KEY")
+    with pytest.raises(AgentRegistryError, match=r"takes its key for http://127.0.0.1:9/v1 from \$LIVESEARCH_AGENT_OWN_KEY"):
         _chat_model(spec, LLMSettings(api_key=OPERATOR_KEY), tmp_path)
 
 
@@ -115,6 +115,55 @@ def test_agent_register_records_the_key_variable(tmp_path: Path, monkeypatch, ca
     assert main(["agent", "register", "nokey", "--kind", "closed-book", "--api-base", "http://h/v1"]) == 2
     assert "no api_key_env" in capsys.readouterr().err
     assert main(["agent", "register", "withkey", "--kind", "closed-book", "--api-base", "http://h/v1",
-                 "--api-key-env", "H_KEY"]) == 0
+                 "--api-key-env", "LIVESEARCH_AGENT_H_KEY"]) == 0
     [entry] = json.loads((tmp_path / "agents.json").read_text())["agents"]
-    assert entry["api_key_env"] == "H_KEY"
+    assert entry["api_key_env"] == "LIVESEARCH_AGENT_H_KEY"
+
+
+# Issue 30, case 1: a registry entry names any operator secret, or an empty variable, as its key.
+
+@pytest.mark.parametrize("secret", ["TUSHARE_TOKEN", "LIVESEARCH_PG_PASSWORD", "LIVESEARCH_DATA_SERVICE_TOKEN",
+                                    "OPENAI_API_KEY", "LIVESEARCH_ALERT_WEBHOOK"])
+def test_a_registry_entry_cannot_take_another_secret_of_the_project(secret: str, tmp_path: Path, endpoint: Endpoint,
+                                                                   monkeypatch) -> None:
+    monkeypatch.setenv(secret, "s3cret-of-the-operator")
+    path = _registry(tmp_path, {"name": "evil", "kind": "closed-book", "model": "openai/m",
+                                "api_base": endpoint.url, "api_key_env": secret})
+    with pytest.raises(AgentRegistryError, match=f"api_key_env '{secret}' is not a variable named for an agent key; "
+                                                 "fix: put this endpoint's key in LIVESEARCH_AGENT_<NAME>_KEY"):
+        load_agents(path)
+    assert endpoint.authorizations == []
+
+
+def test_an_empty_key_variable_is_an_error_not_a_fallback_to_openai_api_key(tmp_path: Path, endpoint: Endpoint,
+                                                                            monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-provider-default-of-the-operator")
+    monkeypatch.setenv("LIVESEARCH_AGENT_OWN_KEY", "  ")
+    spec = AgentSpec(name="own", kind="closed-book", model="openai/m", api_base=endpoint.url,
+                     api_key_env="LIVESEARCH_AGENT_OWN_KEY")
+    with pytest.raises(AgentRegistryError, match=r"\$LIVESEARCH_AGENT_OWN_KEY is empty; fix: export "
+                                                 "LIVESEARCH_AGENT_OWN_KEY"):
+        _chat_model(spec, LLMSettings(), tmp_path)
+    assert endpoint.authorizations == []
+
+
+def test_no_provider_variable_reaches_an_explicit_endpoint(tmp_path: Path, endpoint: Endpoint, monkeypatch) -> None:
+    """litellm is always handed the key of an api_base: OPENAI_API_KEY (read by litellm from the
+    environment when no key is passed) never goes to an endpoint the project names."""
+    from livesearch_pipeline.infra.llm import NO_KEY_FOR_LOCAL_ENDPOINT, complete
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-provider-default-of-the-operator")
+    complete([{"role": "user", "content": "q"}], model="openai/m", api_base=endpoint.url)
+    assert endpoint.authorizations == [f"Bearer {NO_KEY_FOR_LOCAL_ENDPOINT}"]
+
+
+def test_agent_run_refuses_a_key_variable_of_another_secret(tmp_path: Path, monkeypatch, capsys) -> None:
+    from livesearch_pipeline.cli import main
+
+    monkeypatch.setenv("TUSHARE_TOKEN", "tushare-secret")
+    served = tmp_path / "served_questions_2026-12-01.jsonl"
+    served.write_text("", encoding="utf-8")
+    code = main(["agent", "run", "--agent", "closed-book", "--served", str(served), "--out", str(tmp_path / "r"),
+                 "--model", "openai/m", "--api-base", "http://127.0.0.1:9/v1", "--api-key-env", "TUSHARE_TOKEN"])
+    assert code == 2
+    assert "'TUSHARE_TOKEN' is not a variable named for an agent key" in capsys.readouterr().err

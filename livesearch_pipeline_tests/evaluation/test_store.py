@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from livesearch_pipeline.core.models import GoldAnswer, Verdict
+from livesearch_pipeline.core.models import GoldAnswer
 from livesearch_pipeline.core.snapshot import SnapshotStore, write_atomic
 from livesearch_pipeline.evaluation.audits import AuditError, longitudinal_audit, stale_gold_audit, stale_gold_series
 from livesearch_pipeline.evaluation.history import _verdicts_by_run
@@ -17,7 +17,11 @@ from livesearch_pipeline.evaluation.store import (
     partition_path, read_table, rebuild, store_root,
 )
 from livesearch_pipeline.settings import DataPaths
-from livesearch_pipeline_tests.evaluation.eval_fixtures import CNY2, EXACT, PCT2, case, qid, write_served
+from livesearch_pipeline.evaluation.evaluator import evaluate
+from livesearch_pipeline.evaluation.outputs import write_evaluation
+from livesearch_pipeline_tests.evaluation.eval_fixtures import (
+    CNY2, EXACT, PCT2, case, qid, write_predictions, write_served,
+)
 
 DAYS = [dt.date(2026, 3, 2), dt.date(2026, 3, 3), dt.date(2026, 3, 4)]
 
@@ -30,6 +34,9 @@ def write_gold(root: Path, answers: list[GoldAnswer], day: dt.date) -> None:
                                        created_at=dt.datetime.combine(day, dt.time(23, 0), tzinfo=dt.timezone.utc))
 
 
+WRONG = {qid(1): "1.00", qid(2): "9.99%", qid(3): "Sector B", qid(4): "8"}
+
+
 def _day(root: Path, day: dt.date, close: float) -> None:
     cases = [
         case(1, close, f"{close:.2f}", CNY2, unit="CNY", refresh_class="daily", date=day),
@@ -40,12 +47,15 @@ def _day(root: Path, day: dt.date, close: float) -> None:
     golds = [c.gold for c in cases]
     golds.append(GoldAnswer(qid=qid(5), date=day, status="error", error="vendor timeout", match=EXACT))
     write_gold(root, golds, day)
-    write_served(root, cases, day)
+    served = write_served(root, cases, day)
+    # Real runs (predictions, verdicts and the summary binding both): the store verifies each run's
+    # verdicts by scoring its predictions again (issue 30).
     for agent, right in (("model-a", {qid(1), qid(3)}), ("oracle", {qid(n) for n in range(1, 5)})):
-        verdicts = [Verdict(qid=qid(n), correct=qid(n) in right, rule="exact", judge="deterministic", reason="r")
-                    for n in range(1, 5)]
-        write_atomic(root / "runs" / day.isoformat() / agent / "verdicts.jsonl",
-                     "".join(v.model_dump_json() + "\n" for v in verdicts).encode())
+        answers = {c.served.qid: c.gold.answer if c.served.qid in right else WRONG[c.served.qid] for c in cases}
+        predictions = write_predictions(root / "runs" / day.isoformat(), answers, served_qids=list(answers),
+                                        agent=agent, model=None, date=day, name=agent)
+        write_evaluation(evaluate(served, SnapshotStore(root / "gold").path_for(day), predictions),
+                         predictions.parent)
 
 
 @pytest.fixture

@@ -41,6 +41,16 @@ FIRST_PERIOD_YEAR = 2012  # one warm-up year so that 2013 reports have a prior y
 # range, so a period's values never depend on how many later periods the calendar reaches.
 LAST_PERIOD_YEAR = SIMULATION_END.year
 QUARTER_ENDS = ((3, 31), (6, 30), (9, 30), (12, 31))
+# Banks, insurers and brokers (A-share, HK and US industries of the universe) hold no inventories
+# and report no cost of sales: their operating costs are business and administrative expenses.
+FINANCIAL_INDUSTRIES = frozenset({"银行", "证券", "保险", "金融", "Banks", "Insurance"})
+# Lines (and the indicators derived from them) a financial company's statements leave empty.
+NOT_REPORTED_BY_FINANCIALS = ("oper_cost", "inventories", "gross_margin", "grossprofit_margin", "bz_cost",
+                              "bz_profit")
+
+
+def is_financial(industry: str | None) -> bool:
+    return industry in FINANCIAL_INDUSTRIES
 
 
 
@@ -251,6 +261,10 @@ class Fundamentals:
         liab_mix_cur = _drifting_mix(rng, [3, 1, 4, 2, 1, 1, 1], n)
         liab_mix_ncl = _drifting_mix(rng, [4, 1, 1], n)
         equity_mix = rng.uniform(0.2, 0.6)
+        financial = is_financial(entity.industry)
+        if financial:  # no inventories: their share of current assets goes to the other items
+            asset_mix_cur[:, 5] = 0.0
+            asset_mix_cur = asset_mix_cur / asset_mix_cur.sum(axis=1, keepdims=True)
 
         parent_equity = market_value / price_to_book * warm_up
         minority_equity = parent_equity * minority_share
@@ -268,6 +282,8 @@ class Fundamentals:
             sell = int(round(rev * sell_ratio * rng.uniform(0.9, 1.1)))
             admin = int(round(rev * admin_ratio * rng.uniform(0.9, 1.1)))
             rd = int(round(rev * rd_ratio * rng.uniform(0.9, 1.1)))
+            if financial:  # no cost of sales: operating costs are business and admin expenses
+                admin, cost = admin + cost, 0
             fin = int(round(rev * fin_ratio))
             invest = int(round(rev * rng.normal(0.005, 0.01)))
             operate_profit = rev - cost - biz_tax - sell - admin - rd - fin + invest

@@ -138,12 +138,12 @@ _THEME_INDICES = (
 # The publisher of the global indices: a fictional index provider, named as real ones are.
 GLOBAL_INDEX_PUBLISHER = "Meridian Global Indices Ltd."
 _GLOBAL_INDICES = (  # (code, name_en, name_zh, calendar, currency, base point)
-    ("SGX500", "Synthetic Grand 500 Index", None, "XNYS", "USD", 1000.0),
-    ("SNTX", "Synthetic Tech Composite", None, "XNYS", "USD", 2000.0),
-    ("SIND30", "Synthetic Industrial 30", None, "XNYS", "USD", 10000.0),
-    ("SSML2K", "Synthetic Small Cap 2000", None, "XNYS", "USD", 1000.0),
-    ("SHKC", "Synthetic Harbour Composite", "合成港股综合指数", "XHKG", "HKD", 10000.0),
-    ("SHKT", "Synthetic Harbour Tech", "合成港股科技指数", "XHKG", "HKD", 5000.0),
+    ("SGX500", "Grand 500 Index", None, "XNYS", "USD", 1000.0),
+    ("SNTX", "Tech Composite Index", None, "XNYS", "USD", 2000.0),
+    ("SIND30", "Industrial 30 Index", None, "XNYS", "USD", 10000.0),
+    ("SSML2K", "Small Cap 2000 Index", None, "XNYS", "USD", 1000.0),
+    ("SHKC", "Harbour Composite Index", "港股综合指数", "XHKG", "HKD", 10000.0),
+    ("SHKT", "Harbour Tech Index", "港股科技指数", "XHKG", "HKD", 5000.0),
 )
 _FUND_STRATEGIES = (  # (Chinese, English, fund_type, invest_type)
     ("成长混合", "Growth Mixed", "混合型", "偏股混合型"), ("价值精选混合", "Value Select Mixed", "混合型", "偏股混合型"),
@@ -293,6 +293,28 @@ def _unique_numbers(rng: np.random.Generator, low: int, high: int, count: int, t
     return numbers
 
 
+# Code prefixes of each A-share board (the exchanges' allocation): a code matches its board.
+BOARD_PREFIXES = {("SH", "主板"): ("600", "601", "603", "605"), ("SH", "科创板"): ("688",),
+                  ("SZ", "主板"): ("000", "001", "002", "003"), ("SZ", "创业板"): ("300", "301")}
+GROWTH_BOARDS = frozenset({"科创板", "创业板"})
+FINANCIAL_CN = ("银行", "证券", "保险")  # the first industries of _CN_INDUSTRIES
+
+
+def _sh_main_board_number(number: int, taken: set[int]) -> int:
+    """A drawn Shanghai main-board number moved onto an allocated prefix (600/601/603/605) when it
+    fell on an unused one (602, 604, 606), keeping its last three digits where free."""
+    if f"{number:06d}"[:3] in BOARD_PREFIXES[("SH", "主板")]:
+        return number
+    for prefix in (603, 605, 601, 600):
+        for offset in range(1000):
+            moved = prefix * 1000 + (number + offset) % 1000
+            if moved not in taken:
+                taken.discard(number)
+                taken.add(moved)
+                return moved
+    raise ValueError("the Shanghai main board has no free code left")
+
+
 def _cn_equities(seed: int, names: _Names) -> list[Entity]:
     rng = generator(seed, "universe", "cn_equity")
     boards = (  # (code range, suffix, exchange, market, earliest listing, count)
@@ -305,11 +327,17 @@ def _cn_equities(seed: int, names: _Names) -> list[Entity]:
     taken: set[int] = set()
     for (low, high), suffix, exchange, market, earliest, count in boards:
         for number in _unique_numbers(rng, low, high, count, taken):
+            if suffix == "SH" and market == "主板":
+                number = _sh_main_board_number(number, taken)
             rows.append((f"{number:06d}.{suffix}", exchange, market, earliest))
     visibility = _visibilities(rng, len(rows))
     entities = []
     for (code, exchange, market, earliest), vis in zip(rows, visibility):
-        industry, suffix_zh, suffix_en = _CN_INDUSTRIES[int(rng.integers(len(_CN_INDUSTRIES)))]
+        drawn = int(rng.integers(len(_CN_INDUSTRIES)))
+        if market in GROWTH_BOARDS and _CN_INDUSTRIES[drawn][0] in FINANCIAL_CN:
+            # Banks, brokers and insurers list on the main boards, never on ChiNext or STAR.
+            drawn = len(FINANCIAL_CN) + drawn % (len(_CN_INDUSTRIES) - len(FINANCIAL_CN))
+        industry, suffix_zh, suffix_en = _CN_INDUSTRIES[drawn]
         zh, pinyin = names.zh_stem()
         name_zh = zh + suffix_zh
         entities.append(
@@ -429,7 +457,7 @@ def _indices(seed: int, names: _Names, cn: list[Entity]) -> tuple[list[Entity], 
         members = tuple(e.code for e in by_size if e.industry == industry)
         if not members:
             continue
-        rows.append((f"{801010 + 10 * i}.SI", f"合成{industry}行业指数", f"Synthetic {suffix_en} Industry Index",
+        rows.append((f"{801010 + 10 * i}.SI", f"{industry}行业指数", f"{suffix_en} Industry Index",
                      "行业指数", "SW", "申万", "XSHG", "CNY", 1000.0, members))
     entities: list[Entity] = []
     specs: dict[str, IndexSpec] = {}
@@ -467,8 +495,7 @@ def _index_theme(index: Entity) -> tuple[str, str]:
     """The theme words of an index name ("琨澜红利指数" -> "红利"), for naming funds on it."""
     assert index.name_zh is not None
     if index.industry == "行业指数":
-        return (index.name_zh.removeprefix("合成").removesuffix("行业指数"),
-                index.name_en.removeprefix("Synthetic ").removesuffix(" Industry Index"))
+        return index.name_zh.removesuffix("行业指数"), index.name_en.removesuffix(" Industry Index")
     return index.name_zh[2:].removesuffix("指数"), index.name_en.split(" ", 1)[1].removesuffix(" Index")
 
 

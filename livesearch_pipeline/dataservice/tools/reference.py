@@ -166,7 +166,7 @@ def _index_basic(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]
             "index_type": spec.category, "category": spec.category, "base_date": ymd(spec.base_date),
             "base_point": spec.base_point, "list_date": ymd(e.list_date),
             "weight_rule": "自由流通市值加权" if spec.weight_rule == "float_mv" else "总市值加权",
-            "desc": f"{e.name}由{spec.publisher}编制,成分股{len(spec.members)}只" if spec.members else f"{e.name_en} (synthetic global index)",
+            "desc": f"{e.name}由{spec.publisher}编制,成分股{len(spec.members)}只" if spec.members else f"{e.name_en}由{spec.publisher}编制",
             "exp_date": None,
         })
     return sorted(rows, key=lambda r: r["ts_code"])
@@ -426,7 +426,7 @@ def _index_classify(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, An
     for e in ctx.market.universe.of_class("index"):
         if not e.code.endswith(".SI"):
             continue
-        industry = e.name.removeprefix("合成").removesuffix("行业指数")
+        industry = e.name.removesuffix("行业指数")
         rows.append({"index_code": e.code, "industry_name": industry, "level": "L1",
                      "industry_code": e.code.split(".")[0], "is_pub": "1", "parent_code": "0", "src": "SW2021"})
     return rows

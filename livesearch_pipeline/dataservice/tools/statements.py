@@ -17,9 +17,11 @@ from typing import Any, Callable, Iterable
 
 from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, with_roles
 from livesearch_pipeline.dataservice.market.fundamentals import (
+    NOT_REPORTED_BY_FINANCIALS,
     Report,
     derive_indicators,
     indicator_inputs,
+    is_financial,
     is_quarter_end,
 )
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
@@ -229,7 +231,7 @@ _HEAD_FIELDS = [
     fld("ts_code", "code", None, "stock code", "股票代码"),
     fld("ann_date", "date", None, "announcement date (YYYYMMDD)", "公告日期"),
     fld("f_ann_date", "date", None, "actual (final) announcement date (YYYYMMDD)", "实际公告日期"),
-    fld("end_date", "date", None, "report period end (YYYYMMDD)", "报告期"),
+    fld("end_date", "date", None, "report period end (YYYYMMDD); not the end_date parameter, which bounds the announcement date", "报告期（与参数end_date不同：参数为公告日期窗口）"),
     fld("report_type", "text", None, "report type: 1 = consolidated statements", "报表类型(1合并报表)"),
     fld("comp_type", "text", None, "company type: 1 general, 2 bank, 3 insurance, 4 securities", "公司类型(1一般工商业 2银行 3保险 4证券)"),
     fld("end_type", "text", None, "period type: 1 Q1, 2 half-year, 3 Q3, 4 annual", "报告期类型(1一季报 2半年报 3三季报 4年报)"),
@@ -245,7 +247,7 @@ def _statement_params(example: str = "600519.SH") -> list[ParamSpec]:
         ts_code_param(example=example),
         date_param("ann_date", "announcement date YYYYMMDD (exact)"),
         date_param("start_date", "first announcement date YYYYMMDD of the window"),
-        date_param("end_date", "last announcement date YYYYMMDD of the window"),
+        date_param("end_date", "last announcement date YYYYMMDD of the window (an announcement date, unlike the record field end_date, the report period; use period to pick a report period)"),
         ParamSpec("period", "date", "report period YYYYMMDD, a quarter end (e.g. 20251231 annual, 20250630 half-year)", fmt=YMD),
         ParamSpec("report_type", "str", "report type; only 1 (consolidated) is published", enum=("1",)),
     ]
@@ -277,10 +279,18 @@ def _statement_handler(
                 eps = round(report.values["n_income_attr_p"] / report.values["total_share"], 4)
                 record.update(basic_eps=eps, diluted_eps=eps)
             record.update({n: values[n] for n in names})
-            records.append(record)
+            records.append(_as_reported(record, entity.industry))
         return records
 
     return handler
+
+
+def _as_reported(record: dict[str, Any], industry: str | None) -> dict[str, Any]:
+    """A financial company's record leaves the lines it has not (cost of sales, inventories,
+    gross margins) empty, as its published statements do."""
+    if is_financial(industry):
+        record.update({n: None for n in NOT_REPORTED_BY_FINANCIALS if n in record})
+    return record
 
 
 _EPS_FIELDS = [
@@ -330,7 +340,7 @@ def _indicator_handler(classes: tuple[str, ...], currency_fields: bool = False):
             if currency_fields:
                 record["currency"] = entity.currency
             record.update(derive_indicators(report, begin, prior))
-            records.append(record)
+            records.append(_as_reported(record, entity.industry))
         return records
 
     return handler
@@ -442,7 +452,8 @@ def _mainbz_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, An
         if report.quarter not in (2, 4):
             continue
         for seg in ctx.market.fundamentals.disclosures.main_business(code, report, kind):
-            records.append({"ts_code": code, "end_date": ymd(report.end_date), **seg, "curr_type": entity.currency})
+            records.append(_as_reported({"ts_code": code, "end_date": ymd(report.end_date), **seg,
+                                         "curr_type": entity.currency}, entity.industry))
     return records
 
 

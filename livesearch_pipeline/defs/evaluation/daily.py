@@ -2,7 +2,7 @@
 
 `livesearch run --date D` materialises `daily_loop_targets(D, D-1, agents)`: the served questions
 and gold of D-1 and D, D's web, every given agent's run of D, D's leaderboard and stale-gold
-audit, and the Parquet store (`analytics_store`) of D-1 and D: the partitions the schedule, the
+audit, the Parquet store (`analytics_store`) of D-1 and D, and the public site of D (`public_site`): the partitions the schedule, the
 automation sensor and the store's run-status sensor materialise for D (defs/evaluation/
 automation.py, defs/ops/analytics.py), requested at once. A Dagster run has one partition key, so `plan_runs` splits the
 selection into runs: the order comes from the asset graph (partition mappings included), and
@@ -25,6 +25,7 @@ from livesearch_pipeline.defs.web.assets import web_corpus
 
 
 ANALYTICS_STORE = dg.AssetKey("analytics_store")
+PUBLIC_SITE = dg.AssetKey("public_site")
 # (asset key, partition key): compares equal to Dagster's own asset-partition pairs.
 AssetPartition = tuple[dg.AssetKey, Optional[str]]
 
@@ -51,6 +52,8 @@ def daily_loop_targets(day: dt.date, previous: dt.date, agents: Sequence[str]) -
     # The Parquet store of both frozen days (defs/ops/analytics.py; referenced by key, as defs/ops
     # depends on this package): D's after its agent runs, whose verdicts it holds.
     targets += [(ANALYTICS_STORE, p.isoformat()) for p in (previous, day)]
+    # The public site of D (defs/site/assets.py, by key for the same reason), after D's board and audit.
+    targets.append((PUBLIC_SITE, d))
     return targets
 
 

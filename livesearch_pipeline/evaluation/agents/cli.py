@@ -49,7 +49,8 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
     llm.add_argument("--model", default=None, help="litellm model (default: $LIVESEARCH_LLM_MODEL)")
     llm.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint (default: $LIVESEARCH_LLM_API_BASE); "
                      "another endpoint gets the key in --api-key-env, never $LIVESEARCH_LLM_API_KEY")
-    llm.add_argument("--api-key-env", default=None, help="with --api-base: the environment variable holding its key")
+    llm.add_argument("--api-key-env", default=None, help="with --api-base: the LIVESEARCH_AGENT_<NAME>_KEY variable "
+                     "holding its key (no other variable is ever read for an agent's endpoint)")
     llm.add_argument("--max-steps", type=positive_int, default=LoopLimits.max_steps, help="model calls per question")
     llm.add_argument("--max-tokens", type=positive_int, default=LoopLimits.max_tokens,
                      help="total tokens per question")
@@ -92,12 +93,13 @@ async def _data_client(args: argparse.Namespace, as_of: dt.date) -> AsyncIterato
 
 def _chat_model(args: argparse.Namespace) -> object:
     from livesearch_pipeline.evaluation.agents.chat import LitellmChatModel
-    from livesearch_pipeline.infra.llm import LLMSettings
+    from livesearch_pipeline.infra.llm import LLMSettings, agent_key_from_env
 
     from livesearch_pipeline.settings import DataPaths
 
     key_env = getattr(args, "api_key_env", None)
-    key = (os.environ.get(key_env, "").strip() or None) if key_env else None
+    # Only a LIVESEARCH_AGENT_<NAME>_KEY variable, set and non-empty: never another secret of the project.
+    key = agent_key_from_env(key_env, owner=f"--api-key-env for {args.api_base}") if key_env else None
     return LitellmChatModel.from_settings(LLMSettings.from_env(), model=args.model, api_base=args.api_base, api_key=key,
                                           cache_dir=args.llm_cache or DataPaths.from_env().llm_cache)
 
@@ -152,12 +154,13 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
 
 
 async def _run(args: argparse.Namespace, as_of: dt.date) -> RunReport:
-    from livesearch_pipeline.core.locks import LOCK_FILE, writer_lock
     from livesearch_pipeline.evaluation.agents.base import load_served, run_agent
+    from livesearch_pipeline.evaluation.writers import run_folder_writer
 
     served = load_served(args.served)
-    # One writer per run folder: a second `agent run --out` of the same folder is refused, naming the first.
-    with writer_lock(Path(args.out) / LOCK_FILE, f"run folder {args.out}"):
+    # Before anything is written: not a protected folder, no symlinked file (a write through it would
+    # land elsewhere), and one writer per run folder (a second writer is refused, naming the first).
+    with run_folder_writer(Path(args.out), what="agent run --out"):
         async with build_agent(args, as_of) as agent:
             return await run_agent(agent, served, args.out, date=as_of, concurrency=args.concurrency,
                                    retry_errors=args.retry_errors)

@@ -59,11 +59,11 @@ _WINDOW_HEADS = (
 _AGGREGATE_WORDS = {"average": "mean", "highest": "max", "lowest": "min", "total": "sum", "first": "first",
                     "last": "last"}
 _UNIT_TAIL = re.compile(r", (?:in (?P<unit>.+?) to (?P<places>\d+) decimals?|to (?P<bare>\d+) decimals?|"
-                        r"as a whole number(?: of (?P<whole>.+?))?)\?$")
+                        r"as a whole number(?: of (?:100-share )?(?P<whole>.+?))?)\?(?: [^?]+\.)?$")  # a definition may follow
 # Where the quantity's noun ends in the question (whichever comes first).
 _NOUN_ENDS = re.compile(r" of | over (?:the )?| on the most recent| for the | at the end of| in the most recent| on the "
-                        r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before| change over| in the one-minute")
-_ZH_AGGREGATE = re.compile(r"(?:最近\d+个交易日（含最近一个交易日）)(?:的[周月]线)?(.+?)的(?:平均值|最高值|最低值|合计|首日值|末日值|"
+                        r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before| change over| change from| in the one-minute")
+_ZH_AGGREGATE = re.compile(r"(?:最近\d+个交易日（含最近一个交易日）(?:的[周月]线)?|至最近一个交易日，)(.+?)的(?:平均值|最高值|最低值|合计|首日值|末日值|"
                            r"样本标准差|变化|涨跌幅)")
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def read_question(question: ServedQuestion) -> Reading:
     answer, unit, decimals = _precision(text)
     tail = _UNIT_TAIL.search(text)
     body = text[: tail.start()] if tail else text.rstrip("?")
-    if " exceed that of " in body or "one-minute bar" in body or " closed highest" in body:
+    if " exceed that of " in body or " beat that of " in body or "one-minute bar" in body or " closed highest" in body:
         raise UnreadableQuestion("compares two entities, or needs minute bars or a reference session")
     code = question.entity
     subject = re.search(rf" of ((?:(?! of )[^()])+?) \({re.escape(code)}\)", body) if code else None
@@ -106,14 +106,16 @@ def read_question(question: ServedQuestion) -> Reading:
     if series:
         match_key, match_value = "series", series.group(1)
     if (found := re.match(r"On which (?:trading day in the last (\d+) sessions did .+? record its (highest|lowest) "
-                          r"(.+?) \(the earliest|of the last (\d+) trading days (?:was|were) the (.+?) at its "
+                          r"(.+?)\? Give the date|of the last (\d+) trading days (?:was|were) the (.+?) at its "
                           r"(highest|lowest))", text)):
         kind = "window"
         sessions = int(found.group(1) or found.group(4))
         aggregate = "argmax" if (found.group(2) or found.group(6)) == "highest" else "argmin"
         quantity = found.group(3) or found.group(5)
-    elif (found := re.search(r"over (?:the (?:week|month)ly bars of )?the last (\d+) trading days", body)):
-        kind, sessions = "window", int(found.group(1))
+    elif (found := re.search(r"over (?:the (?:week|month)ly bars of )?the last (\d+) trading days|from the trading day "
+                             r"(\d+) sessions before the most recent one to the most recent trading day", body)):
+        # A change from the trading day k sessions back spans k + 1 sessions.
+        kind, sessions = "window", int(found.group(1)) if found.group(1) else int(found.group(2)) + 1
         head = next(((prefix, agg) for prefix, agg in _WINDOW_HEADS if body.startswith(prefix)), None)
         if head is not None:
             aggregate, rest = head[1], body[len(head[0]):]

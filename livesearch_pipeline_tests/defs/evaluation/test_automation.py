@@ -205,8 +205,9 @@ def test_livesearch_run_materialises_the_days_selection_in_graph_order() -> None
         # The audit of Monday reads Friday's gold (the declared D-1 dependency): after both freezes.
         (monday, ("stale_gold_audit",)),
         *[(f"{agent}|{monday}", ("agent_runs",)) for agent in sorted(agents)],
-        # Monday's Parquet partitions hold its agents' verdicts: after every agent run.
-        (monday, ("analytics_store", "leaderboard")),
+        # Monday's Parquet partitions hold its agents' verdicts: after every agent run; the public
+        # site of Monday after its board and audit, in the same run (defs/site/assets.py).
+        (monday, ("analytics_store", "leaderboard", "public_site")),
     ]
     with pytest.raises(ValueError, match="duplicate"):
         plan_runs(defs.resolve_asset_graph(), [(leaderboard.key, monday)] * 2, instance)

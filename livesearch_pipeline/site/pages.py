@@ -1,0 +1,209 @@
+"""What each page of the site shows: the context its template renders, and its large tables.
+
+The tables of a day (every served question × every agent) and of a question (every frozen day ×
+every agent) are written here as HTML rows with escaped strings (a template loop per cell costs
+seconds over 30 days of 2,322 questions); the rest is left to the templates (templates.py).
+No function here reads a file: they take the parsed days (inputs.py) and the live-answer rule's
+decisions (liverule.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections import defaultdict
+from html import escape
+from pathlib import Path
+
+from livesearch_pipeline.core.models import GoldAnswer, Question, Verdict
+from livesearch_pipeline.core.pool import visibility_band
+from livesearch_pipeline.site.chart import Point, history_svg
+from livesearch_pipeline.site.inputs import SiteDay
+from livesearch_pipeline.site.program_text import program_lines, rule_text
+from livesearch_pipeline.site.templates import SORT_JS
+
+UNKNOWN_FAMILY = "unknown (no evidence map)"
+BANDS = ("low", "mid", "high", "market")
+
+
+def slug(name: str) -> str:
+    """A file name for an agent (its registry name, kept readable)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def gold_html(gold: GoldAnswer | None, reason: str | None) -> str:
+    if gold is None:
+        return '<span class="muted">not in the snapshot</span>'
+    if gold.status != "ok":
+        return f'<span class="muted">{escape(gold.status)}</span>'
+    if reason is not None:
+        return f'<span class="hidden-gold" title="{escape(reason)}">withheld (live)</span>'
+    unit = f' <span class="muted">({escape(gold.unit)})</span>' if gold.unit else ""
+    return f"<b>{escape(gold.answer or '')}</b>{unit}"
+
+
+_VERDICT = {True: '<span class="ok" title="correct">&#10003;</span>',
+            False: '<span class="ko" title="wrong">&#10007;</span>',
+            None: '<span class="muted" title="judge error">?</span>'}
+_NO_VERDICT = '<span class="muted">-</span>'
+
+
+def verdict_html(verdict: Verdict | None) -> str:
+    return _NO_VERDICT if verdict is None else _VERDICT[verdict.correct]
+
+
+def _recall(day: SiteDay) -> dict[str, float | None]:
+    if not day.retrieval:
+        return {}
+    return {run.get("agent"): run.get("evidence_recall") for run in day.retrieval.get("runs", [])}
+
+
+def board_context(day: SiteDay) -> dict:
+    board = day.board
+    if board is None:
+        return {"day": day, "board": None, "rows": [], "tiers": [], "bands": [], "sort_js": SORT_JS}
+    by_agent = {run.agent: run for run in day.runs if run.ranked}
+    recall = _recall(day)
+    tiers = sorted({t for r in board.rows for t in r.by_tier})
+    bands = [b for b in BANDS if any(b in by_agent[r.agent].summary.by_visibility_band
+                                     for r in board.rows if r.agent in by_agent)]
+    rows = []
+    for r in board.rows:
+        run = by_agent.get(r.agent)
+        summary = run.summary if run else None
+        folder = run.folder if run else Path(r.run_dir).name
+        rows.append({
+            "rank": r.rank, "agent": r.agent, "slug": slug(r.agent), "model": r.model, "accuracy": r.accuracy,
+            "low": r.wilson_low, "high": r.wilson_high, "correct": r.correct, "n": r.n, "tiers": r.by_tier,
+            "bands": {k: b.accuracy for k, b in summary.by_visibility_band.items()} if summary else {},
+            "recall": recall.get(folder), "cost_per_correct": r.usage.cost_per_correct_usd if r.usage else None,
+            "qid_set_hash": summary.qid_set_hash if summary else board.qid_set_hash,
+            "gold_sha256": summary.gold_sha256 if summary else day.manifest.sha256,
+        })
+    return {"day": day, "board": board, "rows": rows, "tiers": tiers, "bands": bands, "sort_js": SORT_JS}
+
+
+def history_context(days: list[SiteDay]) -> dict:
+    series: dict[str, list[Point]] = defaultdict(list)
+    rows = []
+    pool_changes: dict[dt.date, str] = {}
+    previous_pool = None
+    for d in days:
+        version = d.manifest.pool_version
+        changed = previous_pool is not None and version != previous_pool
+        if changed:
+            pool_changes[d.date] = version
+        previous_pool = version
+        points = {}
+        if d.board is not None:
+            for r in d.board.rows:
+                point = Point(d.date, r.accuracy, r.wilson_low, r.wilson_high)
+                series[r.agent].append(point)
+                points[r.agent] = point
+        rows.append({"date": d.date, "pool": version, "pool_change": changed, "points": points})
+    return {"svg": history_svg(dict(series), [d.date for d in days], pool_changes), "days": list(reversed(rows)),
+            "agents": [{"agent": a, "slug": slug(a)} for a in sorted(series)]}
+
+
+def agent_context(agent: str, days: list[SiteDay],
+                  trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int]]) -> dict:
+    runs = []
+    pooled: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    latest_buckets: dict[str, dict[str, list[int]]] = {}
+    latest_date = None
+    for d in days:
+        for run in d.runs:
+            if run.agent != agent:
+                continue
+            s = run.summary
+            link = trajectory_links.get((d.date, agent))
+            runs.append({"date": d.date, "model": s.model, "rank": run.rank, "accuracy": s.accuracy,
+                         "low": run.wilson_low, "high": run.wilson_high, "correct": s.correct, "n": s.n_scored,
+                         "usage": s.usage, "unranked_reason": run.unranked_reason, "n_served": s.n_served,
+                         "trajectories": link[0] if link else None, "trajectory_lines": link[1] if link else 0,
+                         "trajectory_withheld": link[2] if link else 0})
+            buckets: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+            for name, source in (("tier", s.by_tier), ("visibility band", s.by_visibility_band),
+                                 ("language", s.by_language), ("asset class", s.by_asset_class),
+                                 ("refresh class", s.by_refresh_class)):
+                for key, bucket in source.items():
+                    buckets[name][key][0] += bucket.correct
+                    buckets[name][key][1] += bucket.n
+            for qid, verdict in run.verdicts.items():
+                family = d.families.get(qid, UNKNOWN_FAMILY)
+                buckets["family"][family][0] += verdict.correct is True
+                buckets["family"][family][1] += 1
+            for name, keys in buckets.items():
+                for key, (correct, n) in keys.items():
+                    pooled[name][key][0] += correct
+                    pooled[name][key][1] += n
+            latest_buckets, latest_date = buckets, d.date
+    breakdowns = []
+    for name in ("tier", "visibility band", "family", "language", "asset class", "refresh class"):
+        if name not in pooled:
+            continue
+        rows = []
+        for key, (correct, n) in sorted(pooled[name].items()):
+            latest = latest_buckets.get(name, {}).get(key)
+            rows.append({"key": key, "pooled": {"correct": correct, "n": n},
+                         "latest": {"correct": latest[0], "n": latest[1]} if latest and latest[1] else None})
+        breakdowns.append({"name": name, "rows": rows})
+    return {"title": f"agent {agent}", "agent": agent, "runs": list(reversed(runs)), "breakdowns": breakdowns,
+            "latest_date": latest_date}
+
+
+def day_context(d: SiteDay, hidden: dict[str, str]) -> dict:
+    runs = [{"agent": run.agent, "slug": slug(run.agent), "rank": run.rank, "accuracy": run.summary.accuracy,
+             "low": run.wilson_low, "high": run.wilson_high} for run in d.runs]
+    verdicts = [run.verdicts for run in d.runs]
+    rows = []
+    for q in d.served:
+        evidence = d.evidence.get(q.qid, [])
+        pages = (f"{len(evidence)}: " + ", ".join(f"<code>{escape(p)}</code>" for p in evidence[:3])
+                 + (" …" if len(evidence) > 3 else "")) if evidence else _NO_VERDICT
+        rows.append(
+            f'<tr><td><a href="../questions/{q.qid}.html"><code>{q.qid}</code></a></td>'
+            f'<td class="q">{escape(q.question)}</td><td>{q.tier}</td><td>{q.refresh_class}</td>'
+            f'<td class="num">{q.visibility}</td><td>{gold_html(d.gold.get(q.qid), hidden.get(q.qid))}</td>'
+            + "".join(f"<td>{verdict_html(v.get(q.qid))}</td>" for v in verdicts)
+            + f"<td>{pages}</td></tr>")
+    shown = sum(1 for q in d.served if q.qid in d.gold and d.gold[q.qid].status == "ok" and q.qid not in hidden)
+    return {"title": f"questions of {d.date}", "day": d, "runs": runs, "rows_html": "\n".join(rows), "shown": shown,
+            "hidden_count": sum(1 for q in d.served if q.qid in hidden)}
+
+
+def question_context(qid: str, served, on_days: list[SiteDay], question: Question | None,
+                     hidden: dict[dt.date, dict[str, str]]) -> dict:
+    agents = sorted({run.agent for d in on_days for run in d.runs if qid in run.verdicts})
+    rows = []
+    rule = question.match if question is not None else None
+    family = None
+    for d in reversed(on_days):
+        gold = d.gold.get(qid)
+        reason = hidden[d.date].get(qid)
+        if rule is None and gold is not None:
+            rule = gold.match
+        family = family or d.families.get(qid)
+        by_agent = {run.agent: run.verdicts.get(qid) for run in d.runs}
+        period = gold.observed_period if gold is not None and reason is None and gold.observed_period else ""
+        rows.append(
+            f'<tr><td><a href="../days/{d.date}.html">{d.date}</a></td>'
+            f'<td>{escape(gold.status) if gold else "absent"}</td><td class="gold">{gold_html(gold, reason)}</td>'
+            f"<td>{escape(period)}</td>" + "".join(f"<td>{verdict_html(by_agent.get(a))}</td>" for a in agents)
+            + "</tr>")
+    return {
+        "title": f"question {qid}", "qid": qid, "text_en": served.question, "text_zh": served.question_zh,
+        "entity": served.entity, "entity_name": question.entity_name if question else None, "tier": served.tier,
+        "refresh_class": served.refresh_class, "asset_class": served.asset_class,
+        "visibility": f"{served.visibility} ({visibility_band(served.visibility, served.asset_class)})",
+        "family": family,
+        "program_lines": program_lines(question.program) if question else [],
+        "program_json": json.dumps(question.program.model_dump(mode="json", exclude_defaults=True), indent=2,
+                                   ensure_ascii=False) if question else "",
+        "rule": rule_text(rule) if rule is not None else "-", "agents": agents, "rows_html": "\n".join(rows),
+    }
