@@ -9,8 +9,6 @@ a T3 question.
 
 from __future__ import annotations
 
-import re
-
 import datetime as dt
 import json
 import re
