@@ -16,12 +16,13 @@ verbalizer and the LLM payload read its chain from here.
 | since_report | the announcement day of the latest report → the return since |
 | top_holding | a fund's largest holding in its latest report → that stock's close, turnover, ... |
 | top_constituent | an index's heaviest constituent at its latest rebalance → that stock's figures |
+| holding_industry | a fund's largest holding → that stock's industry index → the index's return over 5/20/60 sessions |
 | adj_return | a window's closes times the cumulative adjustment factor (`times`) → the adjusted return |
 | fx_convert | a Hong Kong or US figure × the day's FX rate(s) → CNY |
 | price_to_nav | the latest published NAV date → the ETF's close that day, its premium over the NAV |
 | compare | two instruments' returns over the same window, the difference in percentage points |
 | drawdown | the largest fall from a running peak over 60/120 sessions (adjusted closes for a stock or fund): the fall, its peak day, its trough day |
-| volume_day | the session of the highest volume among the last 60 → that session's change |
+| volume_day | the session of the highest volume among the last 20/60 → that session's change |
 | best_month | the month of the largest gain among the last 12/24 completed months → its closing level, its turnover value |
 | screen | an index's constituents (latest rebalance) or an industry's members in the latest session's cross-section: the largest fall, the highest turnover value or turnover rate, how many closed up |
 | three_indices | three named indices over the same 5/20/60 sessions: which gained (fell) the most |
@@ -82,6 +83,8 @@ ADJ_WINDOWS = (20, 60)
 COMPARE_TOOLS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily",
                  "index": "index_daily", "fund": "fund_daily"}
 COMPARE_WINDOWS = (5, 20, 60)
+# Three steps: a fund's largest holding, that stock's industry index, the index's return.
+HOLDING_INDUSTRY_WINDOWS = (5, 20, 60)
 # Cross-market conversion: (tool, calendar, FX legs as (pair code, combine op)).
 FX_TOOL = "fx_daily"
 FX_FIELD = "bid_close"
@@ -316,6 +319,32 @@ def _resolution_drafts(catalog: Catalog, entity: EntityInfo, first: ToolMeta, lo
     return out
 
 
+def _holding_industry_drafts(catalog: Catalog, entity: EntityInfo, first: ToolMeta,
+                             lookback: dict[str, DateSpec]) -> list[FamilyDraft]:
+    """Three dependent calls: the fund's largest holding by market value in its latest report →
+    the industry index that stock belongs to (`index_member` by the stock's code: one series,
+    ToolMeta.one_series_by) → that index's return over the last N sessions (N + 1 closes)."""
+    members, bars = catalog.get("index_member"), catalog.get("index_daily")
+    if (members is None or bars is None or not members.defines_gold or not bars.defines_gold
+            or "ts_code" not in members.one_series_by):
+        return []
+    c1 = Call(id="c1", tool=first.name, args={first.entity_param: entity.code}, dates=lookback)
+    top = ValueRef(call="c1", select=Selection(mode="latest", key=first.time_key, key_fmt=YMD), field="mkv",
+                   aggregate="argmax", arg_field="symbol")
+    c2 = Call(id="c2", tool=members.name, refs={"ts_code": top})
+    industry = ValueRef(call="c2", select=Selection(mode="latest", key=members.time_key, key_fmt=YMD),
+                        field="index_code")
+    out = []
+    for n in HOLDING_INDUSTRY_WINDOWS:
+        c3 = Call(id="c3", tool=bars.name, refs={bars.entity_param: industry},
+                  dates=_return_window(bars, "XSHG", n))
+        ex = Extractor(call="c3", select=Selection(mode="all", key=bars.time_key, key_fmt=YMD), field="close",
+                       aggregate="pct_change", format=PERCENT)
+        out.append(FamilyDraft(Program(calls=[c1, c2, c3], extract=ex), entity, bars, bars.field("close"),
+                               f"holding_industry:{n}", aggregate="pct_change"))
+    return out
+
+
 def _adj_return_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
     pair = ADJ_TOOLS.get(entity.asset_class)
     tools = _tools(catalog, *pair) if pair else None
@@ -439,6 +468,8 @@ def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
         for e in entities(first):
             if explored.get((first, e.code)):
                 add(_resolution_drafts, catalog, e, tool, lookback_of(tool, e), measure, series, family)
+                if family == "top_holding":
+                    add(_holding_industry_drafts, catalog, e, tool, lookback_of(tool, e))
     for bar, _ in ADJ_TOOLS.values():
         for e in entities(bar):
             add(_adj_return_drafts, catalog, e)
@@ -506,6 +537,11 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name == "top_constituent":
         return (f"For the constituent of {subj} with the highest weight at its most recent rebalance, what "
                 f"was that stock's {noun} on the most recent trading day{unit}?")
+    if name == "holding_industry":
+        k = _sessions_spanned(c) or int(param)
+        return (f"Take the largest stock holding of {subj} by market value in its most recently published "
+                f"portfolio. By what percentage did the industry index that stock belongs to change from the close "
+                f"{k} trading days before the most recent one to the most recent close{unit}?")
     if name == "adj_return":
         what = "splits" if c.asset_class in ("hk_equity", "us_equity") else "splits and dividends"
         k = _sessions_spanned(c)
@@ -561,6 +597,10 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
         return f"{subj}最近一期公布的持仓中市值最大的股票，最近一个交易日的{noun}{ask}"
     if name == "top_constituent":
         return f"{subj}最近一次调整权重后权重最大的成分股，最近一个交易日的{noun}{ask}"
+    if name == "holding_industry":
+        k = _sessions_spanned(c) or int(param)
+        return (f"{subj}最近一期公布的持仓中市值最大的股票，其所属行业指数自最近一个交易日之前第{k}个交易日收盘"
+                f"至最近一个交易日收盘的涨跌幅{ask}")
     if name == "adj_return":
         k = _sessions_spanned(c)
         start = f"最近一个交易日之前第{k}个交易日" if k else f"最近{param}个交易日的首日"
@@ -639,7 +679,9 @@ DRAWDOWN_WINDOWS = (60, 120)
 DRAWDOWN_PARTS = (("value", "max_drawdown"), ("peak", "drawdown_peak"), ("trough", "drawdown_trough"))
 # Bars of each class whose path a drawdown follows; stocks and funds are adjusted (ADJ_TOOLS).
 DRAWDOWN_BARS = {"index": "index_daily"}
-VOLUME_DAY_WINDOW = 60
+# The 60-session window the window aggregates read, and the 20-session one (issue 29's pool share:
+# one instrument asked over two windows, both calls shared with the window aggregates).
+VOLUME_DAY_WINDOWS = (20, 60)
 VOLUME_DAY_BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
                    "fund": "fund_daily"}
 BEST_MONTH_WINDOWS = (12, 24)
@@ -701,19 +743,21 @@ def _drawdown_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
 
 
 def _volume_day_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
-    """The session of the highest volume among the last 60, read at that session's change."""
+    """The session of the highest volume among the last 20 or 60, read at that session's change."""
     tools = _tools(catalog, VOLUME_DAY_BARS.get(entity.asset_class, ""))
     if not tools or not entity.calendar:
         return []
     bar = tools[0]
     if bar.field("vol") is None or bar.field("pct_chg") is None:
         return []
-    c1 = Call(id="c1", tool=bar.name, args={bar.entity_param: entity.code},
-              dates=_window(bar, entity.calendar, VOLUME_DAY_WINDOW))
-    ex = Extractor(call="c1", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="vol",
-                   aggregate="argmax", arg_field="pct_chg", format=PERCENT)
-    return [FamilyDraft(Program(calls=[c1], extract=ex), entity, bar, bar.field("pct_chg"),
-                        f"volume_day:{VOLUME_DAY_WINDOW}", aggregate="argmax")]
+    out = []
+    for n in VOLUME_DAY_WINDOWS:
+        c1 = Call(id="c1", tool=bar.name, args={bar.entity_param: entity.code}, dates=_window(bar, entity.calendar, n))
+        ex = Extractor(call="c1", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="vol",
+                       aggregate="argmax", arg_field="pct_chg", format=PERCENT)
+        out.append(FamilyDraft(Program(calls=[c1], extract=ex), entity, bar, bar.field("pct_chg"),
+                               f"volume_day:{n}", aggregate="argmax"))
+    return out
 
 
 def _best_month_drafts(catalog: Catalog, entity: EntityInfo, records: Sequence[Mapping[str, Any]]) -> list[FamilyDraft]:

@@ -63,7 +63,8 @@ FAMILY_TOOLS = ("income", "daily", "hk_income", "hk_daily", "hk_daily_adj", "us_
                 "fund_portfolio", "fund_nav", "fund_daily", "index_weight", "index_daily")
 PER_CLASS = {"cn_equity": 8, "hk_equity": 3, "us_equity": 3, "fund": 12, "index": 6}
 ALL_FAMILIES = {"growth_period", "growth_year", "margin", "payout", "exdate_close", "since_exdate", "since_report",
-                "top_holding", "top_constituent", "adj_return", "fx_convert", "price_to_nav", "compare"}
+                "top_holding", "top_constituent", "adj_return", "fx_convert", "price_to_nav", "compare",
+                "holding_industry"}
 
 
 SINGLE_CALL_FAMILIES = {"growth_period", "growth_year", "margin"}
@@ -204,6 +205,22 @@ def test_top_holding_resolves_the_largest_holding_then_reads_its_close(built):
     assert c.facts.observed_answer == round_half_up(_latest(raw["c2"], "trade_date")["close"], 2) + " CNY"
 
 
+def test_holding_industry_chains_the_top_holding_its_industry_index_and_that_index_return(built):
+    c, raw = _one(built, "holding_industry", anchor="family:holding_industry:20")
+    newest = max(r["ann_date"] for r in raw["c1"])
+    top = max((r for r in raw["c1"] if r["ann_date"] == newest), key=lambda r: r["mkv"])["symbol"]
+    (member,) = raw["c2"]  # index_member by a stock's code: its one industry index (one_series_by)
+    assert member["con_code"] == top and member["index_code"].endswith(".SI")
+    bars = sorted(raw["c3"], key=lambda r: r["trade_date"])
+    assert {r["ts_code"] for r in bars} == {member["index_code"]}
+    assert len(bars) == 21  # 20 sessions: from the close 20 sessions back, 21 closes
+    assert c.facts.observed_answer == _pct(bars[-1]["close"], bars[0]["close"])
+    assert cap_key(c) == "fund_portfolio>index_member>index_daily"
+    text, text_zh = question_en(c), question_zh(c)
+    assert "industry index that stock belongs to" in text and "from the close 20 trading days before" in text
+    assert "所属行业指数" in text_zh and "之前第20个交易日收盘" in text_zh
+
+
 def test_top_constituent_resolves_the_heaviest_weight_of_the_latest_rebalance(built):
     c, raw = _one(built, "top_constituent", field="close", tool="daily")
     newest = max(r["trade_date"] for r in raw["c1"])
@@ -326,12 +343,16 @@ def test_families_replay_in_the_dynamics_profile_as_t3(built):
         else:
             assert c.tier == "T3", (family, reason)
             assert reason.startswith(("T3 complex historical investigation: two dependent calls: ",
+                                      "T3 complex historical investigation: three dependent calls: ",
                                       "T3 complex historical investigation: cross-call arithmetic: ")), reason
     reasons = {family_of(c)[0]: c.dynamics.tier_reason for c in result.candidates}
     assert re.fullmatch(r"T3 complex historical investigation: two dependent calls: fund_portfolio → daily(_basic)? "
                         r"\(ts_code from the argmax symbol\)", reasons["top_holding"]), reasons["top_holding"]
     assert re.search(r"cross-call arithmetic: [a-z_]+ close times [a-z_]+ adj_factor, then pct_change$",
                      reasons["adj_return"]), reasons["adj_return"]
+    assert reasons["holding_industry"] == (
+        "T3 complex historical investigation: three dependent calls: fund_portfolio → index_member (ts_code from the "
+        "argmax symbol); index_member → index_daily (ts_code from the latest index_code)"), reasons["holding_industry"]
     kept = {family_of(c)[0] for c in result.candidates}
     assert {"top_holding", "adj_return", "compare", "growth_period"} <= kept
 
