@@ -17,6 +17,7 @@ verbalizer and the LLM payload read its chain from here.
 | top_holding | a fund's largest holding in its latest report → that stock's close, turnover, ... |
 | top_constituent | an index's heaviest constituent at its latest rebalance → that stock's figures |
 | holding_industry | a fund's largest holding → that stock's industry index → the index's return over 5/20/60 sessions |
+| named_high | a stock named as people name it (its short name or its ticker alone, where exactly one entity of the market answers to it): the announcement day of its latest report → its highest close since |
 | adj_return | a window's closes times the cumulative adjustment factor (`times`) → the adjusted return |
 | fx_convert | a Hong Kong or US figure × the day's FX rate(s) → CNY |
 | price_to_nav | the latest published NAV date → the ETF's close that day, its premium over the NAV |
@@ -34,6 +35,7 @@ and a chain in `chain_en` (the LLM payload); tests in livesearch_pipeline_tests/
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -267,6 +269,56 @@ def _since_report_drafts(catalog: Catalog, entity: EntityInfo, lookback: dict[st
                         aggregate="pct_change")]
 
 
+TICKER_CLASSES = ("cn_equity", "hk_equity", "us_equity")
+
+
+def ticker_of(code: str) -> str:
+    """A stock's ticker as people type it: its code without the exchange suffix (600123, 00721, AAPL)."""
+    return code.split(".")[0]
+
+
+def unique_handles(entities: Sequence[EntityInfo]) -> dict[str, str]:
+    """code -> how a question may name the stock alone: "name" when exactly one entity of the
+    market answers to its short name, else "ticker" when exactly one answers to its ticker (no
+    other entity has it as name, code or ticker); stocks with neither are left out."""
+    seen: Counter = Counter()
+    for e in entities:
+        # Every code's bare digits count (people say 000001 for an index too), but only a stock
+        # is named by its ticker.
+        handles = {e.name, e.code, ticker_of(e.code)}
+        seen.update(h.casefold() for h in handles)
+    out = {}
+    for e in entities:
+        if e.asset_class not in TICKER_CLASSES:
+            continue
+        if seen[e.name.casefold()] == 1:
+            out[e.code] = "name"
+        elif seen[ticker_of(e.code).casefold()] == 1:
+            out[e.code] = "ticker"
+    return out
+
+
+def _named_high_drafts(catalog: Catalog, entity: EntityInfo, lookback: dict[str, DateSpec],
+                       handle: str) -> list[FamilyDraft]:
+    """The highest close since the announcement of the latest report, the stock named by `handle`
+    alone ("name" or "ticker"): the calls of `since_report`, another reading of them."""
+    pair = STATEMENT_TOOLS.get(entity.asset_class)
+    tools = _tools(catalog, *pair) if pair else None
+    if not tools or not entity.calendar:
+        return []
+    statement, bar = tools
+    c1 = Call(id="c1", tool=statement.name, args={statement.entity_param: entity.code}, dates=lookback)
+    announced = _latest("c1", statement.time_key, "ann_date")
+    end = next(p for p in bar.date_params if p.role == "end")
+    c2 = Call(id="c2", tool=bar.name, args={bar.entity_param: entity.code}, refs={"start_date": announced},
+              dates={end.name: DateSpec(sessions_back=0, calendar=entity.calendar, fmt=end.fmt)})
+    f = bar.field("close")
+    ex = Extractor(call="c2", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="close",
+                   aggregate="max", format=_fmt(bar, f, 10.0))
+    return [FamilyDraft(Program(calls=[c1, c2], extract=ex), entity, bar, f, f"named_high:{handle}",
+                        aggregate="max")]
+
+
 def _dividend_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
     tools = _tools(catalog, "dividend", "daily", "fina_indicator")
     if not tools or entity.asset_class != "cn_equity" or not entity.calendar:
@@ -429,8 +481,11 @@ def compare_family_drafts(catalog: Catalog, pairs: Sequence[tuple[EntityInfo, En
 def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
                   explored: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
                   lookback_of: Callable[[ToolMeta, EntityInfo], dict[str, DateSpec]],
-                  problems: list[str] | None = None) -> list[FamilyDraft]:
+                  problems: list[str] | None = None, handles: Mapping[str, str] | None = None) -> list[FamilyDraft]:
     """Every family's drafts over the entities enumeration covered, by tool (`covered[tool]`).
+
+    `handles` (`unique_handles` over every entity of the market) names the stocks a question may
+    name by their short name or ticker alone (`named_high`); without it none is.
 
     `lookback_of(tool, entity)` gives the date arguments enumeration used for the tool's latest
     record, so that a family's first call is the very call of the single-step questions (the
@@ -458,6 +513,8 @@ def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
             if records:
                 add(_statement_drafts, catalog, e, records, lookback_of(tool, e))
                 add(_since_report_drafts, catalog, e, lookback_of(tool, e))
+                if handles and e.code in handles:
+                    add(_named_high_drafts, catalog, e, lookback_of(tool, e), handles[e.code])
     for e in entities("daily"):
         add(_dividend_drafts, catalog, e)
     for first, measure, series, family in (("fund_portfolio", "mkv", "symbol", "top_holding"),
@@ -537,6 +594,9 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name == "top_constituent":
         return (f"For the constituent of {subj} with the highest weight at its most recent rebalance, what "
                 f"was that stock's {noun} on the most recent trading day{unit}?")
+    if name == "named_high":
+        return (f"What was the highest {noun} of {_handle(c, param)} since the day its most recent financial report "
+                f"was published, counting that day{unit}?")
     if name == "holding_industry":
         k = _sessions_spanned(c) or int(param)
         return (f"Take the largest stock holding of {subj} by market value in its most recently published "
@@ -597,6 +657,8 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
         return f"{subj}最近一期公布的持仓中市值最大的股票，最近一个交易日的{noun}{ask}"
     if name == "top_constituent":
         return f"{subj}最近一次调整权重后权重最大的成分股，最近一个交易日的{noun}{ask}"
+    if name == "named_high":
+        return f"{_handle(c, param)}自最近一期财报公告当日起至最近一个交易日的最高{noun}{ask}"
     if name == "holding_industry":
         k = _sessions_spanned(c) or int(param)
         return (f"{subj}最近一期公布的持仓中市值最大的股票，其所属行业指数自最近一个交易日之前第{k}个交易日收盘"
@@ -615,6 +677,11 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name in INVESTIGATIONS:
         return _investigation_zh(c, name, param, lexicon)
     raise ValueError(f"{c.qid}: no Chinese text for question family {name!r}")
+
+
+def _handle(c: Candidate, how: str) -> str:
+    """The stock as people name it: its short name or its ticker alone (`unique_handles`)."""
+    return c.entity_name if how == "name" else ticker_of(c.entity)
 
 
 def _sessions_spanned(c: Candidate) -> int | None:
