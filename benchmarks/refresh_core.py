@@ -263,11 +263,23 @@ class SyntheticMarket:
         return {"items": items}
 
     def _cross_section(self, day: dt.date) -> dict[str, Any]:
-        """Every entity's bar of one session, by code (a trade_date query across the market)."""
+        """Every entity's bar of one session, by code (a trade_date query across the market). The
+        series are read past the cache (a cached one is used, an uncached one is built and let go):
+        one pass over the market must not evict the series every other program works on."""
+        if day < HISTORY_START:
+            raise ToolCallError("daily", f"no data before {HISTORY_START.isoformat()}")
+        index = _session_index()
+        if day not in index:
+            return {"items": []}
+        k = index[day] - _history_offset()
         items = []
         for code in sorted(self.entities):
-            bar = self.daily({"ts_code": code, "trade_date": _ymd(day)})["items"]
-            items.extend(bar)
+            bars = self._bars.get(code)
+            if bars is None:
+                bars = self._build_bars(code)
+                self.bars_built += 1
+            items.append({"ts_code": code, "trade_date": _ymd(day),
+                          **{name: values[k].item() for name, values in bars.items()}})
         return {"items": items}
 
     def index_weight(self, args: dict[str, Any]) -> dict[str, Any]:

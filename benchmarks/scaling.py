@@ -147,7 +147,8 @@ from livesearch_pipeline.defs.resources import DataServiceResource, StorageResou
 clock, factor = dt.date.fromisoformat(sys.argv[1]), int(sys.argv[2])
 base = PoolPolicy()
 policy = PoolPolicy(max_per_signature=base.max_per_signature * factor, max_per_tool=base.max_per_tool * factor,
-                    seed=base.seed)
+                    max_per_chain=base.max_per_chain * factor, max_slow_per_chain=base.max_slow_per_chain * factor,
+                    max_per_chain_signature=base.max_per_chain_signature * factor, seed=base.seed)
 names = {"tool_catalog": "probe", "tool_probe": "probe", "coverage": "coverage", "candidates": "enumerate",
          "candidate_dynamics": "dynamics", "verbalized_questions": "verbalize", "question_pool": "pool", "total": "total"}
 

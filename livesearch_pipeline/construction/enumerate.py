@@ -26,6 +26,7 @@ from livesearch_pipeline.construction.families import (
     compare_family_drafts,
     family_drafts,
     family_targets,
+    unique_handles,
 )
 from livesearch_pipeline.construction.formats import proposed_rule, value_format  # formats from the lexicon
 from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
@@ -483,7 +484,8 @@ async def enumerate_candidates(
     problems: list[str] = []
     drafts.extend(_family_draft(d) for d in family_drafts(
         catalog, covered_by_tool, explored,
-        lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW), problems))
+        lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW), problems,
+        handles=unique_handles(list(by_code.values()))))
     if problems:
         counts.drop("family_no_lexicon_reading", len(problems))
 

@@ -16,12 +16,14 @@ verbalizer and the LLM payload read its chain from here.
 | since_report | the announcement day of the latest report → the return since |
 | top_holding | a fund's largest holding in its latest report → that stock's close, turnover, ... |
 | top_constituent | an index's heaviest constituent at its latest rebalance → that stock's figures |
+| holding_industry | a fund's largest holding → that stock's industry index → the index's return over 5/20/60 sessions |
+| named_high | a stock named as people name it (its short name or its ticker alone, where exactly one entity of the market answers to it): the announcement day of its latest report → its highest close since |
 | adj_return | a window's closes times the cumulative adjustment factor (`times`) → the adjusted return |
 | fx_convert | a Hong Kong or US figure × the day's FX rate(s) → CNY |
 | price_to_nav | the latest published NAV date → the ETF's close that day, its premium over the NAV |
 | compare | two instruments' returns over the same window, the difference in percentage points |
 | drawdown | the largest fall from a running peak over 60/120 sessions (adjusted closes for a stock or fund): the fall, its peak day, its trough day |
-| volume_day | the session of the highest volume among the last 60 → that session's change |
+| volume_day | the session of the highest volume among the last 20/60 → that session's change |
 | best_month | the month of the largest gain among the last 12/24 completed months → its closing level, its turnover value |
 | screen | an index's constituents (latest rebalance) or an industry's members in the latest session's cross-section: the largest fall, the highest turnover value or turnover rate, how many closed up |
 | three_indices | three named indices over the same 5/20/60 sessions: which gained (fell) the most |
@@ -33,6 +35,7 @@ and a chain in `chain_en` (the LLM payload); tests in livesearch_pipeline_tests/
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -82,6 +85,8 @@ ADJ_WINDOWS = (20, 60)
 COMPARE_TOOLS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily",
                  "index": "index_daily", "fund": "fund_daily"}
 COMPARE_WINDOWS = (5, 20, 60)
+# Three steps: a fund's largest holding, that stock's industry index, the index's return.
+HOLDING_INDUSTRY_WINDOWS = (5, 20, 60)
 # Cross-market conversion: (tool, calendar, FX legs as (pair code, combine op)).
 FX_TOOL = "fx_daily"
 FX_FIELD = "bid_close"
@@ -264,6 +269,56 @@ def _since_report_drafts(catalog: Catalog, entity: EntityInfo, lookback: dict[st
                         aggregate="pct_change")]
 
 
+TICKER_CLASSES = ("cn_equity", "hk_equity", "us_equity")
+
+
+def ticker_of(code: str) -> str:
+    """A stock's ticker as people type it: its code without the exchange suffix (600123, 00721, AAPL)."""
+    return code.split(".")[0]
+
+
+def unique_handles(entities: Sequence[EntityInfo]) -> dict[str, str]:
+    """code -> how a question may name the stock alone: "name" when exactly one entity of the
+    market answers to its short name, else "ticker" when exactly one answers to its ticker (no
+    other entity has it as name, code or ticker); stocks with neither are left out."""
+    seen: Counter = Counter()
+    for e in entities:
+        # Every code's bare digits count (people say 000001 for an index too), but only a stock
+        # is named by its ticker.
+        handles = {e.name, e.code, ticker_of(e.code)}
+        seen.update(h.casefold() for h in handles)
+    out = {}
+    for e in entities:
+        if e.asset_class not in TICKER_CLASSES:
+            continue
+        if seen[e.name.casefold()] == 1:
+            out[e.code] = "name"
+        elif seen[ticker_of(e.code).casefold()] == 1:
+            out[e.code] = "ticker"
+    return out
+
+
+def _named_high_drafts(catalog: Catalog, entity: EntityInfo, lookback: dict[str, DateSpec],
+                       handle: str) -> list[FamilyDraft]:
+    """The highest close since the announcement of the latest report, the stock named by `handle`
+    alone ("name" or "ticker"): the calls of `since_report`, another reading of them."""
+    pair = STATEMENT_TOOLS.get(entity.asset_class)
+    tools = _tools(catalog, *pair) if pair else None
+    if not tools or not entity.calendar:
+        return []
+    statement, bar = tools
+    c1 = Call(id="c1", tool=statement.name, args={statement.entity_param: entity.code}, dates=lookback)
+    announced = _latest("c1", statement.time_key, "ann_date")
+    end = next(p for p in bar.date_params if p.role == "end")
+    c2 = Call(id="c2", tool=bar.name, args={bar.entity_param: entity.code}, refs={"start_date": announced},
+              dates={end.name: DateSpec(sessions_back=0, calendar=entity.calendar, fmt=end.fmt)})
+    f = bar.field("close")
+    ex = Extractor(call="c2", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="close",
+                   aggregate="max", format=_fmt(bar, f, 10.0))
+    return [FamilyDraft(Program(calls=[c1, c2], extract=ex), entity, bar, f, f"named_high:{handle}",
+                        aggregate="max")]
+
+
 def _dividend_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
     tools = _tools(catalog, "dividend", "daily", "fina_indicator")
     if not tools or entity.asset_class != "cn_equity" or not entity.calendar:
@@ -313,6 +368,32 @@ def _resolution_drafts(catalog: Catalog, entity: EntityInfo, first: ToolMeta, lo
         ex = Extractor(**_latest("c2", tool.time_key, name).model_dump(),
                        format=_fmt(tool, f, RESOLVED_SAMPLES.get(name, 10.0)))
         out.append(FamilyDraft(Program(calls=[c1, c2], extract=ex), entity, tool, f, family))
+    return out
+
+
+def _holding_industry_drafts(catalog: Catalog, entity: EntityInfo, first: ToolMeta,
+                             lookback: dict[str, DateSpec]) -> list[FamilyDraft]:
+    """Three dependent calls: the fund's largest holding by market value in its latest report →
+    the industry index that stock belongs to (`index_member` by the stock's code: one series,
+    ToolMeta.one_series_by) → that index's return over the last N sessions (N + 1 closes)."""
+    members, bars = catalog.get("index_member"), catalog.get("index_daily")
+    if (members is None or bars is None or not members.defines_gold or not bars.defines_gold
+            or "ts_code" not in members.one_series_by):
+        return []
+    c1 = Call(id="c1", tool=first.name, args={first.entity_param: entity.code}, dates=lookback)
+    top = ValueRef(call="c1", select=Selection(mode="latest", key=first.time_key, key_fmt=YMD), field="mkv",
+                   aggregate="argmax", arg_field="symbol")
+    c2 = Call(id="c2", tool=members.name, refs={"ts_code": top})
+    industry = ValueRef(call="c2", select=Selection(mode="latest", key=members.time_key, key_fmt=YMD),
+                        field="index_code")
+    out = []
+    for n in HOLDING_INDUSTRY_WINDOWS:
+        c3 = Call(id="c3", tool=bars.name, refs={bars.entity_param: industry},
+                  dates=_return_window(bars, "XSHG", n))
+        ex = Extractor(call="c3", select=Selection(mode="all", key=bars.time_key, key_fmt=YMD), field="close",
+                       aggregate="pct_change", format=PERCENT)
+        out.append(FamilyDraft(Program(calls=[c1, c2, c3], extract=ex), entity, bars, bars.field("close"),
+                               f"holding_industry:{n}", aggregate="pct_change"))
     return out
 
 
@@ -400,8 +481,11 @@ def compare_family_drafts(catalog: Catalog, pairs: Sequence[tuple[EntityInfo, En
 def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
                   explored: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
                   lookback_of: Callable[[ToolMeta, EntityInfo], dict[str, DateSpec]],
-                  problems: list[str] | None = None) -> list[FamilyDraft]:
+                  problems: list[str] | None = None, handles: Mapping[str, str] | None = None) -> list[FamilyDraft]:
     """Every family's drafts over the entities enumeration covered, by tool (`covered[tool]`).
+
+    `handles` (`unique_handles` over every entity of the market) names the stocks a question may
+    name by their short name or ticker alone (`named_high`); without it none is.
 
     `lookback_of(tool, entity)` gives the date arguments enumeration used for the tool's latest
     record, so that a family's first call is the very call of the single-step questions (the
@@ -429,6 +513,8 @@ def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
             if records:
                 add(_statement_drafts, catalog, e, records, lookback_of(tool, e))
                 add(_since_report_drafts, catalog, e, lookback_of(tool, e))
+                if handles and e.code in handles:
+                    add(_named_high_drafts, catalog, e, lookback_of(tool, e), handles[e.code])
     for e in entities("daily"):
         add(_dividend_drafts, catalog, e)
     for first, measure, series, family in (("fund_portfolio", "mkv", "symbol", "top_holding"),
@@ -439,6 +525,8 @@ def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
         for e in entities(first):
             if explored.get((first, e.code)):
                 add(_resolution_drafts, catalog, e, tool, lookback_of(tool, e), measure, series, family)
+                if family == "top_holding":
+                    add(_holding_industry_drafts, catalog, e, tool, lookback_of(tool, e))
     for bar, _ in ADJ_TOOLS.values():
         for e in entities(bar):
             add(_adj_return_drafts, catalog, e)
@@ -506,6 +594,14 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name == "top_constituent":
         return (f"For the constituent of {subj} with the highest weight at its most recent rebalance, what "
                 f"was that stock's {noun} on the most recent trading day{unit}?")
+    if name == "named_high":
+        return (f"What was the highest {noun} of {_handle(c, param)} since the day its most recent financial report "
+                f"was published, counting that day{unit}?")
+    if name == "holding_industry":
+        k = _sessions_spanned(c) or int(param)
+        return (f"Take the largest stock holding of {subj} by market value in its most recently published "
+                f"portfolio. By what percentage did the industry index that stock belongs to change from the close "
+                f"{k} trading days before the most recent one to the most recent close{unit}?")
     if name == "adj_return":
         what = "splits" if c.asset_class in ("hk_equity", "us_equity") else "splits and dividends"
         k = _sessions_spanned(c)
@@ -561,6 +657,12 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
         return f"{subj}最近一期公布的持仓中市值最大的股票，最近一个交易日的{noun}{ask}"
     if name == "top_constituent":
         return f"{subj}最近一次调整权重后权重最大的成分股，最近一个交易日的{noun}{ask}"
+    if name == "named_high":
+        return f"{_handle(c, param)}自最近一期财报公告当日起至最近一个交易日的最高{noun}{ask}"
+    if name == "holding_industry":
+        k = _sessions_spanned(c) or int(param)
+        return (f"{subj}最近一期公布的持仓中市值最大的股票，其所属行业指数自最近一个交易日之前第{k}个交易日收盘"
+                f"至最近一个交易日收盘的涨跌幅{ask}")
     if name == "adj_return":
         k = _sessions_spanned(c)
         start = f"最近一个交易日之前第{k}个交易日" if k else f"最近{param}个交易日的首日"
@@ -575,6 +677,11 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     if name in INVESTIGATIONS:
         return _investigation_zh(c, name, param, lexicon)
     raise ValueError(f"{c.qid}: no Chinese text for question family {name!r}")
+
+
+def _handle(c: Candidate, how: str) -> str:
+    """The stock as people name it: its short name or its ticker alone (`unique_handles`)."""
+    return c.entity_name if how == "name" else ticker_of(c.entity)
 
 
 def _sessions_spanned(c: Candidate) -> int | None:
@@ -639,7 +746,9 @@ DRAWDOWN_WINDOWS = (60, 120)
 DRAWDOWN_PARTS = (("value", "max_drawdown"), ("peak", "drawdown_peak"), ("trough", "drawdown_trough"))
 # Bars of each class whose path a drawdown follows; stocks and funds are adjusted (ADJ_TOOLS).
 DRAWDOWN_BARS = {"index": "index_daily"}
-VOLUME_DAY_WINDOW = 60
+# The 60-session window the window aggregates read, and the 20-session one (issue 29's pool share:
+# one instrument asked over two windows, both calls shared with the window aggregates).
+VOLUME_DAY_WINDOWS = (20, 60)
 VOLUME_DAY_BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
                    "fund": "fund_daily"}
 BEST_MONTH_WINDOWS = (12, 24)
@@ -701,19 +810,21 @@ def _drawdown_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
 
 
 def _volume_day_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
-    """The session of the highest volume among the last 60, read at that session's change."""
+    """The session of the highest volume among the last 20 or 60, read at that session's change."""
     tools = _tools(catalog, VOLUME_DAY_BARS.get(entity.asset_class, ""))
     if not tools or not entity.calendar:
         return []
     bar = tools[0]
     if bar.field("vol") is None or bar.field("pct_chg") is None:
         return []
-    c1 = Call(id="c1", tool=bar.name, args={bar.entity_param: entity.code},
-              dates=_window(bar, entity.calendar, VOLUME_DAY_WINDOW))
-    ex = Extractor(call="c1", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="vol",
-                   aggregate="argmax", arg_field="pct_chg", format=PERCENT)
-    return [FamilyDraft(Program(calls=[c1], extract=ex), entity, bar, bar.field("pct_chg"),
-                        f"volume_day:{VOLUME_DAY_WINDOW}", aggregate="argmax")]
+    out = []
+    for n in VOLUME_DAY_WINDOWS:
+        c1 = Call(id="c1", tool=bar.name, args={bar.entity_param: entity.code}, dates=_window(bar, entity.calendar, n))
+        ex = Extractor(call="c1", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="vol",
+                       aggregate="argmax", arg_field="pct_chg", format=PERCENT)
+        out.append(FamilyDraft(Program(calls=[c1], extract=ex), entity, bar, bar.field("pct_chg"),
+                               f"volume_day:{n}", aggregate="argmax"))
+    return out
 
 
 def _best_month_drafts(catalog: Catalog, entity: EntityInfo, records: Sequence[Mapping[str, Any]]) -> list[FamilyDraft]:

@@ -310,7 +310,8 @@ _PAREN_OK = re.compile(
     r"[0-9A-Z][0-9A-Z.&/-]{0,11}|[\u4e00-\u9fff]{0,4}[A-Z][A-Za-z0-9]{1,7}|TTM|year to date|年初至报告期末|含最近一个交易日"
     r"|.*(?:divided by|除以|×|÷|=).*|[A-Z]{2,4} ?[−-] ?[A-Z]{2,4}")
 _GLOSS_PHRASES = ("last minus first", "the first minus the second", "change in closing price", "change in closing level",
-                  "末值减首值", "前者减后者", "末值相对首值", "首日至最近一个交易日", "(the earliest, if tied)")
+                  "末值减首值", "前者减后者", "末值相对首值", "首日至最近一个交易日", "(the earliest, if tied)",
+                  "if days tie", "如有并列")
 _YTD = ("year to date", "year-to-date", "年初至报告期末")
 _CONSTRUCTION = re.compile(r"\b(?:Synthetic|Fictional)\b|合成|虚构")
 

@@ -39,11 +39,17 @@ class PoolPolicy:
     # A multi-step family's signature (construction/families.py) is the chain itself; its
     # questions differ by the instrument investigated, spread over the visibility levels (the
     # families draft two instruments per level).
-    max_per_chain_signature: int = 16
-    max_per_tool: int = 45
+    max_per_chain_signature: int = 24
+    # 28 (45 before issue 29): the single lookups yield pool share to the multi-step families.
+    max_per_tool: int = 28
     # Of a tool's questions, at most this many may be of a class slower than `daily` (issue 12:
     # yesterday's gold must fail on a majority of the pool; a statement tool still gets its share).
     max_slow_per_tool: int = 15
+    # A chain's cap key (a multi-step program or a T3 investigation, `cap_key`) gets caps of its
+    # own (issue 29: the investigations and multi-step families hold their share of the pool; the
+    # single lookups, which fill every tool's cap, are bounded by `max_per_tool`).
+    max_per_chain: int = 90
+    max_slow_per_chain: int = 30
     seed: int = 17
 
 
@@ -91,9 +97,20 @@ def cap_key(q) -> str:
     return f"{tools}|{ops}" if ops else tools
 
 
+def is_chain(q) -> bool:
+    """A multi-step program or a T3 investigation: what the chain caps count."""
+    return is_multi_step(q.program) or investigation_of(q.program) is not None
+
+
 def signature_cap(q, policy: PoolPolicy) -> int:
-    chain = is_multi_step(q.program) or investigation_of(q.program) is not None
-    return policy.max_per_chain_signature if chain else policy.max_per_signature
+    return policy.max_per_chain_signature if is_chain(q) else policy.max_per_signature
+
+
+def key_caps(q, policy: PoolPolicy) -> tuple[int, int]:
+    """(questions, of them slower than daily) one cap key keeps at most: a chain's caps or a tool's."""
+    if is_chain(q):
+        return policy.max_per_chain, policy.max_slow_per_chain
+    return policy.max_per_tool, policy.max_slow_per_tool
 
 
 def select_pool(
@@ -178,7 +195,7 @@ def preselect(candidates: Sequence, per_signature: int, seed: int = 17, signatur
         rng = random.Random(f"{seed}:{signature}")
         group = by_signature[signature]
         rng.shuffle(group)
-        n = per_chain_signature if per_chain_signature is not None and is_multi_step(group[0].program) else per_signature
+        n = per_chain_signature if per_chain_signature is not None and is_chain(group[0]) else per_signature
         kept.extend(_spread(group, n, rng))
     return sorted(kept, key=lambda c: c.qid)
 
@@ -216,12 +233,13 @@ def _cap_per_tool(questions: Sequence[Question], policy: PoolPolicy) -> tuple[li
         order = sorted(groups, key=lambda s: visit_key(groups[s][0], s))
         taken: list[Question] = []
         slow = 0
-        while len(taken) < policy.max_per_tool and any(groups[s] for s in order):
+        cap, slow_cap = key_caps(groups[order[0]][0], policy)
+        while len(taken) < cap and any(groups[s] for s in order):
             for s in order:
-                if groups[s] and len(taken) < policy.max_per_tool:
+                if groups[s] and len(taken) < cap:
                     q = _take_spread(groups[s], levels_taken)
                     if q.refresh_class != "daily":
-                        if slow >= policy.max_slow_per_tool:
+                        if slow >= slow_cap:
                             if is_instrument(q.asset_class):
                                 levels_taken[q.visibility] -= 1
                             dropped += 1

@@ -20,8 +20,8 @@ PROFESSIONAL_EXAMPLES = (
      "“兰亭控股集团有限公司” at the end of the most recently reported period, in percent to 2 decimals?",
      "兰亭食品（002456.SZ）股东“兰亭控股集团有限公司”最近一期报告期末的占总股本比例是多少？以百分比表示，保留2位小数。"),
     ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover "
-     "value? If days tie, take the earliest. Give the date as YYYY-MM-DD.",
-     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日？如有并列取最早的一天，请按YYYY-MM-DD格式作答。"),
+     "value? Give the date as YYYY-MM-DD.",
+     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日？请按YYYY-MM-DD格式作答。"),
     ("By how much did the return of Hengyu Electric (600123.SH) beat that of Lanting Foods (002456.SZ) from the "
      "close 20 trading days before the most recent one to the most recent close, in percentage points to 2 decimals?",
      "自最近一个交易日之前第20个交易日收盘至最近一个交易日收盘，恒宇电气（600123.SH）的涨跌幅比兰亭食品（002456.SZ）"

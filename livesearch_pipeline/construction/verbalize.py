@@ -375,9 +375,9 @@ def _question_en(c: Candidate, lexicon: Lexicon) -> str:
             extreme = "highest" if agg == "argmax" else "lowest"
             if p.subject_en is None:
                 return (f"On which of the last {rest} trading days {'were' if p.plural else 'was'} the {noun}{series} "
-                        f"at its {extreme}? If days tie, take the earliest. Give the date as YYYY-MM-DD.")
+                        f"at its {extreme}? Give the date as YYYY-MM-DD.")
             return (f"On which trading day in the last {rest} sessions did {p.subject_en}{series} record its {extreme} "
-                    f"{noun}? If days tie, take the earliest. Give the date as YYYY-MM-DD.")
+                    f"{noun}? Give the date as YYYY-MM-DD.")
         if agg == "count":
             if p.subject_en is None:
                 return f"On how many of the last {rest} trading days was the {noun}{series} reported{unit}?"
@@ -440,7 +440,7 @@ def _question_zh(c: Candidate, lexicon: Lexicon) -> str:
             return f"{who}{span}，{noun}的涨跌幅{ask}"
         if agg in ("argmax", "argmin"):
             extreme = "最高" if agg == "argmax" else "最低"
-            return f"{who}最近{rest}个交易日中{noun}{extreme}的是哪一个交易日？如有并列取最早的一天，请按YYYY-MM-DD格式作答。"
+            return f"{who}最近{rest}个交易日中{noun}{extreme}的是哪一个交易日？请按YYYY-MM-DD格式作答。"
         if agg == "count":
             return f"{who}最近{rest}个交易日中有{noun}记录的交易日有多少个？请给出整数。"
         raise ValueError(f"{c.qid}: unknown aggregate {agg!r}")

@@ -173,6 +173,10 @@ class ToolMeta(StrictModel):
     # Record fields that tell apart several series sharing one time key value (currency pair,
     # exchange, holder, segment): a gold program must pin each of them (DESIGN §2 item 4).
     series_keys: list[str] = Field(default_factory=list)
+    # Arguments that, when a call sets them, narrow the response to one series (issue 29):
+    # `index_member` called with a stock's code lists that stock's one industry index. Such a
+    # call's selection needs no `where`.
+    one_series_by: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod

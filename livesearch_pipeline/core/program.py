@@ -155,6 +155,8 @@ def _series_problems(ref: ValueRef, call: Call, meta: ToolMeta | None, part: str
     never mixes two currency pairs or two exchanges and the question can name its series."""
     if meta is None:
         return []
+    if any(name in call.args or name in call.refs for name in meta.one_series_by):
+        return []  # the call's arguments narrow the response to one series (ToolMeta.one_series_by)
     needed = list(meta.series_keys)
     # An instrument tool called without its entity lists every instrument of the date.
     entity = meta.entity_param

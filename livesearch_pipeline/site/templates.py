@@ -369,6 +369,20 @@ FAMILIES = (
      "fund_nav → fund_daily, pct_difference"),
     ("compare", "two instruments of one class over the same 5/20/60 sessions, each against a near and a far one on the "
      "visibility scale", "2 bar calls, pct_change each, difference"),
+    ("drawdown", "the maximum drawdown over 60/120 sessions of adjusted closes (an index's levels): the fall in percent, "
+     "its peak day, its trough day", "bars × adjustment factor, max_drawdown / drawdown_peak / drawdown_trough"),
+    ("volume_day", "the change on the session of the highest volume among the last 20/60", "bars, argmax of vol read at pct_chg"),
+    ("best_month", "the month of the largest gain among the last 12/24 completed months → its close, its turnover value",
+     "monthly bars, argmax of pct_chg read at close / amount"),
+    ("screen", "an index's constituents or an industry index's members on the latest session: which fell most, which "
+     "had the highest turnover value or rate, how many closed up", "index_weight/index_member → the session's "
+     "cross-section of daily/daily_basic, select.within"),
+    ("three_indices", "three named indices over the same 5/20/60 sessions: which rose (fell) most",
+     "3 index_daily windows, pct_change each, pick"),
+    ("holding_industry", "a fund's largest holding → that stock's industry index → the index's return over 5/20/60 "
+     "sessions", "fund_portfolio → index_member → index_daily (two ts_code refs), pct_change"),
+    ("named_high", "a stock named by its short name or ticker alone (where exactly one entity answers to it) → its "
+     "highest close since its latest report's announcement", "income → daily (start_date ref), max"),
 )
 
 

@@ -35,8 +35,10 @@ from livesearch_pipeline.construction.families import (
     question_en,
     question_zh,
     shape_of,
+    ticker_of,
+    unique_handles,
 )
-from livesearch_pipeline.construction.models import Candidate
+from livesearch_pipeline.construction.models import Candidate, EntityInfo
 from livesearch_pipeline.construction.pool import PoolPolicy, cap_key, select_pool, signature_cap
 from livesearch_pipeline.construction.sampling import counts_sessions, load_entities, window_dates
 from livesearch_pipeline.construction.verbalize import (
@@ -63,7 +65,8 @@ FAMILY_TOOLS = ("income", "daily", "hk_income", "hk_daily", "hk_daily_adj", "us_
                 "fund_portfolio", "fund_nav", "fund_daily", "index_weight", "index_daily")
 PER_CLASS = {"cn_equity": 8, "hk_equity": 3, "us_equity": 3, "fund": 12, "index": 6}
 ALL_FAMILIES = {"growth_period", "growth_year", "margin", "payout", "exdate_close", "since_exdate", "since_report",
-                "top_holding", "top_constituent", "adj_return", "fx_convert", "price_to_nav", "compare"}
+                "top_holding", "top_constituent", "adj_return", "fx_convert", "price_to_nav", "compare",
+                "holding_industry", "named_high"}
 
 
 SINGLE_CALL_FAMILIES = {"growth_period", "growth_year", "margin"}
@@ -99,8 +102,9 @@ async def _build():
                 for pname, spec in window_dates(tool, _calendar(tool, e), sessions=sessions).items():
                     args[pname] = resolve_date_spec(spec, CLOCK)
                 explored[(name, e.code)] = (await client.call_tool(name, args))["items"]
+        handles = unique_handles([e for group in entities.values() for e in group])
         drafts = family_drafts(catalog, by_tool, explored,
-                               lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW))
+                               lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW), handles=handles)
         for cls, tool in (("cn_equity", "daily"), ("index", "index_daily")):
             group = covered[cls]
             drafts += compare_family_drafts(catalog, [(group[0], group[1])])
@@ -204,6 +208,48 @@ def test_top_holding_resolves_the_largest_holding_then_reads_its_close(built):
     assert c.facts.observed_answer == round_half_up(_latest(raw["c2"], "trade_date")["close"], 2) + " CNY"
 
 
+def test_holding_industry_chains_the_top_holding_its_industry_index_and_that_index_return(built):
+    c, raw = _one(built, "holding_industry", anchor="family:holding_industry:20")
+    newest = max(r["ann_date"] for r in raw["c1"])
+    top = max((r for r in raw["c1"] if r["ann_date"] == newest), key=lambda r: r["mkv"])["symbol"]
+    (member,) = raw["c2"]  # index_member by a stock's code: its one industry index (one_series_by)
+    assert member["con_code"] == top and member["index_code"].endswith(".SI")
+    bars = sorted(raw["c3"], key=lambda r: r["trade_date"])
+    assert {r["ts_code"] for r in bars} == {member["index_code"]}
+    assert len(bars) == 21  # 20 sessions: from the close 20 sessions back, 21 closes
+    assert c.facts.observed_answer == _pct(bars[-1]["close"], bars[0]["close"])
+    assert cap_key(c) == "fund_portfolio>index_member>index_daily"
+    text, text_zh = question_en(c), question_zh(c)
+    assert "industry index that stock belongs to" in text and "from the close 20 trading days before" in text
+    assert "所属行业指数" in text_zh and "之前第20个交易日收盘" in text_zh
+
+
+def test_unique_handles_name_a_stock_alone_only_where_one_entity_answers_to_it():
+    def e(code, name, cls="cn_equity"):
+        return EntityInfo(code=code, name=name, asset_class=cls, visibility=1)
+
+    entities = [e("600001.SH", "恒宇电气"), e("600002.SH", "兰亭食品"), e("000001.SZ", "兰亭食品"),
+                e("000001.SH", "上证指数", "index"), e("00721.HK", "Harbor Lane", "hk_equity"),
+                e("AAPX.O", "Harbor Lane", "us_equity"), e("600003.SH", "600001")]
+    assert unique_handles(entities) == {
+        "600001.SH": "name",   # one entity answers to 恒宇电气 (another's name is its ticker: not its name)
+        "600002.SH": "ticker",  # two stocks share 兰亭食品; 600002 is one stock's ticker alone
+        # 000001.SZ: its name is shared and its ticker 000001 is also the index 000001.SH's: neither
+        "00721.HK": "ticker", "AAPX.O": "ticker",  # the name is shared across markets
+        "600003.SH": "ticker",  # its name is another stock's ticker
+    }
+
+
+def test_named_high_names_the_stock_alone_and_reads_the_highest_close_since_the_report(built):
+    c, raw = _one(built, "named_high", asset_class="cn_equity")
+    announced = _latest(raw["c1"], "end_date")["ann_date"]
+    closes = [r["close"] for r in raw["c2"]]
+    assert min(r["trade_date"] for r in raw["c2"]) >= announced and len(closes) >= 1
+    assert c.facts.observed_answer == round_half_up(max(closes), 2) + " CNY"
+    handle = c.entity_name if c.facts.anchor.endswith(":name") else ticker_of(c.entity)
+    assert c.entity not in question_en(c) and handle in question_en(c) and question_zh(c).startswith(handle)
+
+
 def test_top_constituent_resolves_the_heaviest_weight_of_the_latest_rebalance(built):
     c, raw = _one(built, "top_constituent", field="close", tool="daily")
     newest = max(r["trade_date"] for r in raw["c1"])
@@ -287,10 +333,12 @@ def test_every_family_has_lint_clean_texts_in_english_and_chinese(built):
         c = by_qid[q.qid]
         if family_of(c)[0] in INVESTIGATIONS:
             continue  # their texts: test_investigations.py
-        assert check_text(q.question).passed and c.entity in q.question
-        assert q.question.index(c.entity_name) < 80, q.question  # the entity comes early, the chain after it
+        named = family_of(c)[0] == "named_high"  # the stock by its short name or ticker alone
+        assert check_text(q.question).passed and (c.entity not in q.question if named else c.entity in q.question)
+        assert q.question.index(c.entity_name if not named or "name" in c.facts.anchor else ticker_of(c.entity)) < 80  # the entity comes early, the chain after it
         if has_chinese_text(c):
-            assert q.question_zh and q.question_zh.startswith(c.entity_name) or "最近" in q.question_zh[:4]
+            assert (q.question_zh and q.question_zh.startswith(c.entity_name) or "最近" in q.question_zh[:4]
+                    or named and q.question_zh.startswith(ticker_of(c.entity)))
             zh_families.add(family_of(c)[0])
         else:
             assert q.question_zh is None
@@ -326,12 +374,16 @@ def test_families_replay_in_the_dynamics_profile_as_t3(built):
         else:
             assert c.tier == "T3", (family, reason)
             assert reason.startswith(("T3 complex historical investigation: two dependent calls: ",
+                                      "T3 complex historical investigation: three dependent calls: ",
                                       "T3 complex historical investigation: cross-call arithmetic: ")), reason
     reasons = {family_of(c)[0]: c.dynamics.tier_reason for c in result.candidates}
     assert re.fullmatch(r"T3 complex historical investigation: two dependent calls: fund_portfolio → daily(_basic)? "
                         r"\(ts_code from the argmax symbol\)", reasons["top_holding"]), reasons["top_holding"]
     assert re.search(r"cross-call arithmetic: [a-z_]+ close times [a-z_]+ adj_factor, then pct_change$",
                      reasons["adj_return"]), reasons["adj_return"]
+    assert reasons["holding_industry"] == (
+        "T3 complex historical investigation: three dependent calls: fund_portfolio → index_member (ts_code from the "
+        "argmax symbol); index_member → index_daily (ts_code from the latest index_code)"), reasons["holding_industry"]
     kept = {family_of(c)[0] for c in result.candidates}
     assert {"top_holding", "adj_return", "compare", "growth_period"} <= kept
 

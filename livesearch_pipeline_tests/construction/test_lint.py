@@ -113,6 +113,11 @@ BAD = [
      LintContext(names=("A", "B")), "gloss_phrase"),
     ("By how much did the closing level of X (801160.SI) change over the last 5 trading days, last minus first, "
      "in points to 2 decimals?", "en", LintContext(fmt=POINTS), "gloss_phrase"),
+    # ties are withdrawn, never broken: a tie-breaking instruction is wrong
+    ("On which trading day in the last 20 sessions did X (600001.SH) record its highest turnover value? If days tie, "
+     "take the earliest. Give the date as YYYY-MM-DD.", "en", LintContext(fmt=DATE), "gloss_phrase"),
+    ("X（600001.SH）最近20个交易日中成交额最高的是哪一个交易日？如有并列取最早的一天，请按YYYY-MM-DD格式作答。", "zh",
+     LintContext(fmt=DATE), "gloss_phrase"),
     ("X（801160.SI）最近5个交易日（含最近一个交易日）收盘点位的变化（末值减首值）是多少点？保留2位小数。", "zh",
      LintContext(fmt=POINTS), "parenthetical_gloss"),
     ("For X (600001.SH), what was the year-on-year growth of the revenue in its most recently reported period "
@@ -171,8 +176,8 @@ GOOD = [
      "兰亭食品（002456.SZ）股东“兰亭控股集团有限公司”最近一期报告期末的占总股本比例是多少？以百分比表示，保留2位小数。",
      LintContext(fmt=PERCENT, kind="percent", series=(("兰亭控股集团有限公司",),), names=("兰亭控股集团有限公司",))),
     ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover value"
-     "? If days tie, take the earliest. Give the date as YYYY-MM-DD.",
-     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日？如有并列取最早的一天，请按YYYY-MM-DD格式作答。",
+     "? Give the date as YYYY-MM-DD.",
+     "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日？请按YYYY-MM-DD格式作答。",
      LintContext(fmt=DATE)),
     ("What was the margin financing balance on the Shanghai Stock Exchange on the most recent trading day, "
      "in billions of CNY to 2 decimals?", None,

@@ -12,11 +12,13 @@ from livesearch_pipeline.construction.pool import (
     POOL_FILE,
     PoolPolicy,
     SignatureHistory,
+    cap_key,
     select_pool,
     visibility_band,
     write_pool,
 )
 from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.core.qid import compute_qid
 from livesearch_pipeline.core.pool import read_manifest
 from livesearch_pipeline_tests.construction.builders import question
 
@@ -142,3 +144,24 @@ def test_preselect_keeps_only_the_signatures_the_per_tool_cap_can_reach():
     t3 = sorted({c.signature for c in rows if c.tier == "T3"})
     assert {c.signature for c in capped} == {"sig-latest-None", t3[0]}
     assert len(capped) == 4
+
+
+def _chain(code: str, *, signature: str, visibility: int, refresh_class: str = "daily") -> Question:
+    """A two-call program (bars, then a second tool of the same instrument): a chain of cap key `bars>factor`."""
+    q = question(code, signature=signature, visibility=visibility)
+    first = q.program.calls[0]
+    program = q.program.model_copy(update={"calls": [first, first.model_copy(update={"id": "c2", "tool": "factor"})]})
+    return q.model_copy(update={"program": program, "qid": compute_qid(program, code), "refresh_class": refresh_class})
+
+
+def test_a_chain_is_capped_by_the_chain_caps_and_a_tool_by_the_tool_caps():
+    singles = [question(f"6{i:05d}.SH", signature=f"s{i}", visibility=i % 11) for i in range(40)]
+    chains = [_chain(f"0{i:05d}.SZ", signature=f"c{i}", visibility=i % 11,
+                     refresh_class="weekly" if i % 2 else "daily") for i in range(40)]
+    policy = PoolPolicy(max_per_signature=3, max_per_tool=10, max_slow_per_tool=0, max_per_chain=30,
+                        max_slow_per_chain=5)
+    kept = select_pool(singles + chains, {}, policy).questions
+    assert {cap_key(q) for q in chains} == {"bars>factor"}
+    kept_chains = [q for q in kept if len(q.program.calls) == 2]
+    assert len(kept) - len(kept_chains) == 10
+    assert len(kept_chains) == 25 and sum(q.refresh_class == "weekly" for q in kept_chains) == 5

@@ -225,3 +225,29 @@ def test_a_text_time_key_is_a_date_unless_stated_otherwise():
     stated = ToolMeta(name="cpi", service="macro", description="cpi", asset_classes=["macro"], role="data",
                       time_key="month", time_key_fmt="YYYYMM", fields=[_f("month", "text", "code"), _f("yoy", "number")])
     assert stated.field("month").role == "code"  # kept: the catalog check then reports it (role_problems)
+
+
+MEMBERS = [_f("index_code", "code"), _f("con_code", "code"), _f("in_date", "date"), _f("weight", "number")]
+
+
+def _membership_catalog(one_series_by: list[str]) -> Catalog:
+    """A tool shaped like index_member: several indices' members, or a stock's one industry index."""
+    return Catalog(service="series-test", tools=[
+        ToolMeta(name="index_member", service="indices", description="Industry memberships", asset_classes=["index"],
+                 role="data", entity_param="index_code", time_key="in_date", time_key_fmt=YMD, fields=MEMBERS,
+                 series_keys=["con_code"], one_series_by=one_series_by)])
+
+
+def _by_stock(arg: str) -> Program:
+    return Program.model_validate({
+        "calls": [{"id": "c1", "tool": "index_member", "args": {arg: "600001.SH"}}],
+        "extract": {"call": "c1", "select": {"mode": "latest", "key": "in_date"}, "field": "weight",
+                    "format": {"kind": "number", "decimals": 2}}})
+
+
+def test_an_argument_that_narrows_to_one_series_needs_no_where():
+    validate_program(_by_stock("ts_code"), _membership_catalog(["ts_code"]))
+    with pytest.raises(ProgramError, match=r"index_member.*missing: 'con_code', 'index_code'"):
+        validate_program(_by_stock("ts_code"), _membership_catalog([]))
+    with pytest.raises(ProgramError, match=r"missing: 'con_code', 'index_code'"):
+        validate_program(_by_stock("con_name"), _membership_catalog(["ts_code"]))

@@ -24,7 +24,7 @@ from livesearch_pipeline_tests.web.web_fixtures import CLOCK, build_small_web, l
 LATEST = "What was the closing price of {name} ({code}) on the most recent trading day, in CNY to 2 decimals?"
 LATEST_ZH = "{name}（{code}）最近一个交易日的收盘价是多少元？保留2位小数。"
 WINDOW = ("On which trading day in the last 5 sessions did {name} ({code}) record its highest closing price"
-          "? If days tie, take the earliest. Give the date as YYYY-MM-DD.")
+          "? Give the date as YYYY-MM-DD.")
 PAGE = """<html><head><meta name="date" content="2026-11-27"></head><body><p>Data as of 20261127.</p>
 <table><thead><tr><th>Item</th><th>Value</th><th>Unit</th></tr></thead><tbody>
 <tr><td>Closing price</td><td>50.73</td><td>CNY</td></tr>

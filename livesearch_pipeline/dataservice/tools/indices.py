@@ -246,6 +246,8 @@ TOOLS: list[ToolSpec] = [
     make_tool(name="index_member", series_keys=["con_code"], service="indices", asset_classes=["index"], entity_param="index_code",
               params=(ParamSpec("index_code", "str", "industry index code, e.g. 801010.SI"), ts_code_param("600580.SH")),
               handler=_index_member, date_params=[], time_key="in_date", refresh_class="static",
+              # A stock belongs to one industry: called with its code, the one membership record.
+              one_series_by=["ts_code"],
               description="Industry index membership: member stocks with their inclusion dates",
               fields=[("index_code", "code", None, "industry index code", "指数代码"), ("index_name", "text", None, "industry index name", "指数名称"),
                       ("con_code", "code", None, "member stock code", "成分股代码"), ("con_name", "text", None, "member stock name", "成分股名称"),

@@ -114,6 +114,7 @@ def make_tool(
     roles: dict[str, str] | None = None,
     series_keys: Iterable[str] = (),
     publication_lag_sessions: int = 0,
+    one_series_by: Iterable[str] = (),
 ) -> ToolSpec:
     """`roles` overrides derived field roles; `series_keys` names the fields that tell apart
     several series on one time key (see core.catalog.ToolMeta)."""
@@ -124,6 +125,7 @@ def make_tool(
         time_key=time_key, time_key_fmt=time_key_fmt, calendar=calendar,  # type: ignore[arg-type]
         refresh_class=refresh_class, fields=with_roles(fields_meta(fields), roles),  # type: ignore[arg-type]
         series_keys=list(series_keys), publication_lag_sessions=publication_lag_sessions,
+        one_series_by=list(one_series_by),
     )
     declared = {f.name for f in meta.fields}
 

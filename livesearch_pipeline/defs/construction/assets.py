@@ -61,12 +61,17 @@ class PoolPolicyConfig(dg.Config):
                               description="Questions per data tool (a multi-step program: per chain) at most.")
     max_slow_per_tool: int = Field(_DEFAULT_POLICY.max_slow_per_tool, ge=0,
                                    description="Of a tool's questions, at most this many slower than `daily`.")
+    max_per_chain: int = Field(_DEFAULT_POLICY.max_per_chain, ge=1,
+                               description="Questions per chain (multi-step program or investigation) at most.")
+    max_slow_per_chain: int = Field(_DEFAULT_POLICY.max_slow_per_chain, ge=0,
+                                    description="Of a chain's questions, at most this many slower than `daily`.")
     seed: int = Field(_DEFAULT_POLICY.seed, description="Seed of the pool's draws.")
 
     def policy(self) -> PoolPolicy:
         return PoolPolicy(max_per_signature=self.max_per_signature,
                           max_per_chain_signature=self.max_per_chain_signature, max_per_tool=self.max_per_tool,
-                          max_slow_per_tool=self.max_slow_per_tool, seed=self.seed)
+                          max_slow_per_tool=self.max_slow_per_tool, max_per_chain=self.max_per_chain,
+                          max_slow_per_chain=self.max_slow_per_chain, seed=self.seed)
 
 
 def _as_of(config: ConstructionConfig, data_service: DataServiceResource) -> dt.date:

@@ -81,7 +81,7 @@ def read_question(question: ServedQuestion) -> Reading:
     if series:
         match_key, match_value = "series", series.group(1)
     if (found := re.match(r"On which (?:trading day in the last (\d+) sessions did .+? record its (highest|lowest) "
-                          r"(.+?)\? If days tie|of the last (\d+) trading days (?:was|were) the (.+?) at its "
+                          r"(.+?)\? Give the date|of the last (\d+) trading days (?:was|were) the (.+?) at its "
                           r"(highest|lowest))", text)):
         kind = "window"
         sessions = int(found.group(1) or found.group(4))

@@ -162,6 +162,6 @@ def test_options_become_the_construction_assets_run_config():
     sampling = {"as_of": CLOCK.isoformat(), "tools": ["daily", "shibor"]}
     assert config["ops"]["tool_probe"] == config["ops"]["candidates"] == {"config": sampling}
     assert config["ops"]["candidate_dynamics"] == {"config": {"replay_days": 5}}
-    policy = {"max_per_signature": 3, "max_per_chain_signature": 16, "max_per_tool": 90, "max_slow_per_tool": 15,
-              "seed": 17}
+    policy = {"max_per_signature": 3, "max_per_chain_signature": 24, "max_per_tool": 90, "max_slow_per_tool": 15,
+              "max_per_chain": 90, "max_slow_per_chain": 30, "seed": 17}
     assert config["ops"]["verbalized_questions"] == config["ops"]["question_pool"] == {"config": policy}
