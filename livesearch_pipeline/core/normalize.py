@@ -127,7 +127,7 @@ def unit_scale(unit: str | None) -> tuple[str | None, float]:
 # one scale finer, 亿 for billion and 万 for million (construction/formats.py `zh_unit`, which
 # writes the Chinese text; a test holds the two tables equal). Rules built since issue 28 record
 # it (`MatchRule.unit_zh`); `reading_unit` derives it for the rules built before.
-ZH_BASE_WORDS = {"CNY": "元", "HKD": "港元", "USD": "美元", "shares": "股", "units": "份", "points": "点"}
+ZH_BASE_WORDS = {"CNY": "元", "HKD": "港元", "USD": "美元", "shares": "股", "units": "份", "points": "点", "lots": "手"}
 ZH_SCALE_WORDS = {"billion": "亿", "million": "万", "": ""}
 LANGUAGES = ("en", "zh")
 

@@ -29,9 +29,10 @@ DEFAULT_KINDS_BY_GROUP: Mapping[str, str] = {
     "evaluation": "evaluation",
     "web": "web",
     "operations": "analytics",
+    "publication": "publication",
 }
 # A run over several groups takes the first of its kinds in this order: the scarcest slot first.
-KIND_PRIORITY = ("construction", "refresh", "evaluation", "web", "analytics")
+KIND_PRIORITY = ("construction", "refresh", "evaluation", "web", "analytics", "publication")
 
 
 def run_kind(groups: Iterable[Optional[str]], kinds_by_group: Mapping[str, str] = DEFAULT_KINDS_BY_GROUP) -> Optional[str]:

@@ -23,8 +23,10 @@ def scaling():
 def test_entities_grow_with_programs_and_avoid_shape_multiples(scaling):
     assert scaling.entities_for(1_000, 20) == 50
     assert scaling.entities_for(100_000, 20) == 5_000
-    assert scaling.entities_for(140, 20) == 8  # 7 would align shapes with entities
-    assert all(scaling.entities_for(n, 20) % 7 for n in range(20, 5_000, 20))
+    shapes = scaling.SHAPES
+    # As many entities as shapes would align them: the count is nudged one past.
+    assert scaling.entities_for(shapes * 20, 20) == shapes + 1
+    assert all(scaling.entities_for(n, 20) % shapes for n in range(20, 5_000, 20))
 
 
 def test_a_small_run_is_parsed_and_growth_is_judged(scaling):
