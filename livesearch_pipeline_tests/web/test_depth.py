@@ -225,3 +225,35 @@ def test_the_navigator_reads_the_investigations_texts() -> None:
     assert read("What was the closing price of X (000300.SH) on the most recent trading day, in CNY to 2 decimals?") is None
     # 10 -> 12 (peak) -> 9 (trough, 25% below) -> 11: the largest fall is 25%, peak 1, trough 2.
     assert _drawdown([10.0, 12.0, 9.0, 11.0]) == (25.0, 1, 2)
+
+
+def test_the_navigator_follows_a_chains_first_hop_to_the_stock_it_names() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import read_chain, top_of_first_hop
+    from livesearch_pipeline.evaluation.agents.reading import parse_page
+
+    holding = served_question("For the largest stock holding of X混合 (003642.OF) by market value in its most recently "
+                              "published portfolio, what was that stock's turnover rate on the most recent trading day, "
+                              "in percent to 2 decimals?", entity="003642.OF", asset_class="fund")
+    assert read_chain(holding) == ("fund_portfolio", "003642.OF", "turnover rate", ", in percent to 2 decimals?")
+    heaviest = served_question("For the constituent of Y指数 (399464.SZ) with the highest weight at its most recent "
+                               "rebalance, what was that stock's closing price on the most recent trading day, in CNY "
+                               "to 2 decimals?", entity="399464.SZ", asset_class="index")
+    assert read_chain(heaviest)[:3] == ("index_weight", "399464.SZ", "closing price")
+    assert read_chain(served_question("What was the closing price of X (600001.SH) on the most recent trading day, in "
+                                      "CNY to 2 decimals?")) is None
+    header = "<tr><th>公告日期</th><th>截止日期</th><th>股票代码</th><th>持有股票市值 (CNY)</th></tr>"
+
+    def table(rows: list[tuple[str, str, str, str]]) -> str:
+        return "<table>" + header + "".join(f"<tr>{''.join(f'<td>{c}</td>' for c in r)}</tr>" for r in rows) + "</table>"
+
+    # The latest report's largest holding, not the largest of an older report, nor the first row.
+    portfolio = parse_page(table([("20261020", "20260930", "600002.SH", "100.0"), ("20261020", "20260930",
+                                                                                   "600003.SH", "250.0")])
+                           + table([("20260720", "20260630", "600004.SH", "999.0")]))
+    assert top_of_first_hop(portfolio, "fund_portfolio") == "600003.SH"
+    weights = parse_page("<table><tr><th>成分股代码</th><th>交易日期</th><th>权重 (%)</th></tr>"
+                         "<tr><td>000001.SZ</td><td>20261130</td><td>9.5</td></tr>"
+                         "<tr><td>000002.SZ</td><td>20261130</td><td>15.0</td></tr>"
+                         "<tr><td>000003.SZ</td><td>20261030</td><td>20.0</td></tr></table>")
+    assert top_of_first_hop(weights, "index_weight") == "000002.SZ"
+    assert top_of_first_hop(parse_page("<table><tr><th>日期</th></tr></table>"), "index_weight") is None

@@ -205,11 +205,18 @@ class NavigatorAgent:
         investigation = read_investigation(question)
         if investigation is not None:
             return await self._investigate(question, *investigation)
+        chain = read_chain(question)
+        if chain is not None:
+            return await self._follow_chain(question, chain)
         try:
             reading = read_question(question)
         except UnreadableQuestion as exc:
             return Prediction(qid=question.qid, answer=None, trace=[{"type": "skip", "reason": str(exc)}])
         state = _Question(question, reading, self.read_budget)
+        return await self._answer_state(state)
+
+    async def _answer_state(self, state: _Question) -> Prediction:
+        question, reading = state.question, state.reading
         state.trace.append({"type": "reading", "kind": reading.kind, "quantity": reading.quantity_en,
                             "aggregate": reading.aggregate, "sessions": reading.sessions, "unit": reading.unit,
                             "budget": self.read_budget})
@@ -222,6 +229,44 @@ class NavigatorAgent:
         state.trace.append({"type": "final", "answer": answer, "url": source, "reads": state.reads,
                             **({} if answer is not None else {"reason": "no page gave the quantity"})})
         return Prediction(qid=question.qid, answer=answer, trace=state.trace)
+
+    async def _follow_chain(self, question: ServedQuestion, chain: tuple[str, str, str, str]) -> Prediction:
+        """A chain: the first hop's page (a fund's portfolio, an index's weights) names the stock,
+        whose figure is then read as a question of its own, within the same budget."""
+        tool, holder, noun, tail = chain
+        first = Reading(kind="chain", name="", quantity_en=tool, quantity_zh=None)
+        state = _Question(question, first, self.read_budget)
+        state.trace.append({"type": "reading", "kind": "chain", "first_hop": tool, "holder": holder,
+                            "quantity": noun, "budget": self.read_budget})
+        try:
+            page = await self._read(state, self._url(f"/exchange/{tool}/{holder}.html"))
+        except ToolFailure as exc:
+            state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        except BudgetExhausted:
+            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
+                                "pages spent before the evidence was complete", "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        stock = top_of_first_hop(page, tool)
+        if stock is None:
+            state.trace.append({"type": "final", "answer": None, "reads": state.reads,
+                                "reason": f"no stock found on the {tool} page of {holder}"})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        # The stock's question in both languages (the exchange prints Chinese labels).
+        zh = (question.question_zh or "").split("，", 1)
+        second = question.model_copy(update={
+            "question": f"What was the {noun} of {stock} ({stock}) on the most recent trading day{tail}",
+            "question_zh": f"{stock}（{stock}）{zh[1]}" if len(zh) == 2 else None,
+            "entity": stock, "asset_class": _class_of(stock, "cn_equity")})
+        try:
+            reading = read_question(second)
+        except UnreadableQuestion as exc:
+            state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        state.question, state.reading = second, reading
+        state.trace.append({"type": "chain", "stock": stock, "question": second.question})
+        prediction = await self._answer_state(state)
+        return prediction.model_copy(update={"qid": question.qid})
 
     async def _investigate(self, question: ServedQuestion, name: str, parts: dict[str, str]) -> Prediction:
         reading = Reading(kind="investigation", name="", quantity_en=name, quantity_zh=None)
@@ -474,6 +519,54 @@ _INVESTIGATIONS = (
     ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which (?P<move>rose|fell) "
                                  r"the most in percentage terms from the close (?P<n>\d+) trading days before")),
 )
+
+
+_CHAINS = (
+    ("fund_portfolio", re.compile(r"^For the largest stock holding of .+? \((?P<holder>[0-9A-Z.]+)\) by market value in its "
+                                  r"most recently published portfolio, what was that stock's (?P<noun>.+?) on the most "
+                                  r"recent trading day(?P<tail>, .+)$")),
+    ("index_weight", re.compile(r"^For the constituent of .+? \((?P<holder>[0-9A-Z.]+)\) with the highest weight at its "
+                                r"most recent rebalance, what was that stock's (?P<noun>.+?) on the most recent trading "
+                                r"day(?P<tail>, .+)$")),
+)
+# The first hop's ranking column: a holding's market value, a constituent's weight.
+_FIRST_HOP_FIELD = {"fund_portfolio": "mkv", "index_weight": "weight"}
+
+
+def read_chain(question: ServedQuestion) -> tuple[str, str, str, str] | None:
+    """A chain through a fund's largest holding or an index's heaviest constituent: (the first hop's
+    data set, the fund or index, the stock's quantity, the question's unit tail), else None."""
+    for tool, pattern in _CHAINS:
+        found = pattern.match(question.question)
+        if found:
+            return tool, found.group("holder"), found.group("noun"), found.group("tail")
+    return None
+
+
+def top_of_first_hop(page: ParsedPage, tool: str) -> str | None:
+    """The stock a fund's portfolio page (largest market value in its latest report) or an index's
+    weights page (highest weight at its latest rebalance) names first; the earliest listed on a tie."""
+    best: tuple[str, float, int, str] | None = None  # (period, value, -position, code)
+    for rows in page.tables:
+        if len(rows) < 2:
+            continue
+        header = list(rows[0])
+        value_col = _column(header, tool, _FIRST_HOP_FIELD[tool])
+        code_col = next((i for i, cell in enumerate(rows[1]) if re.fullmatch(r"\d{6}\.(?:SH|SZ|BJ)", cell)), None)
+        if value_col is None or code_col is None:
+            continue
+        date_cols = [i for i, cell in enumerate(rows[1]) if re.fullmatch(r"\d{8}", cell)]
+        for position, row in enumerate(rows[1:]):
+            if len(row) <= max(value_col, code_col):
+                continue
+            value = cell_number(row[value_col])
+            period = max((row[i] for i in date_cols if i < len(row)), default="")
+            if value is None:
+                continue
+            key = (period, value, -position, row[code_col])
+            if best is None or key[:3] > best[:3]:
+                best = key
+    return best[3] if best else None
 
 
 def read_investigation(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
