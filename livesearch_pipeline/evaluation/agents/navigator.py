@@ -33,6 +33,7 @@ import contextlib
 import datetime as dt
 import functools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,13 +42,14 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
     UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, aggregate_values, best_label, candidates_from_page,
-    cell_number, choose, label_matches, parse_page, read_question,
+    cell_number, choose, convert, label_matches, parse_page, read_question,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
@@ -63,6 +65,9 @@ _REPORT = re.compile(r"^/exchange/reports/[^/]+/(\d{8})\.html$")
 _QUOTES = ("daily", "hk_daily", "us_daily", "index_daily", "fund_nav", "fund_daily")
 _SPAN = re.compile(r"^(\d+)")
 
+
+# The trading calendar of each asset class's market (a snapshot's session is counted on it).
+_CALENDARS = {"hk_equity": "XHKG", "us_equity": "XNYS"}
 
 _REPORT_TOOLS = frozenset({"income", "balancesheet", "cashflow", "fina_indicator", "hk_income", "hk_balancesheet",
                            "hk_cashflow", "hk_fina_indicator", "us_income", "us_balancesheet", "us_cashflow",
@@ -131,6 +136,19 @@ def _date_like(candidate: Candidate, reading: Reading) -> bool:
     value = candidate.value
     return (reading.answer in ("number", "percent", "integer") and isinstance(value, float) and value.is_integer()
             and 19_000_101 <= value <= 21_001_231)
+
+
+def _precise_enough(cell: str, unit: str | None, reading: Reading) -> bool:
+    """Whether a printed figure carries the decimals the question asks for, once restated in the
+    question's unit (16.2 CNY does not give an answer to 2 decimals; 16.2 thousand CNY gives
+    millions to 4)."""
+    if reading.answer not in ("number", "percent") or reading.decimals is None:
+        return True
+    places = len(cell.split(".", 1)[1]) if "." in cell else 0
+    factor = convert(1.0, unit, reading.unit) if reading.answer == "number" else 1.0
+    if not factor:
+        return True  # units that cannot be reconciled are rejected when the answer is chosen
+    return places - math.log10(factor) >= reading.decimals - 1e-9
 
 
 class BudgetExhausted(Exception):
@@ -329,7 +347,8 @@ class NavigatorAgent:
                     page = await self._read(state, url)
                 except ToolFailure:
                     continue  # a data set the entity has no page of (the read still counts)
-                found = [c for c in candidates_from_page(page, url, len(tried), reading, question)
+                found = [c for c in candidates_from_page(page, url, len(tried), reading, question,
+                                                         self._snapshot_day(reading, question))
                          if not _date_like(c, reading)]
                 if found:
                     chosen = choose(found, reading)
@@ -353,10 +372,20 @@ class NavigatorAgent:
             if url in tried or (state.budget is not None and state.reads >= state.budget):
                 continue
             tried.add(url)
-            candidates.extend(c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question)
+            candidates.extend(c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question,
+                                                              self._snapshot_day(reading, question))
                               if not _date_like(c, reading))
         chosen = choose(candidates, reading)
         return (chosen[0], chosen[1].url) if chosen is not None else (None, None)
+
+    def _snapshot_day(self, reading: Reading, question: ServedQuestion) -> str | None:
+        """The session a snapshot asks for (YYYYMMDD): `sessions` back from the market's latest
+        session on or before the run's day, on its exchange's calendar."""
+        if reading.kind != "snapshot":
+            return None
+        calendar = _CALENDARS.get(question.asset_class, "XSHG")
+        latest = session_on_or_before(calendar, self.as_of)
+        return sessions_back(calendar, latest, reading.sessions).strftime("%Y%m%d")
 
     async def _results(self, state: _Question) -> list[dict[str, Any]]:
         question, reading = state.question, state.reading
@@ -405,10 +434,13 @@ class NavigatorAgent:
                 wanted = window_records(reading, aggregate) - extra
                 if wanted not in spans:
                     continue
-                value = cell_number(row[1 + spans.index(wanted)])
+                cell = row[1 + spans.index(wanted)]
+                value = cell_number(cell)
                 unit = UNIT_SUFFIX.search(row[0])
                 if value is None:
                     continue
+                if not _precise_enough(cell, unit.group(1) if unit and aggregate != "pct_change" else None, reading):
+                    continue  # a portal's rounded figure: the exchange's rows give the exact one
                 chosen = choose([Candidate(value, unit.group(1) if unit and aggregate != "pct_change" else None,
                                            page.as_of, "", 0, row[0])], reading)
                 if chosen is not None:

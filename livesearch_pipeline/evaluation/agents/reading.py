@@ -312,8 +312,10 @@ def parse_page(html: str) -> ParsedPage:
 
 
 def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: Reading,
-                         question: ServedQuestion) -> list[Candidate]:
-    """The figures this page gives for the question (usually none or one)."""
+                         question: ServedQuestion, snapshot_day: str | None = None) -> list[Candidate]:
+    """The figures this page gives for the question (usually none or one). `snapshot_day`
+    (YYYYMMDD): the session a snapshot asks for, from the market's calendar; its row is read by
+    its date (a data set may skip a session), else the row `sessions` below the newest."""
     page = parse_page(html) if isinstance(html, str) else html
     as_of = page.as_of
     found: list[Candidate] = []
@@ -340,6 +342,10 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
             cells = [(row[0], cell_number(row[column + 1])) for row in body if len(row) > column + 1]
             if reading.kind == "latest" and cells and cells[0][1] is not None:
                 found.append(Candidate(cells[0][1], unit, cells[0][0], url, rank, label))
+            elif reading.kind == "snapshot" and snapshot_day is not None:
+                dated = next((value for day, value in cells if day == snapshot_day), None)
+                if dated is not None and cells[0][0] >= snapshot_day:
+                    found.append(Candidate(dated, unit, cells[0][0], url, rank, label))
             elif reading.kind == "snapshot" and len(cells) > reading.sessions and cells[reading.sessions][1] is not None:
                 found.append(Candidate(cells[reading.sessions][1], unit, cells[0][0], url, rank, label))
             elif reading.kind == "window" and len(cells) >= window_rows(reading.aggregate, reading.sessions):
