@@ -257,3 +257,29 @@ def test_the_navigator_follows_a_chains_first_hop_to_the_stock_it_names() -> Non
                          "<tr><td>000003.SZ</td><td>20261030</td><td>20.0</td></tr></table>")
     assert top_of_first_hop(weights, "index_weight") == "000002.SZ"
     assert top_of_first_hop(parse_page("<table><tr><th>日期</th></tr></table>"), "index_weight") is None
+
+
+def test_the_navigator_reads_statement_growth_and_margins_from_the_report_pages() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _statement_field, read_investigation, report_figure
+    from livesearch_pipeline.evaluation.agents.reading import parse_page
+
+    def read(text: str):
+        return read_investigation(served_question(text, entity="000065.SZ"))
+
+    margin = read("For X (000065.SZ), what was the operating profit margin in its most recently reported period (year "
+                  "to date), that is its operating profit divided by its operating revenue, in percent to 2 decimals?")
+    assert margin is not None and margin[0] == "margin"
+    assert [_statement_field("income", margin[1][k]) for k in ("num", "den")] == ["operate_profit", "revenue"]
+    growth = read("For X (000065.SZ), by what percentage did the year-to-date net profit attributable to shareholders "
+                  "of its most recently reported period grow over the same period a year earlier, in percent to 2 "
+                  "decimals?")
+    assert growth is not None and growth[0] == "growth_period"
+    assert _statement_field("income", growth[1]["noun"]) == "n_income_attr_p"
+    annual = read("For X (000065.SZ), what was the growth of the operating profit in its most recent annual report "
+                  "over the fiscal year before, in percent to 2 decimals?")
+    assert annual == ("growth_year", {"subj": "X (000065.SZ)", "noun": "operating profit"})
+    page = parse_page("<table><tr><th>项目</th><th>数值</th><th>单位</th></tr>"
+                      "<tr><td>营业总收入</td><td>260847708.0</td><td>CNY</td></tr>"
+                      "<tr><td>营业利润</td><td>41604256.0</td><td>CNY</td></tr></table>")
+    assert report_figure(page, "income", "operate_profit") == 41604256.0
+    assert report_figure(page, "income", "rd_exp") is None

@@ -548,6 +548,12 @@ _INVESTIGATIONS = (
     ("adj_return", re.compile(r"^What was the return of (?P<subj>.+?) on its (?P<noun>.+?) from the trading day "
                               r"(?P<n>\d+) sessions before the most recent one to the most recent trading day, "
                               r"adjusted for")),
+    ("margin", re.compile(r"^For (?P<subj>.+?), what was the (?P<noun>.+?) in its most recently reported period \(year "
+                          r"to date\), that is its (?P<num>.+?) divided by its (?P<den>.+?), in percent")),
+    ("growth_period", re.compile(r"^For (?P<subj>.+?), by what percentage did the year-to-date (?P<noun>.+?) of its most "
+                                 r"recently reported period grow over the same period a year earlier")),
+    ("growth_year", re.compile(r"^For (?P<subj>.+?), what was the growth of the (?P<noun>.+?) in its most recent annual "
+                               r"report over the fiscal year before")),
     ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which (?P<move>rose|fell) "
                                  r"the most in percentage terms from the close (?P<n>\d+) trading days before")),
 )
@@ -599,6 +605,36 @@ def top_of_first_hop(page: ParsedPage, tool: str) -> str | None:
             if best is None or key[:3] > best[:3]:
                 best = key
     return best[3] if best else None
+
+
+# The income statement of each asset class's reports and the fields its growth and margin
+# questions name (DESIGN's statement families: growth of four fields, three margins over revenue).
+_INCOME = {"cn_equity": "income", "hk_equity": "hk_income", "us_equity": "us_income"}
+_STATEMENT_FIELDS = ("revenue", "n_income", "n_income_attr_p", "operate_profit", "rd_exp")
+
+
+def _statement_field(tool: str, noun: str) -> str | None:
+    """The income statement's field a question's noun names (the lexicon's English noun)."""
+    from livesearch_pipeline.web.wording import canonical_label
+
+    lexicon = load_lexicon()
+    for name in _STATEMENT_FIELDS:
+        entry = lexicon.entry(tool, name)
+        if entry is not None and entry.en and canonical_label(entry.en, "en") == canonical_label(noun, "en"):
+            return name
+    return None
+
+
+def report_figure(page: ParsedPage, tool: str, field_name: str) -> float | None:
+    """A report page's figure of `field_name` of the statement `tool` (its first item table naming it)."""
+    for rows in page.tables:
+        if not rows or len(rows[0]) != 3:
+            continue
+        labels = [row[0] for row in rows[1:] if row]
+        position = _column(labels, tool, field_name)
+        if position is not None and len(rows[1 + position]) == 3:
+            return cell_number(rows[1 + position][1])
+    return None
 
 
 def read_investigation(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
@@ -893,6 +929,38 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         value = returns[0] - returns[1] if name == "compare" else returns[0]
         suffix = "" if answer_kind != "percent" else "%"
         return f"{value:.{places}f}{suffix}"
+    if name in ("margin", "growth_period", "growth_year"):
+        tool = _INCOME.get(cls)
+        if tool is None:
+            return None
+        if name == "margin":
+            fields = [_statement_field(tool, parts["num"]), _statement_field(tool, parts["den"])]
+        else:
+            fields = [_statement_field(tool, parts["noun"])]
+        if any(f is None for f in fields):
+            return None
+        hub = await work.page(f"/exchange/company/{question.entity}.html")
+        periods = sorted({m.group(1) for href, _ in hub.links if (m := _REPORT.match(href))
+                          and href.split("/")[3] == question.entity}, reverse=True)
+        if name == "growth_year":
+            periods = [p for p in periods if p.endswith("1231")]
+        if not periods:
+            return None
+        latest = periods[0]
+        figures = [report_figure(await work.page(f"/exchange/reports/{question.entity}/{latest}.html"), tool, f)
+                   for f in fields]  # type: ignore[arg-type]
+        if name == "margin":
+            if figures[0] is None or not figures[1]:
+                return None
+            return f"{figures[0] / figures[1] * 100:.{places}f}%"
+        before = f"{int(latest[:4]) - 1}{latest[4:]}"
+        if before not in periods:
+            return None  # the same period a year earlier is not on the web
+        earlier = report_figure(await work.page(f"/exchange/reports/{question.entity}/{before}.html"), tool,
+                                fields[0])  # type: ignore[arg-type]
+        if figures[0] is None or not earlier:
+            return None
+        return f"{(figures[0] - earlier) / abs(earlier) * 100:.{places}f}%"
     if name == "three_indices":
         n = int(parts["n"])
         changes: dict[str, float] = {}
