@@ -283,3 +283,25 @@ def test_the_navigator_reads_statement_growth_and_margins_from_the_report_pages(
                       "<tr><td>营业利润</td><td>41604256.0</td><td>CNY</td></tr></table>")
     assert report_figure(page, "income", "operate_profit") == 41604256.0
     assert report_figure(page, "income", "rd_exp") is None
+
+
+def test_a_snapshot_is_read_at_its_calendar_session_and_a_rounded_statistic_is_not_taken() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _precise_enough
+    from livesearch_pipeline.evaluation.agents.reading import candidates_from_page, parse_page, read_question
+
+    asked = served_question("What was the margin financing balance of X (603108.SH) 5 trading days before the most "
+                            "recent one, in billions of CNY to 2 decimals?", entity="603108.SH")
+    reading = read_question(asked)
+    # 20261130 is a session the data set skips: five sessions back from 20261201 is 20261124, the
+    # table's fifth row below the newest (the sixth, 20261123, is six sessions back).
+    days = ["20261201", "20261127", "20261126", "20261125", "20261124", "20261123"]
+    page = parse_page("<table><tr><th>Date</th><th>Margin financing balance (CNY)</th></tr>"
+                      + "".join(f"<tr><td>{d}</td><td>{7_000_000_000 + i * 10_000_000}</td></tr>"
+                                for i, d in enumerate(days)) + "</table>")
+    by_date = candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261124")
+    assert [c.value for c in by_date] == [7_040_000_000]
+    assert [c.value for c in candidates_from_page(page, "u", 0, reading, asked)] == [7_050_000_000]
+    assert candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261120") == []
+    mean = read_question(served_question(WINDOW.format(name="X", code="600001.SH")))
+    assert not _precise_enough("16.2", "CNY", mean) and _precise_enough("16.24", "CNY", mean)
+    assert _precise_enough("16.2", "thousand CNY", mean.__class__(**{**mean.__dict__, "unit": "million CNY"}))

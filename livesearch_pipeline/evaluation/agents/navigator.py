@@ -67,7 +67,7 @@ _SPAN = re.compile(r"^(\d+)")
 
 
 # The trading calendar of each asset class's market (a snapshot's session is counted on it).
-_CALENDARS = {"hk_equity": "XHKG", "us_equity": "XNYS"}
+_CALENDARS = {"cn_equity": "XSHG", "fund": "XSHG", "index": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
 
 _REPORT_TOOLS = frozenset({"income", "balancesheet", "cashflow", "fina_indicator", "hk_income", "hk_balancesheet",
                            "hk_cashflow", "hk_fina_indicator", "us_income", "us_balancesheet", "us_cashflow",
@@ -381,9 +381,9 @@ class NavigatorAgent:
     def _snapshot_day(self, reading: Reading, question: ServedQuestion) -> str | None:
         """The session a snapshot asks for (YYYYMMDD): `sessions` back from the market's latest
         session on or before the run's day, on its exchange's calendar."""
-        if reading.kind != "snapshot":
-            return None
-        calendar = _CALENDARS.get(question.asset_class, "XSHG")
+        calendar = _CALENDARS.get(question.asset_class)
+        if reading.kind != "snapshot" or not reading.name or calendar is None:
+            return None  # a market-wide series: its own release calendar, counted by its rows
         latest = session_on_or_before(calendar, self.as_of)
         return sessions_back(calendar, latest, reading.sessions).strftime("%Y%m%d")
 
