@@ -305,3 +305,21 @@ def test_a_snapshot_is_read_at_its_calendar_session_and_a_rounded_statistic_is_n
     mean = read_question(served_question(WINDOW.format(name="X", code="600001.SH")))
     assert not _precise_enough("16.2", "CNY", mean) and _precise_enough("16.24", "CNY", mean)
     assert _precise_enough("16.2", "thousand CNY", mean.__class__(**{**mean.__dict__, "unit": "million CNY"}))
+
+
+def test_the_navigator_reads_the_days_closing_bid_rates_for_a_conversion() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _FX_CONVERT, fx_bid_closes
+    from livesearch_pipeline.evaluation.agents.reading import parse_page
+
+    asked = _FX_CONVERT.match("What was the closing price of X控股 (00829.HK) on the most recent Hong Kong trading day, "
+                              "converted into CNY at that day's closing USD/CNH and USD/HKD bid rates, in CNY to 2 "
+                              "decimals?")
+    assert asked is not None and (asked.group("noun"), asked.group("subj"), asked.group("market")) == (
+        "closing price", "X控股 (00829.HK)", "Hong Kong")
+    page = parse_page("<table><tr><th>外汇代码</th><th>交易日期</th><th>买入开盘价 (quote currency)</th>"
+                      "<th>买入收盘价 (quote currency)</th><th>卖出收盘价 (quote currency)</th></tr>"
+                      "<tr><td>USDHKD.FXCM</td><td>20261201</td><td>7.75741</td><td>7.75746</td><td>7.75896</td></tr>"
+                      "<tr><td>USDCNH.FXCM</td><td>20261201</td><td>7.28795</td><td>7.28921</td><td>7.29221</td></tr>"
+                      "<tr><td>USDJPY.FXCM</td><td>20261130</td><td>146.1</td><td>146.3</td><td>146.4</td></tr></table>")
+    assert fx_bid_closes(page, "20261201") == {"USDHKD": 7.75746, "USDCNH": 7.28921}
+    assert fx_bid_closes(page, "20261127") == {}

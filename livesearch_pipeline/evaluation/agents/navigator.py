@@ -48,7 +48,8 @@ from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
-    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, aggregate_values, best_label, candidates_from_page,
+    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, _precision, aggregate_values, best_label,
+    candidates_from_page,
     cell_number, choose, convert, label_matches, parse_page, read_question,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
@@ -226,6 +227,9 @@ class NavigatorAgent:
         chain = read_chain(question)
         if chain is not None:
             return await self._follow_chain(question, chain)
+        fx = _FX_CONVERT.match(question.question)
+        if fx is not None:
+            return await self._convert(question, fx)
         try:
             reading = read_question(question)
         except UnreadableQuestion as exc:
@@ -285,6 +289,46 @@ class NavigatorAgent:
         state.trace.append({"type": "chain", "stock": stock, "question": second.question})
         prediction = await self._answer_state(state)
         return prediction.model_copy(update={"qid": question.qid})
+
+    async def _convert(self, question: ServedQuestion, fx: re.Match[str]) -> Prediction:
+        """A figure converted into CNY at the day's closing bid rates: the figure in its own currency
+        (read as a question of its own), then that day's rates from the FX release of the day."""
+        hk = fx.group("market") == "Hong Kong"
+        currency, calendar = ("HKD", "XHKG") if hk else ("USD", "XNYS")
+        native = question.model_copy(update={
+            "question": f"What was the {fx.group('noun')} of {fx.group('subj')} on the most recent trading day, "
+                        f"in {currency} to 6 decimals?", "question_zh": None})
+        _, unit, decimals = _precision(question.question)
+        try:
+            reading = read_question(native)
+        except UnreadableQuestion as exc:
+            return Prediction(qid=question.qid, answer=None, trace=[{"type": "skip", "reason": str(exc)}])
+        state = _Question(native, reading, self.read_budget)
+        found = await self._answer_state(state)
+        trace = list(found.trace or [])
+        day = session_on_or_before(calendar, self.as_of).strftime("%Y%m%d")
+
+        def final(answer: str | None, reason: str | None = None) -> Prediction:
+            trace.append({"type": "final", "answer": answer, "reads": state.reads,
+                          **({"reason": reason} if reason else {})})
+            return Prediction(qid=question.qid, answer=answer, trace=trace)
+
+        if found.answer is None:
+            return final(None, "no page gave the quantity in its own currency")
+        try:
+            page = await self._read(state, self._url(f"/stats/fx_daily/{day}.html"))
+        except BudgetExhausted:
+            return final(None, f"read budget of {self.read_budget} pages spent before the evidence was complete")
+        except ToolFailure as exc:
+            return final(None, str(exc))
+        rates = fx_bid_closes(page, day)
+        usdcnh, usdhkd = rates.get("USDCNH"), rates.get("USDHKD")
+        if not usdcnh or (hk and not usdhkd):
+            return final(None, f"the FX release of {day} gives no closing bid rate of USD/CNH or USD/HKD")
+        value = convert(float(found.answer) / (usdhkd if hk and usdhkd else 1.0) * usdcnh, "CNY", unit)
+        if value is None:
+            return final(None, f"a figure in CNY cannot be stated in {unit}")
+        return final(f"{value:.{2 if decimals is None else decimals}f}")
 
     async def _investigate(self, question: ServedQuestion, name: str, parts: dict[str, str]) -> Prediction:
         reading = Reading(kind="investigation", name="", quantity_en=name, quantity_zh=None)
@@ -569,6 +613,27 @@ _CHAINS = (
 )
 # The first hop's ranking column: a holding's market value, a constituent's weight.
 _FIRST_HOP_FIELD = {"fund_portfolio": "mkv", "index_weight": "weight"}
+
+
+_FX_CONVERT = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the most recent "
+                         r"(?P<market>Hong Kong|New York) trading day, converted into CNY at that day's closing ")
+
+
+def fx_bid_closes(page: ParsedPage, day: str) -> dict[str, float]:
+    """The closing bid rate of each pair (USDCNH, ...) on `day` from an FX release's table."""
+    out: dict[str, float] = {}
+    for rows in page.tables:
+        if len(rows) < 2:
+            continue
+        column = _column(rows[0], "fx_daily", "bid_close")
+        if column is None:
+            continue
+        for row in rows[1:]:
+            if len(row) > column and day in row:
+                value = cell_number(row[column])
+                if value is not None:
+                    out[row[0].split(".")[0].replace("/", "")] = value
+    return out
 
 
 def read_chain(question: ServedQuestion) -> tuple[str, str, str, str] | None:
