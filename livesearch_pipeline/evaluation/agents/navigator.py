@@ -20,6 +20,13 @@ the series each needs (adjusted by the adjustment factors where the question say
 exchange's pages, monthly pages or bulletins, the screen's cross-section from the bulletins of the
 latest session, and the statistic computed.
 
+Chains are followed hop by hop (`read_chain`: a fund's largest holding, an index's heaviest
+constituent, named by the first hop's page, then that stock's figure); statement growth and
+margins are computed from the company's report pages; a figure converted into CNY is read in its
+own currency and converted at that day's closing bid rates (`fx_bid_closes`). A snapshot's row is
+the session k back on the market's calendar; a portal's key statistic is taken only when printed
+to the decimals asked.
+
 Each page it opens counts against `read_budget` (searches do not; None: no limit); when the
 budget runs out before it has every row it needs, it gives no answer (recorded in its trace).
 Exchange pages are preferred over portals (no lag, no third-party figures); among portals it
