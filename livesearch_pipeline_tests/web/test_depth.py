@@ -323,3 +323,19 @@ def test_the_navigator_reads_the_days_closing_bid_rates_for_a_conversion() -> No
                       "<tr><td>USDJPY.FXCM</td><td>20261130</td><td>146.1</td><td>146.3</td><td>146.4</td></tr></table>")
     assert fx_bid_closes(page, "20261201") == {"USDHKD": 7.75746, "USDCNH": 7.28921}
     assert fx_bid_closes(page, "20261127") == {}
+
+
+def test_a_window_is_read_over_its_calendar_sessions() -> None:
+    from livesearch_pipeline.evaluation.agents.reading import candidates_from_page, parse_page, read_question
+
+    asked = served_question("By how much did the margin financing balance of X (603108.SH) change from the trading "
+                            "day 5 sessions before the most recent one to the most recent trading day, in CNY to 2 "
+                            "decimals?", entity="603108.SH")
+    reading = read_question(asked)
+    days = ["20261201", "20261127", "20261126", "20261125", "20261124", "20261123"]  # 20261130 skipped
+    page = parse_page("<table><tr><th>Date</th><th>Margin financing balance (CNY)</th></tr>"
+                      + "".join(f"<tr><td>{d}</td><td>{100 - i}</td></tr>" for i, d in enumerate(days)) + "</table>")
+    # From 20261124 (five sessions back on the calendar) to 20261201: 100 - 96.
+    assert [c.value for c in candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261124")] == [4.0]
+    assert [c.value for c in candidates_from_page(page, "u", 0, reading, asked)] == [5.0]  # counted by rows
+    assert candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261101") == []  # table too short

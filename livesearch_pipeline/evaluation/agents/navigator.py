@@ -430,13 +430,14 @@ class NavigatorAgent:
         return (chosen[0], chosen[1].url) if chosen is not None else (None, None)
 
     def _snapshot_day(self, reading: Reading, question: ServedQuestion) -> str | None:
-        """The session a snapshot asks for (YYYYMMDD): `sessions` back from the market's latest
-        session on or before the run's day, on its exchange's calendar."""
+        """The session a snapshot asks for, or a window's first session (YYYYMMDD), counted back
+        from the market's latest session on or before the run's day on its exchange's calendar."""
         calendar = _CALENDARS.get(question.asset_class)
-        if reading.kind != "snapshot" or not reading.name or calendar is None:
+        if reading.kind not in ("snapshot", "window") or not reading.name or calendar is None:
             return None  # a market-wide series: its own release calendar, counted by its rows
+        back = reading.sessions if reading.kind == "snapshot" else window_records(reading, reading.aggregate or "mean") - 1
         latest = session_on_or_before(calendar, self.as_of)
-        return sessions_back(calendar, latest, reading.sessions).strftime("%Y%m%d")
+        return sessions_back(calendar, latest, back).strftime("%Y%m%d")
 
     async def _results(self, state: _Question) -> list[dict[str, Any]]:
         question, reading = state.question, state.reading

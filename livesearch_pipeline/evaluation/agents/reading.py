@@ -314,8 +314,9 @@ def parse_page(html: str) -> ParsedPage:
 def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: Reading,
                          question: ServedQuestion, snapshot_day: str | None = None) -> list[Candidate]:
     """The figures this page gives for the question (usually none or one). `snapshot_day`
-    (YYYYMMDD): the session a snapshot asks for, from the market's calendar; its row is read by
-    its date (a data set may skip a session), else the row `sessions` below the newest."""
+    (YYYYMMDD), from the market's calendar: the session a snapshot asks for, or a window's first
+    session; rows are then read by their dates (a data set may skip a session), else counted
+    from the newest."""
     page = parse_page(html) if isinstance(html, str) else html
     as_of = page.as_of
     found: list[Candidate] = []
@@ -348,6 +349,16 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
                     found.append(Candidate(dated, unit, cells[0][0], url, rank, label))
             elif reading.kind == "snapshot" and len(cells) > reading.sessions and cells[reading.sessions][1] is not None:
                 found.append(Candidate(cells[reading.sessions][1], unit, cells[0][0], url, rank, label))
+            elif reading.kind == "window" and snapshot_day is not None:
+                # The window's sessions from its first (`snapshot_day`) to the newest, by date: the
+                # rows a data set prints in that span, when the table reaches back to its start.
+                window = [(d, v) for d, v in reversed(cells) if d >= snapshot_day]
+                if (window and any(d <= snapshot_day for d, _ in cells) and all(v is not None for _, v in window)):
+                    value = aggregate_values([v for _, v in window], [d for d, _ in window],  # type: ignore[misc]
+                                             reading.aggregate or "mean")
+                    if value is not None:
+                        found.append(Candidate(value, None if reading.aggregate in ("argmax", "argmin", "count")
+                                               else unit, cells[0][0], url, rank, label))
             elif reading.kind == "window" and len(cells) >= window_rows(reading.aggregate, reading.sessions):
                 window = list(reversed(cells[: window_rows(reading.aggregate, reading.sessions)]))
                 if all(v is not None for _, v in window):
