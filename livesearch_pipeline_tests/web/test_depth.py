@@ -339,3 +339,24 @@ def test_a_window_is_read_over_its_calendar_sessions() -> None:
     assert [c.value for c in candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261124")] == [4.0]
     assert [c.value for c in candidates_from_page(page, "u", 0, reading, asked)] == [5.0]  # counted by rows
     assert candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261101") == []  # table too short
+
+
+def test_the_navigator_finds_the_latest_implemented_ex_dividend_date() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _EXDATE_CLOSE, latest_ex_date
+    from livesearch_pipeline.evaluation.agents.reading import parse_page
+
+    asked = _EXDATE_CLOSE.match("What was the closing price of X (000633.SZ) on the ex-dividend date of its most "
+                                "recently implemented dividend, in CNY to 2 decimals?")
+    assert asked is not None and asked.group("subj") == "X (000633.SZ)" and asked.group("tail").startswith(", in CNY")
+
+    def record(progress: str, ex_date: str) -> str:
+        return ("<table><tr><th>项目</th><th>数值</th><th>单位</th></tr>"
+                f"<tr><td>实施进度</td><td>{progress}</td><td></td></tr>"
+                f"<tr><td>除权除息日</td><td>{ex_date}</td><td></td></tr></table>")
+
+    page = parse_page(record("股东大会通过", "20261020") + record("实施", "20260727") + record("实施", "20250715")
+                      + record("实施", "20261215"))
+    # A plan not yet implemented and an ex-date after the latest session do not count.
+    assert latest_ex_date(page, "20261201") == "20260727"
+    assert latest_ex_date(page, "20250801") == "20250715"
+    assert latest_ex_date(parse_page(record("股东大会通过", "20261020")), "20261201") is None

@@ -49,7 +49,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
+from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back, sessions_between
 from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
@@ -237,6 +237,9 @@ class NavigatorAgent:
         fx = _FX_CONVERT.match(question.question)
         if fx is not None:
             return await self._convert(question, fx)
+        exdate = _EXDATE_CLOSE.match(question.question)
+        if exdate is not None:
+            return await self._on_ex_date(question, exdate)
         try:
             reading = read_question(question)
         except UnreadableQuestion as exc:
@@ -336,6 +339,55 @@ class NavigatorAgent:
         if value is None:
             return final(None, f"a figure in CNY cannot be stated in {unit}")
         return final(f"{value:.{2 if decimals is None else decimals}f}")
+
+    async def _on_ex_date(self, question: ServedQuestion, found: re.Match[str]) -> Prediction:
+        """A figure on the ex-dividend date of the latest implemented dividend: the dividend page
+        gives the date, then the figure is read as a snapshot that many sessions back."""
+        code = question.entity
+        state = _Question(question, Reading(kind="chain", name="", quantity_en="dividend", quantity_zh=None),
+                          self.read_budget)
+        state.trace.append({"type": "reading", "kind": "chain", "first_hop": "dividend", "budget": self.read_budget})
+
+        def final(answer: str | None, reason: str) -> Prediction:
+            state.trace.append({"type": "final", "answer": answer, "reads": state.reads, "reason": reason})
+            return Prediction(qid=question.qid, answer=answer, trace=state.trace)
+
+        try:
+            page = await self._read(state, self._url(f"/exchange/dividend/{code}.html"))
+        except BudgetExhausted:
+            return final(None, f"read budget of {self.read_budget} pages spent before the evidence was complete")
+        except ToolFailure as exc:
+            return final(None, str(exc))
+        calendar = _CALENDARS.get(question.asset_class, "XSHG")
+        latest = session_on_or_before(calendar, self.as_of)
+        day = latest_ex_date(page, latest.strftime("%Y%m%d"))
+        if day is None:
+            return final(None, "no implemented dividend with an ex-dividend date on the dividend page")
+        ex = dt.date(int(day[:4]), int(day[4:6]), int(day[6:]))
+        back = len(sessions_between(calendar, ex, latest)) - 1
+        second = question.model_copy(update={
+            "question": f"What was the {found.group('noun')} of {found.group('subj')} {back} trading days before the "
+                        f"most recent one{found.group('tail')}"})  # the Chinese text names the same figure
+        try:
+            reading = read_question(second)
+        except UnreadableQuestion as exc:
+            return final(None, str(exc))
+        state.question, state.reading = second, reading
+        state.trace.append({"type": "chain", "ex_date": day, "question": second.question})
+        # The month's history page of the data set printing the figure holds the ex-date's row.
+        for tool in [t for t in data_sets_for(reading, second) if t not in _REPORT_TOOLS][:2]:
+            url = self._url(f"/exchange/{tool}/{code}/history/{day[:4]}-{day[4:6]}.html")
+            try:
+                month = await self._read(state, url)
+            except BudgetExhausted:
+                return final(None, f"read budget of {self.read_budget} pages spent before the evidence was complete")
+            except ToolFailure:
+                continue  # no month page of that data set (the read still counts)
+            chosen = choose(candidates_from_page(month, url, 0, reading, second, day), reading)
+            if chosen is not None:
+                return final(chosen[0], f"read on {day} from {url}")
+        prediction = await self._answer_state(state)
+        return prediction.model_copy(update={"qid": question.qid})
 
     async def _investigate(self, question: ServedQuestion, name: str, parts: dict[str, str]) -> Prediction:
         reading = Reading(kind="investigation", name="", quantity_en=name, quantity_zh=None)
@@ -642,6 +694,32 @@ def fx_bid_closes(page: ParsedPage, day: str) -> dict[str, float]:
                 if value is not None:
                     out[row[0].split(".")[0].replace("/", "")] = value
     return out
+
+
+_EXDATE_CLOSE = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the ex-dividend date of "
+                           r"its most recently implemented dividend(?P<tail>, .+)$")
+
+
+_EX_DATE_LABELS = frozenset({"除权除息日", "ex-dividend date", "ex date", "ex-date"})
+
+
+def latest_ex_date(page: ParsedPage, latest: str) -> str | None:
+    """The latest ex-dividend date (YYYYMMDD, on or before `latest`) among a dividend page's
+    implemented dividends (one item table per record)."""
+    best = None
+    for rows in page.tables:
+        if not rows or len(rows[0]) != 3:
+            continue
+        labels = [row[0] for row in rows[1:] if row]
+        # The ex-date has no lexicon noun: the exchange's label, in either language.
+        ex = next((i for i, label in enumerate(labels) if label.lower() in _EX_DATE_LABELS), None)
+        progress = _column(labels, "dividend", "div_proc")
+        if ex is None or progress is None:
+            continue
+        day, state = rows[1 + ex][1], rows[1 + progress][1]
+        if state in ("实施", "Implemented", "implemented") and re.fullmatch(r"\d{8}", day) and day <= latest:
+            best = max(best or day, day)
+    return best
 
 
 def read_chain(question: ServedQuestion) -> tuple[str, str, str, str] | None:
