@@ -225,3 +225,138 @@ def test_the_navigator_reads_the_investigations_texts() -> None:
     assert read("What was the closing price of X (000300.SH) on the most recent trading day, in CNY to 2 decimals?") is None
     # 10 -> 12 (peak) -> 9 (trough, 25% below) -> 11: the largest fall is 25%, peak 1, trough 2.
     assert _drawdown([10.0, 12.0, 9.0, 11.0]) == (25.0, 1, 2)
+
+
+def test_the_navigator_follows_a_chains_first_hop_to_the_stock_it_names() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import read_chain, top_of_first_hop
+    from livesearch_pipeline.evaluation.agents.reading import parse_page
+
+    holding = served_question("For the largest stock holding of X混合 (003642.OF) by market value in its most recently "
+                              "published portfolio, what was that stock's turnover rate on the most recent trading day, "
+                              "in percent to 2 decimals?", entity="003642.OF", asset_class="fund")
+    assert read_chain(holding) == ("fund_portfolio", "003642.OF", "turnover rate", ", in percent to 2 decimals?")
+    heaviest = served_question("For the constituent of Y指数 (399464.SZ) with the highest weight at its most recent "
+                               "rebalance, what was that stock's closing price on the most recent trading day, in CNY "
+                               "to 2 decimals?", entity="399464.SZ", asset_class="index")
+    assert read_chain(heaviest)[:3] == ("index_weight", "399464.SZ", "closing price")
+    assert read_chain(served_question("What was the closing price of X (600001.SH) on the most recent trading day, in "
+                                      "CNY to 2 decimals?")) is None
+    header = "<tr><th>公告日期</th><th>截止日期</th><th>股票代码</th><th>持有股票市值 (CNY)</th></tr>"
+
+    def table(rows: list[tuple[str, str, str, str]]) -> str:
+        return "<table>" + header + "".join(f"<tr>{''.join(f'<td>{c}</td>' for c in r)}</tr>" for r in rows) + "</table>"
+
+    # The latest report's largest holding, not the largest of an older report, nor the first row.
+    portfolio = parse_page(table([("20261020", "20260930", "600002.SH", "100.0"), ("20261020", "20260930",
+                                                                                   "600003.SH", "250.0")])
+                           + table([("20260720", "20260630", "600004.SH", "999.0")]))
+    assert top_of_first_hop(portfolio, "fund_portfolio") == "600003.SH"
+    weights = parse_page("<table><tr><th>成分股代码</th><th>交易日期</th><th>权重 (%)</th></tr>"
+                         "<tr><td>000001.SZ</td><td>20261130</td><td>9.5</td></tr>"
+                         "<tr><td>000002.SZ</td><td>20261130</td><td>15.0</td></tr>"
+                         "<tr><td>000003.SZ</td><td>20261030</td><td>20.0</td></tr></table>")
+    assert top_of_first_hop(weights, "index_weight") == "000002.SZ"
+    assert top_of_first_hop(parse_page("<table><tr><th>日期</th></tr></table>"), "index_weight") is None
+
+
+def test_the_navigator_reads_statement_growth_and_margins_from_the_report_pages() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _statement_field, read_investigation, report_figure
+    from livesearch_pipeline.evaluation.agents.reading import parse_page
+
+    def read(text: str):
+        return read_investigation(served_question(text, entity="000065.SZ"))
+
+    margin = read("For X (000065.SZ), what was the operating profit margin in its most recently reported period (year "
+                  "to date), that is its operating profit divided by its operating revenue, in percent to 2 decimals?")
+    assert margin is not None and margin[0] == "margin"
+    assert [_statement_field("income", margin[1][k]) for k in ("num", "den")] == ["operate_profit", "revenue"]
+    growth = read("For X (000065.SZ), by what percentage did the year-to-date net profit attributable to shareholders "
+                  "of its most recently reported period grow over the same period a year earlier, in percent to 2 "
+                  "decimals?")
+    assert growth is not None and growth[0] == "growth_period"
+    assert _statement_field("income", growth[1]["noun"]) == "n_income_attr_p"
+    annual = read("For X (000065.SZ), what was the growth of the operating profit in its most recent annual report "
+                  "over the fiscal year before, in percent to 2 decimals?")
+    assert annual == ("growth_year", {"subj": "X (000065.SZ)", "noun": "operating profit"})
+    page = parse_page("<table><tr><th>项目</th><th>数值</th><th>单位</th></tr>"
+                      "<tr><td>营业总收入</td><td>260847708.0</td><td>CNY</td></tr>"
+                      "<tr><td>营业利润</td><td>41604256.0</td><td>CNY</td></tr></table>")
+    assert report_figure(page, "income", "operate_profit") == 41604256.0
+    assert report_figure(page, "income", "rd_exp") is None
+
+
+def test_a_snapshot_is_read_at_its_calendar_session_and_a_rounded_statistic_is_not_taken() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _precise_enough
+    from livesearch_pipeline.evaluation.agents.reading import candidates_from_page, parse_page, read_question
+
+    asked = served_question("What was the margin financing balance of X (603108.SH) 5 trading days before the most "
+                            "recent one, in billions of CNY to 2 decimals?", entity="603108.SH")
+    reading = read_question(asked)
+    # 20261130 is a session the data set skips: five sessions back from 20261201 is 20261124, the
+    # table's fifth row below the newest (the sixth, 20261123, is six sessions back).
+    days = ["20261201", "20261127", "20261126", "20261125", "20261124", "20261123"]
+    page = parse_page("<table><tr><th>Date</th><th>Margin financing balance (CNY)</th></tr>"
+                      + "".join(f"<tr><td>{d}</td><td>{7_000_000_000 + i * 10_000_000}</td></tr>"
+                                for i, d in enumerate(days)) + "</table>")
+    by_date = candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261124")
+    assert [c.value for c in by_date] == [7_040_000_000]
+    assert [c.value for c in candidates_from_page(page, "u", 0, reading, asked)] == [7_050_000_000]
+    assert candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261120") == []
+    mean = read_question(served_question(WINDOW.format(name="X", code="600001.SH")))
+    assert not _precise_enough("16.2", "CNY", mean) and _precise_enough("16.24", "CNY", mean)
+    assert _precise_enough("16.2", "thousand CNY", mean.__class__(**{**mean.__dict__, "unit": "million CNY"}))
+
+
+def test_the_navigator_reads_the_days_closing_bid_rates_for_a_conversion() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _FX_CONVERT, fx_bid_closes
+    from livesearch_pipeline.evaluation.agents.reading import parse_page
+
+    asked = _FX_CONVERT.match("What was the closing price of X控股 (00829.HK) on the most recent Hong Kong trading day, "
+                              "converted into CNY at that day's closing USD/CNH and USD/HKD bid rates, in CNY to 2 "
+                              "decimals?")
+    assert asked is not None and (asked.group("noun"), asked.group("subj"), asked.group("market")) == (
+        "closing price", "X控股 (00829.HK)", "Hong Kong")
+    page = parse_page("<table><tr><th>外汇代码</th><th>交易日期</th><th>买入开盘价 (quote currency)</th>"
+                      "<th>买入收盘价 (quote currency)</th><th>卖出收盘价 (quote currency)</th></tr>"
+                      "<tr><td>USDHKD.FXCM</td><td>20261201</td><td>7.75741</td><td>7.75746</td><td>7.75896</td></tr>"
+                      "<tr><td>USDCNH.FXCM</td><td>20261201</td><td>7.28795</td><td>7.28921</td><td>7.29221</td></tr>"
+                      "<tr><td>USDJPY.FXCM</td><td>20261130</td><td>146.1</td><td>146.3</td><td>146.4</td></tr></table>")
+    assert fx_bid_closes(page, "20261201") == {"USDHKD": 7.75746, "USDCNH": 7.28921}
+    assert fx_bid_closes(page, "20261127") == {}
+
+
+def test_a_window_is_read_over_its_calendar_sessions() -> None:
+    from livesearch_pipeline.evaluation.agents.reading import candidates_from_page, parse_page, read_question
+
+    asked = served_question("By how much did the margin financing balance of X (603108.SH) change from the trading "
+                            "day 5 sessions before the most recent one to the most recent trading day, in CNY to 2 "
+                            "decimals?", entity="603108.SH")
+    reading = read_question(asked)
+    days = ["20261201", "20261127", "20261126", "20261125", "20261124", "20261123"]  # 20261130 skipped
+    page = parse_page("<table><tr><th>Date</th><th>Margin financing balance (CNY)</th></tr>"
+                      + "".join(f"<tr><td>{d}</td><td>{100 - i}</td></tr>" for i, d in enumerate(days)) + "</table>")
+    # From 20261124 (five sessions back on the calendar) to 20261201: 100 - 96.
+    assert [c.value for c in candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261124")] == [4.0]
+    assert [c.value for c in candidates_from_page(page, "u", 0, reading, asked)] == [5.0]  # counted by rows
+    assert candidates_from_page(page, "u", 0, reading, asked, snapshot_day="20261101") == []  # table too short
+
+
+def test_the_navigator_finds_the_latest_implemented_ex_dividend_date() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _EXDATE_CLOSE, latest_ex_date
+    from livesearch_pipeline.evaluation.agents.reading import parse_page
+
+    asked = _EXDATE_CLOSE.match("What was the closing price of X (000633.SZ) on the ex-dividend date of its most "
+                                "recently implemented dividend, in CNY to 2 decimals?")
+    assert asked is not None and asked.group("subj") == "X (000633.SZ)" and asked.group("tail").startswith(", in CNY")
+
+    def record(progress: str, ex_date: str) -> str:
+        return ("<table><tr><th>项目</th><th>数值</th><th>单位</th></tr>"
+                f"<tr><td>实施进度</td><td>{progress}</td><td></td></tr>"
+                f"<tr><td>除权除息日</td><td>{ex_date}</td><td></td></tr></table>")
+
+    page = parse_page(record("股东大会通过", "20261020") + record("实施", "20260727") + record("实施", "20250715")
+                      + record("实施", "20261215"))
+    # A plan not yet implemented and an ex-date after the latest session do not count.
+    assert latest_ex_date(page, "20261201") == "20260727"
+    assert latest_ex_date(page, "20250801") == "20250715"
+    assert latest_ex_date(parse_page(record("股东大会通过", "20261020")), "20261201") is None

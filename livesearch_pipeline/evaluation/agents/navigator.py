@@ -20,6 +20,13 @@ the series each needs (adjusted by the adjustment factors where the question say
 exchange's pages, monthly pages or bulletins, the screen's cross-section from the bulletins of the
 latest session, and the statistic computed.
 
+Chains are followed hop by hop (`read_chain`: a fund's largest holding, an index's heaviest
+constituent, named by the first hop's page, then that stock's figure); statement growth and
+margins are computed from the company's report pages; a figure converted into CNY is read in its
+own currency and converted at that day's closing bid rates (`fx_bid_closes`). A snapshot's row is
+the session k back on the market's calendar; a portal's key statistic is taken only when printed
+to the decimals asked.
+
 Each page it opens counts against `read_budget` (searches do not; None: no limit); when the
 budget runs out before it has every row it needs, it gives no answer (recorded in its trace).
 Exchange pages are preferred over portals (no lag, no third-party figures); among portals it
@@ -33,6 +40,7 @@ import contextlib
 import datetime as dt
 import functools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,13 +49,15 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back, sessions_between
 from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
-    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, aggregate_values, best_label, candidates_from_page,
-    cell_number, choose, label_matches, parse_page, read_question,
+    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, _precision, aggregate_values, best_label,
+    candidates_from_page,
+    cell_number, choose, convert, label_matches, parse_page, read_question,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
@@ -63,6 +73,9 @@ _REPORT = re.compile(r"^/exchange/reports/[^/]+/(\d{8})\.html$")
 _QUOTES = ("daily", "hk_daily", "us_daily", "index_daily", "fund_nav", "fund_daily")
 _SPAN = re.compile(r"^(\d+)")
 
+
+# The trading calendar of each asset class's market (a snapshot's session is counted on it).
+_CALENDARS = {"cn_equity": "XSHG", "fund": "XSHG", "index": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
 
 _REPORT_TOOLS = frozenset({"income", "balancesheet", "cashflow", "fina_indicator", "hk_income", "hk_balancesheet",
                            "hk_cashflow", "hk_fina_indicator", "us_income", "us_balancesheet", "us_cashflow",
@@ -131,6 +144,19 @@ def _date_like(candidate: Candidate, reading: Reading) -> bool:
     value = candidate.value
     return (reading.answer in ("number", "percent", "integer") and isinstance(value, float) and value.is_integer()
             and 19_000_101 <= value <= 21_001_231)
+
+
+def _precise_enough(cell: str, unit: str | None, reading: Reading) -> bool:
+    """Whether a printed figure carries the decimals the question asks for, once restated in the
+    question's unit (16.2 CNY does not give an answer to 2 decimals; 16.2 thousand CNY gives
+    millions to 4)."""
+    if reading.answer not in ("number", "percent") or reading.decimals is None:
+        return True
+    places = len(cell.split(".", 1)[1]) if "." in cell else 0
+    factor = convert(1.0, unit, reading.unit) if reading.answer == "number" else 1.0
+    if not factor:
+        return True  # units that cannot be reconciled are rejected when the answer is chosen
+    return places - math.log10(factor) >= reading.decimals - 1e-9
 
 
 class BudgetExhausted(Exception):
@@ -205,11 +231,24 @@ class NavigatorAgent:
         investigation = read_investigation(question)
         if investigation is not None:
             return await self._investigate(question, *investigation)
+        chain = read_chain(question)
+        if chain is not None:
+            return await self._follow_chain(question, chain)
+        fx = _FX_CONVERT.match(question.question)
+        if fx is not None:
+            return await self._convert(question, fx)
+        exdate = _EXDATE_CLOSE.match(question.question)
+        if exdate is not None:
+            return await self._on_ex_date(question, exdate)
         try:
             reading = read_question(question)
         except UnreadableQuestion as exc:
             return Prediction(qid=question.qid, answer=None, trace=[{"type": "skip", "reason": str(exc)}])
         state = _Question(question, reading, self.read_budget)
+        return await self._answer_state(state)
+
+    async def _answer_state(self, state: _Question) -> Prediction:
+        question, reading = state.question, state.reading
         state.trace.append({"type": "reading", "kind": reading.kind, "quantity": reading.quantity_en,
                             "aggregate": reading.aggregate, "sessions": reading.sessions, "unit": reading.unit,
                             "budget": self.read_budget})
@@ -222,6 +261,133 @@ class NavigatorAgent:
         state.trace.append({"type": "final", "answer": answer, "url": source, "reads": state.reads,
                             **({} if answer is not None else {"reason": "no page gave the quantity"})})
         return Prediction(qid=question.qid, answer=answer, trace=state.trace)
+
+    async def _follow_chain(self, question: ServedQuestion, chain: tuple[str, str, str, str]) -> Prediction:
+        """A chain: the first hop's page (a fund's portfolio, an index's weights) names the stock,
+        whose figure is then read as a question of its own, within the same budget."""
+        tool, holder, noun, tail = chain
+        first = Reading(kind="chain", name="", quantity_en=tool, quantity_zh=None)
+        state = _Question(question, first, self.read_budget)
+        state.trace.append({"type": "reading", "kind": "chain", "first_hop": tool, "holder": holder,
+                            "quantity": noun, "budget": self.read_budget})
+        try:
+            page = await self._read(state, self._url(f"/exchange/{tool}/{holder}.html"))
+        except ToolFailure as exc:
+            state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        except BudgetExhausted:
+            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
+                                "pages spent before the evidence was complete", "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        stock = top_of_first_hop(page, tool)
+        if stock is None:
+            state.trace.append({"type": "final", "answer": None, "reads": state.reads,
+                                "reason": f"no stock found on the {tool} page of {holder}"})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        # The stock's question in both languages (the exchange prints Chinese labels).
+        zh = (question.question_zh or "").split("，", 1)
+        second = question.model_copy(update={
+            "question": f"What was the {noun} of {stock} ({stock}) on the most recent trading day{tail}",
+            "question_zh": f"{stock}（{stock}）{zh[1]}" if len(zh) == 2 else None,
+            "entity": stock, "asset_class": _class_of(stock, "cn_equity")})
+        try:
+            reading = read_question(second)
+        except UnreadableQuestion as exc:
+            state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
+            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+        state.question, state.reading = second, reading
+        state.trace.append({"type": "chain", "stock": stock, "question": second.question})
+        prediction = await self._answer_state(state)
+        return prediction.model_copy(update={"qid": question.qid})
+
+    async def _convert(self, question: ServedQuestion, fx: re.Match[str]) -> Prediction:
+        """A figure converted into CNY at the day's closing bid rates: the figure in its own currency
+        (read as a question of its own), then that day's rates from the FX release of the day."""
+        hk = fx.group("market") == "Hong Kong"
+        currency, calendar = ("HKD", "XHKG") if hk else ("USD", "XNYS")
+        native = question.model_copy(update={
+            "question": f"What was the {fx.group('noun')} of {fx.group('subj')} on the most recent trading day, "
+                        f"in {currency} to 6 decimals?", "question_zh": None})
+        _, unit, decimals = _precision(question.question)
+        try:
+            reading = read_question(native)
+        except UnreadableQuestion as exc:
+            return Prediction(qid=question.qid, answer=None, trace=[{"type": "skip", "reason": str(exc)}])
+        state = _Question(native, reading, self.read_budget)
+        found = await self._answer_state(state)
+        trace = list(found.trace or [])
+        day = session_on_or_before(calendar, self.as_of).strftime("%Y%m%d")
+
+        def final(answer: str | None, reason: str | None = None) -> Prediction:
+            trace.append({"type": "final", "answer": answer, "reads": state.reads,
+                          **({"reason": reason} if reason else {})})
+            return Prediction(qid=question.qid, answer=answer, trace=trace)
+
+        if found.answer is None:
+            return final(None, "no page gave the quantity in its own currency")
+        try:
+            page = await self._read(state, self._url(f"/stats/fx_daily/{day}.html"))
+        except BudgetExhausted:
+            return final(None, f"read budget of {self.read_budget} pages spent before the evidence was complete")
+        except ToolFailure as exc:
+            return final(None, str(exc))
+        rates = fx_bid_closes(page, day)
+        usdcnh, usdhkd = rates.get("USDCNH"), rates.get("USDHKD")
+        if not usdcnh or (hk and not usdhkd):
+            return final(None, f"the FX release of {day} gives no closing bid rate of USD/CNH or USD/HKD")
+        value = convert(float(found.answer) / (usdhkd if hk and usdhkd else 1.0) * usdcnh, "CNY", unit)
+        if value is None:
+            return final(None, f"a figure in CNY cannot be stated in {unit}")
+        return final(f"{value:.{2 if decimals is None else decimals}f}")
+
+    async def _on_ex_date(self, question: ServedQuestion, found: re.Match[str]) -> Prediction:
+        """A figure on the ex-dividend date of the latest implemented dividend: the dividend page
+        gives the date, then the figure is read as a snapshot that many sessions back."""
+        code = question.entity
+        state = _Question(question, Reading(kind="chain", name="", quantity_en="dividend", quantity_zh=None),
+                          self.read_budget)
+        state.trace.append({"type": "reading", "kind": "chain", "first_hop": "dividend", "budget": self.read_budget})
+
+        def final(answer: str | None, reason: str) -> Prediction:
+            state.trace.append({"type": "final", "answer": answer, "reads": state.reads, "reason": reason})
+            return Prediction(qid=question.qid, answer=answer, trace=state.trace)
+
+        try:
+            page = await self._read(state, self._url(f"/exchange/dividend/{code}.html"))
+        except BudgetExhausted:
+            return final(None, f"read budget of {self.read_budget} pages spent before the evidence was complete")
+        except ToolFailure as exc:
+            return final(None, str(exc))
+        calendar = _CALENDARS.get(question.asset_class, "XSHG")
+        latest = session_on_or_before(calendar, self.as_of)
+        day = latest_ex_date(page, latest.strftime("%Y%m%d"))
+        if day is None:
+            return final(None, "no implemented dividend with an ex-dividend date on the dividend page")
+        ex = dt.date(int(day[:4]), int(day[4:6]), int(day[6:]))
+        back = len(sessions_between(calendar, ex, latest)) - 1
+        second = question.model_copy(update={
+            "question": f"What was the {found.group('noun')} of {found.group('subj')} {back} trading days before the "
+                        f"most recent one{found.group('tail')}"})  # the Chinese text names the same figure
+        try:
+            reading = read_question(second)
+        except UnreadableQuestion as exc:
+            return final(None, str(exc))
+        state.question, state.reading = second, reading
+        state.trace.append({"type": "chain", "ex_date": day, "question": second.question})
+        # The month's history page of the data set printing the figure holds the ex-date's row.
+        for tool in [t for t in data_sets_for(reading, second) if t not in _REPORT_TOOLS][:2]:
+            url = self._url(f"/exchange/{tool}/{code}/history/{day[:4]}-{day[4:6]}.html")
+            try:
+                month = await self._read(state, url)
+            except BudgetExhausted:
+                return final(None, f"read budget of {self.read_budget} pages spent before the evidence was complete")
+            except ToolFailure:
+                continue  # no month page of that data set (the read still counts)
+            chosen = choose(candidates_from_page(month, url, 0, reading, second, day), reading)
+            if chosen is not None:
+                return final(chosen[0], f"read on {day} from {url}")
+        prediction = await self._answer_state(state)
+        return prediction.model_copy(update={"qid": question.qid})
 
     async def _investigate(self, question: ServedQuestion, name: str, parts: dict[str, str]) -> Prediction:
         reading = Reading(kind="investigation", name="", quantity_en=name, quantity_zh=None)
@@ -284,7 +450,8 @@ class NavigatorAgent:
                     page = await self._read(state, url)
                 except ToolFailure:
                     continue  # a data set the entity has no page of (the read still counts)
-                found = [c for c in candidates_from_page(page, url, len(tried), reading, question)
+                found = [c for c in candidates_from_page(page, url, len(tried), reading, question,
+                                                         self._snapshot_day(reading, question))
                          if not _date_like(c, reading)]
                 if found:
                     chosen = choose(found, reading)
@@ -308,10 +475,21 @@ class NavigatorAgent:
             if url in tried or (state.budget is not None and state.reads >= state.budget):
                 continue
             tried.add(url)
-            candidates.extend(c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question)
+            candidates.extend(c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question,
+                                                              self._snapshot_day(reading, question))
                               if not _date_like(c, reading))
         chosen = choose(candidates, reading)
         return (chosen[0], chosen[1].url) if chosen is not None else (None, None)
+
+    def _snapshot_day(self, reading: Reading, question: ServedQuestion) -> str | None:
+        """The session a snapshot asks for, or a window's first session (YYYYMMDD), counted back
+        from the market's latest session on or before the run's day on its exchange's calendar."""
+        calendar = _CALENDARS.get(question.asset_class)
+        if reading.kind not in ("snapshot", "window") or not reading.name or calendar is None:
+            return None  # a market-wide series: its own release calendar, counted by its rows
+        back = reading.sessions if reading.kind == "snapshot" else window_records(reading, reading.aggregate or "mean") - 1
+        latest = session_on_or_before(calendar, self.as_of)
+        return sessions_back(calendar, latest, back).strftime("%Y%m%d")
 
     async def _results(self, state: _Question) -> list[dict[str, Any]]:
         question, reading = state.question, state.reading
@@ -360,10 +538,13 @@ class NavigatorAgent:
                 wanted = window_records(reading, aggregate) - extra
                 if wanted not in spans:
                     continue
-                value = cell_number(row[1 + spans.index(wanted)])
+                cell = row[1 + spans.index(wanted)]
+                value = cell_number(cell)
                 unit = UNIT_SUFFIX.search(row[0])
                 if value is None:
                     continue
+                if not _precise_enough(cell, unit.group(1) if unit and aggregate != "pct_change" else None, reading):
+                    continue  # a portal's rounded figure: the exchange's rows give the exact one
                 chosen = choose([Candidate(value, unit.group(1) if unit and aggregate != "pct_change" else None,
                                            page.as_of, "", 0, row[0])], reading)
                 if chosen is not None:
@@ -471,9 +652,140 @@ _INVESTIGATIONS = (
     ("adj_return", re.compile(r"^What was the return of (?P<subj>.+?) on its (?P<noun>.+?) from the trading day "
                               r"(?P<n>\d+) sessions before the most recent one to the most recent trading day, "
                               r"adjusted for")),
+    ("margin", re.compile(r"^For (?P<subj>.+?), what was the (?P<noun>.+?) in its most recently reported period \(year "
+                          r"to date\), that is its (?P<num>.+?) divided by its (?P<den>.+?), in percent")),
+    ("growth_period", re.compile(r"^For (?P<subj>.+?), by what percentage did the year-to-date (?P<noun>.+?) of its most "
+                                 r"recently reported period grow over the same period a year earlier")),
+    ("growth_year", re.compile(r"^For (?P<subj>.+?), what was the growth of the (?P<noun>.+?) in its most recent annual "
+                               r"report over the fiscal year before")),
     ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which (?P<move>rose|fell) "
                                  r"the most in percentage terms from the close (?P<n>\d+) trading days before")),
 )
+
+
+_CHAINS = (
+    ("fund_portfolio", re.compile(r"^For the largest stock holding of .+? \((?P<holder>[0-9A-Z.]+)\) by market value in its "
+                                  r"most recently published portfolio, what was that stock's (?P<noun>.+?) on the most "
+                                  r"recent trading day(?P<tail>, .+)$")),
+    ("index_weight", re.compile(r"^For the constituent of .+? \((?P<holder>[0-9A-Z.]+)\) with the highest weight at its "
+                                r"most recent rebalance, what was that stock's (?P<noun>.+?) on the most recent trading "
+                                r"day(?P<tail>, .+)$")),
+)
+# The first hop's ranking column: a holding's market value, a constituent's weight.
+_FIRST_HOP_FIELD = {"fund_portfolio": "mkv", "index_weight": "weight"}
+
+
+_FX_CONVERT = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the most recent "
+                         r"(?P<market>Hong Kong|New York) trading day, converted into CNY at that day's closing ")
+
+
+def fx_bid_closes(page: ParsedPage, day: str) -> dict[str, float]:
+    """The closing bid rate of each pair (USDCNH, ...) on `day` from an FX release's table."""
+    out: dict[str, float] = {}
+    for rows in page.tables:
+        if len(rows) < 2:
+            continue
+        column = _column(rows[0], "fx_daily", "bid_close")
+        if column is None:
+            continue
+        for row in rows[1:]:
+            if len(row) > column and day in row:
+                value = cell_number(row[column])
+                if value is not None:
+                    out[row[0].split(".")[0].replace("/", "")] = value
+    return out
+
+
+_EXDATE_CLOSE = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the ex-dividend date of "
+                           r"its most recently implemented dividend(?P<tail>, .+)$")
+
+
+_EX_DATE_LABELS = frozenset({"除权除息日", "ex-dividend date", "ex date", "ex-date"})
+
+
+def latest_ex_date(page: ParsedPage, latest: str) -> str | None:
+    """The latest ex-dividend date (YYYYMMDD, on or before `latest`) among a dividend page's
+    implemented dividends (one item table per record)."""
+    best = None
+    for rows in page.tables:
+        if not rows or len(rows[0]) != 3:
+            continue
+        labels = [row[0] for row in rows[1:] if row]
+        # The ex-date has no lexicon noun: the exchange's label, in either language.
+        ex = next((i for i, label in enumerate(labels) if label.lower() in _EX_DATE_LABELS), None)
+        progress = _column(labels, "dividend", "div_proc")
+        if ex is None or progress is None:
+            continue
+        day, state = rows[1 + ex][1], rows[1 + progress][1]
+        if state in ("实施", "Implemented", "implemented") and re.fullmatch(r"\d{8}", day) and day <= latest:
+            best = max(best or day, day)
+    return best
+
+
+def read_chain(question: ServedQuestion) -> tuple[str, str, str, str] | None:
+    """A chain through a fund's largest holding or an index's heaviest constituent: (the first hop's
+    data set, the fund or index, the stock's quantity, the question's unit tail), else None."""
+    for tool, pattern in _CHAINS:
+        found = pattern.match(question.question)
+        if found:
+            return tool, found.group("holder"), found.group("noun"), found.group("tail")
+    return None
+
+
+def top_of_first_hop(page: ParsedPage, tool: str) -> str | None:
+    """The stock a fund's portfolio page (largest market value in its latest report) or an index's
+    weights page (highest weight at its latest rebalance) names first; the earliest listed on a tie."""
+    best: tuple[str, float, int, str] | None = None  # (period, value, -position, code)
+    for rows in page.tables:
+        if len(rows) < 2:
+            continue
+        header = list(rows[0])
+        value_col = _column(header, tool, _FIRST_HOP_FIELD[tool])
+        code_col = next((i for i, cell in enumerate(rows[1]) if re.fullmatch(r"\d{6}\.(?:SH|SZ|BJ)", cell)), None)
+        if value_col is None or code_col is None:
+            continue
+        date_cols = [i for i, cell in enumerate(rows[1]) if re.fullmatch(r"\d{8}", cell)]
+        for position, row in enumerate(rows[1:]):
+            if len(row) <= max(value_col, code_col):
+                continue
+            value = cell_number(row[value_col])
+            period = max((row[i] for i in date_cols if i < len(row)), default="")
+            if value is None:
+                continue
+            key = (period, value, -position, row[code_col])
+            if best is None or key[:3] > best[:3]:
+                best = key
+    return best[3] if best else None
+
+
+# The income statement of each asset class's reports and the fields its growth and margin
+# questions name (DESIGN's statement families: growth of four fields, three margins over revenue).
+_INCOME = {"cn_equity": "income", "hk_equity": "hk_income", "us_equity": "us_income"}
+_STATEMENT_FIELDS = ("revenue", "n_income", "n_income_attr_p", "operate_profit", "rd_exp")
+
+
+def _statement_field(tool: str, noun: str) -> str | None:
+    """The income statement's field a question's noun names (the lexicon's English noun)."""
+    from livesearch_pipeline.web.wording import canonical_label
+
+    lexicon = load_lexicon()
+    for name in _STATEMENT_FIELDS:
+        entry = lexicon.entry(tool, name)
+        if entry is not None and entry.en and canonical_label(entry.en, "en") == canonical_label(noun, "en"):
+            return name
+    return None
+
+
+def report_figure(page: ParsedPage, tool: str, field_name: str) -> float | None:
+    """A report page's figure of `field_name` of the statement `tool` (its first item table naming it)."""
+    for rows in page.tables:
+        if not rows or len(rows[0]) != 3:
+            continue
+        labels = [row[0] for row in rows[1:] if row]
+        position = _column(labels, tool, field_name)
+        if position is not None and len(rows[1 + position]) == 3:
+            return cell_number(rows[1 + position][1])
+    return None
 
 
 def read_investigation(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
@@ -768,6 +1080,38 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         value = returns[0] - returns[1] if name == "compare" else returns[0]
         suffix = "" if answer_kind != "percent" else "%"
         return f"{value:.{places}f}{suffix}"
+    if name in ("margin", "growth_period", "growth_year"):
+        tool = _INCOME.get(cls)
+        if tool is None:
+            return None
+        if name == "margin":
+            fields = [_statement_field(tool, parts["num"]), _statement_field(tool, parts["den"])]
+        else:
+            fields = [_statement_field(tool, parts["noun"])]
+        if any(f is None for f in fields):
+            return None
+        hub = await work.page(f"/exchange/company/{question.entity}.html")
+        periods = sorted({m.group(1) for href, _ in hub.links if (m := _REPORT.match(href))
+                          and href.split("/")[3] == question.entity}, reverse=True)
+        if name == "growth_year":
+            periods = [p for p in periods if p.endswith("1231")]
+        if not periods:
+            return None
+        latest = periods[0]
+        figures = [report_figure(await work.page(f"/exchange/reports/{question.entity}/{latest}.html"), tool, f)
+                   for f in fields]  # type: ignore[arg-type]
+        if name == "margin":
+            if figures[0] is None or not figures[1]:
+                return None
+            return f"{figures[0] / figures[1] * 100:.{places}f}%"
+        before = f"{int(latest[:4]) - 1}{latest[4:]}"
+        if before not in periods:
+            return None  # the same period a year earlier is not on the web
+        earlier = report_figure(await work.page(f"/exchange/reports/{question.entity}/{before}.html"), tool,
+                                fields[0])  # type: ignore[arg-type]
+        if figures[0] is None or not earlier:
+            return None
+        return f"{(figures[0] - earlier) / abs(earlier) * 100:.{places}f}%"
     if name == "three_indices":
         n = int(parts["n"])
         changes: dict[str, float] = {}

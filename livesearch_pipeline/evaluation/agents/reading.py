@@ -312,8 +312,11 @@ def parse_page(html: str) -> ParsedPage:
 
 
 def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: Reading,
-                         question: ServedQuestion) -> list[Candidate]:
-    """The figures this page gives for the question (usually none or one)."""
+                         question: ServedQuestion, snapshot_day: str | None = None) -> list[Candidate]:
+    """The figures this page gives for the question (usually none or one). `snapshot_day`
+    (YYYYMMDD), from the market's calendar: the session a snapshot asks for, or a window's first
+    session; rows are then read by their dates (a data set may skip a session), else counted
+    from the newest."""
     page = parse_page(html) if isinstance(html, str) else html
     as_of = page.as_of
     found: list[Candidate] = []
@@ -340,8 +343,22 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
             cells = [(row[0], cell_number(row[column + 1])) for row in body if len(row) > column + 1]
             if reading.kind == "latest" and cells and cells[0][1] is not None:
                 found.append(Candidate(cells[0][1], unit, cells[0][0], url, rank, label))
+            elif reading.kind == "snapshot" and snapshot_day is not None:
+                dated = next((value for day, value in cells if day == snapshot_day), None)
+                if dated is not None and cells[0][0] >= snapshot_day:
+                    found.append(Candidate(dated, unit, cells[0][0], url, rank, label))
             elif reading.kind == "snapshot" and len(cells) > reading.sessions and cells[reading.sessions][1] is not None:
                 found.append(Candidate(cells[reading.sessions][1], unit, cells[0][0], url, rank, label))
+            elif reading.kind == "window" and snapshot_day is not None:
+                # The window's sessions from its first (`snapshot_day`) to the newest, by date: the
+                # rows a data set prints in that span, when the table reaches back to its start.
+                window = [(d, v) for d, v in reversed(cells) if d >= snapshot_day]
+                if (window and any(d <= snapshot_day for d, _ in cells) and all(v is not None for _, v in window)):
+                    value = aggregate_values([v for _, v in window], [d for d, _ in window],  # type: ignore[misc]
+                                             reading.aggregate or "mean")
+                    if value is not None:
+                        found.append(Candidate(value, None if reading.aggregate in ("argmax", "argmin", "count")
+                                               else unit, cells[0][0], url, rank, label))
             elif reading.kind == "window" and len(cells) >= window_rows(reading.aggregate, reading.sessions):
                 window = list(reversed(cells[: window_rows(reading.aggregate, reading.sessions)]))
                 if all(v is not None for _, v in window):
