@@ -308,7 +308,7 @@ opened a page holding the evidence.</p>
 <h2>Tiers, visibility and refresh classes</h2>
 <ul>
 <li><b>T1</b> time-sensitive: the answer moves on most sessions, as measured. <b>T2</b> simple historical lookup: one published
-record. <b>T3</b> complex historical investigation: a multi-period aggregate or a multi-call derivation.</li>
+record. <b>T3</b> complex historical investigation: dependent calls, arithmetic across calls, a path over a window (a drawdown, a volatility) or a screen; one call with one aggregate is T1 or T2 by its dynamics.</li>
 <li><b>Visibility</b> 0 (obscure: only the exchange's own pages) to 10 (household name), reported in bands low 0–3, mid 4–6,
 high 7–10 and <i>market</i> for market-wide series. It governs how hard the evidence is to find on the offline web, never
 whether it exists.</li>
