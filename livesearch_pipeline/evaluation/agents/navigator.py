@@ -55,6 +55,7 @@ from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
+    fetch_text,
     UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, _precision, aggregate_values, best_label,
     candidates_from_page,
     cell_number, choose, convert, label_matches, parse_page, read_question,
@@ -211,15 +212,8 @@ class NavigatorAgent:
         state.trace.append({"tool": "fetch_page", "url": url})
         page = self._pages.get(url)
         if page is None:
-            if urlsplit(url).scheme not in ("http", "https"):
-                raise ToolFailure(f"not an http URL {url!r}")
-            try:
-                response = await self.http.get(url, timeout=HTTP_TIMEOUT_S)
-            except httpx.HTTPError as exc:
-                raise ToolFailure(f"cannot fetch {url}: {type(exc).__name__}: {exc}") from exc
-            if response.status_code != 200:
-                raise ToolFailure(f"{url} answered HTTP {response.status_code}")
-            page = self._pages.setdefault(url, parse_page(response.text))
+            text = await fetch_text(self.http, url, timeout=HTTP_TIMEOUT_S)
+            page = self._pages.setdefault(url, parse_page(text))
         return page
 
     def _url(self, path: str) -> str:

@@ -14,10 +14,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Sequence
+from urllib.parse import urlsplit
+
+import httpx
 
 from livesearch_pipeline.core.models import ServedQuestion
 from livesearch_pipeline.core.normalize import unit_scale
 from livesearch_pipeline.core.program import window_rows  # N + 1 closes for a change over N sessions
+from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.web.wording import canonical_label
 
 _ITEM_HEADERS = {("item", "value", "unit"), ("项目", "数值", "单位")}
@@ -426,3 +430,17 @@ def choose(candidates: Sequence[Candidate], reading: Reading) -> tuple[str, Cand
     votes = Counter(answer for answer, _ in fresh)
     top = max(votes.values())
     return min(((a, c) for a, c in fresh if votes[a] == top), key=lambda item: item[1].rank)
+
+
+async def fetch_text(http: httpx.AsyncClient, url: str, *, timeout: float) -> str:
+    """A page's text over HTTP for the scripted web agents; ToolFailure naming the URL on a
+    non-http URL, a transport error or a status other than 200."""
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise ToolFailure(f"not an http URL {url!r}")
+    try:
+        response = await http.get(url, timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise ToolFailure(f"cannot fetch {url}: {type(exc).__name__}: {exc}") from exc
+    if response.status_code != 200:
+        raise ToolFailure(f"{url} answered HTTP {response.status_code}")
+    return response.text

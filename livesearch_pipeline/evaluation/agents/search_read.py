@@ -27,14 +27,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
-from urllib.parse import urlsplit
 
 import httpx
 
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
-from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
-    Candidate, ParsedPage, Reading, UnreadableQuestion, candidates_from_page, choose, parse_page, read_question,
+    Candidate, ParsedPage, fetch_text, Reading, UnreadableQuestion, candidates_from_page, choose, parse_page, read_question,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 
@@ -125,15 +123,7 @@ class SearchReadAgent:
         return question.entity in str(item.get("title", ""))
 
     async def _get(self, url: str) -> str:
-        if urlsplit(url).scheme not in ("http", "https"):
-            raise ToolFailure(f"search returned a non-http URL {url!r}")
-        try:
-            response = await self.http.get(url, timeout=HTTP_TIMEOUT_S)
-        except httpx.HTTPError as exc:
-            raise ToolFailure(f"cannot fetch {url}: {type(exc).__name__}: {exc}") from exc
-        if response.status_code != 200:
-            raise ToolFailure(f"{url} answered HTTP {response.status_code}")
-        return response.text
+        return await fetch_text(self.http, url, timeout=HTTP_TIMEOUT_S)
 
 
 @contextlib.asynccontextmanager
