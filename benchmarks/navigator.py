@@ -79,7 +79,9 @@ def score(predictions, by_qid, gold, evidence) -> dict:
         entry = evidence["questions"].get(prediction.qid, {})
         outcome = match_answer(question.match, answer.value, prediction.answer, gold_unit=answer.unit)
         family = entry.get("family", "?")
-        keys = ["all", f"band:{entry.get('band', '?')}", f"tier:{question.tier}", f"family:{family}"]
+        band = entry.get("band", "?")
+        keys = ["all", f"band:{band}", f"tier:{question.tier}", f"family:{family}", f"band/tier:{band}/{question.tier}",
+                f"band/family:{band}/{family}"]
         if entry.get("tools_only"):
             keys.append("tools-only")
         else:
