@@ -62,6 +62,7 @@ from livesearch_pipeline.evaluation.agents.reading import (
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
+from livesearch_pipeline.web.wording import TITLES
 
 HTTP_TIMEOUT_S = 20.0
 RESULTS_PER_QUERY = 8
@@ -410,11 +411,14 @@ class NavigatorAgent:
                                     or _REPORT.match(urlsplit(r["url"]).path)])
         portals = [r["url"] for r in own if not urlsplit(r["url"]).path.startswith("/exchange/")]
         if not code:
-            # A market-wide series: its official release and history pages first, no company's pages.
+            # A market-wide series: its official release and history pages first, no company's pages;
+            # of a series reported per pair or exchange, the pages of the question's one first.
             exchange = []
             # A window or a session back: a history table first.
             history = reading.kind in ("window", "snapshot")
-            portals = sorted(portals, key=lambda u: (not (history and urlsplit(u).path.endswith("/history.html")),
+            key = (reading.key or "").upper()
+            portals = sorted(portals, key=lambda u: (not (key and f"/{key}" in urlsplit(u).path.upper()),
+                                                     not (history and urlsplit(u).path.endswith("/history.html")),
                                                      not urlsplit(u).path.startswith("/stats/")))
         if reading.kind == "window" and code:
             digests = [u for u in portals if "/stats/" in urlsplit(u).path]
@@ -469,9 +473,15 @@ class NavigatorAgent:
             if url in tried or (state.budget is not None and state.reads >= state.budget):
                 continue
             tried.add(url)
-            candidates.extend(c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question,
-                                                              self._snapshot_day(reading, question))
-                              if not _date_like(c, reading))
+            found = [c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question,
+                                                     self._snapshot_day(reading, question)) if not _date_like(c, reading)]
+            path = urlsplit(url).path
+            if found and not code and reading.key and path.startswith("/stats/") and f"/{reading.key.upper()}" in path.upper():
+                # The statistics release's own history of the pair or exchange: no portal adds to it.
+                chosen = choose(found, reading)
+                if chosen is not None:
+                    return chosen[0], url
+            candidates.extend(found)
         chosen = choose(candidates, reading)
         return (chosen[0], chosen[1].url) if chosen is not None else (None, None)
 
@@ -489,6 +499,9 @@ class NavigatorAgent:
         question, reading = state.question, state.reading
         code = question.entity if reading.name else ""
         queries = [" ".join(filter(None, (reading.name, code, reading.quantity_en)))]
+        if not code and reading.key and question.entity in TITLES:
+            # A market-wide series reported per pair or exchange: the release's history of that one.
+            queries.insert(0, f"{TITLES[question.entity][1]} {reading.key} 历史数据")
         if reading.kind == "window" and code:
             queries.insert(0, f"{reading.name} {code} key statistics")
         if question.question_zh and reading.quantity_zh:

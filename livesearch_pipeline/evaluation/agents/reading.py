@@ -7,6 +7,7 @@ the arithmetic of a window (`aggregate`), unit conversion and the choice among p
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import statistics
@@ -35,6 +36,8 @@ _WINDOW_HEADS = (
     ("What was the sample standard deviation of the ", "std"), ("What were the sample standard deviation of the ", "std"),
     ("By how much did the ", "change"), ("By what percentage did the ", "pct_change"),
 )
+# Aggregates whose result is not in the figure's unit (a date, a count, a percentage change).
+_UNITLESS = ("argmax", "argmin", "count", "pct_change")
 _AGGREGATE_WORDS = {"average": "mean", "highest": "max", "lowest": "min", "total": "sum", "first": "first",
                     "last": "last"}
 _UNIT_TAIL = re.compile(r", (?:in (?P<unit>.+?) to (?P<places>\d+) decimals?|to (?P<bare>\d+) decimals?|"
@@ -60,6 +63,9 @@ class Reading:
     answer: str = "number"  # number | percent | integer | date | text
     unit: str | None = None
     decimals: int | None = None
+    # The row a table of many instruments is read at: an FX pair ("EURUSD"), an exchange ("SSE")
+    # of a market-wide series, a fund's or an index's constituent ("301494.SZ").
+    key: str | None = None
 
 
 class UnreadableQuestion(ValueError):
@@ -119,7 +125,51 @@ def read_question(question: ServedQuestion) -> Reading:
         quantity = _noun(body[lead.end():], code)
     return Reading(kind=kind, name=name, quantity_en=quantity, quantity_zh=_quantity_zh(question.question_zh),
                    sessions=sessions, aggregate=aggregate, match_key=match_key, match_value=match_value,
-                   answer=answer, unit=unit, decimals=decimals)
+                   answer=answer, unit=unit, decimals=decimals, key=row_key(body, bool(name)))
+
+
+# The exchanges a market-wide series is reported per, as the questions name them.
+_EXCHANGE_KEYS = {"Shanghai Stock Exchange": "SSE", "Shenzhen Stock Exchange": "SZSE"}
+
+
+def row_key(body: str, named: bool) -> str | None:
+    """The row a question reads in a table listing many instruments: the constituent of a fund's
+    portfolio or an index's weights ("for the constituent 301494.SZ"), else, for a market-wide
+    series (no entity named), its FX pair ("EUR/USD" → "EURUSD") or exchange ("SSE")."""
+    if (found := re.search(r" for the constituent ([0-9A-Z]+\.[A-Z]+)\b", body)):
+        return found.group(1)
+    if named:
+        return None
+    if (found := re.search(r"\b([A-Z]{3})/([A-Z]{3})\b", body)):
+        return found.group(1) + found.group(2)
+    return next((key for name, key in _EXCHANGE_KEYS.items() if f" {name}" in body), None)
+
+
+def _is_key(cell: str, key: str) -> bool:
+    text = cell.replace("/", "").strip().upper()
+    return text == key.upper() or text.split(".")[0] == key.upper() and "." not in key
+
+
+def keyed_table(rows: Sequence[Sequence[str]], key: str) -> list[list[str]] | None:
+    """A table listing many instruments restated as the history of one (`key`): its rows of that
+    instrument, newest first, under a header whose first column is the rows' date (the first
+    column printing a date on every such row) and without the instrument's column; None when the
+    table has no row of `key` or no date."""
+    if len(rows) < 2:
+        return None
+    header, body = list(rows[0]), [list(r) for r in rows[1:]]
+    column = next((i for i in range(len(header)) if any(len(r) > i and _is_key(r[i], key) for r in body)), None)
+    if column is None:
+        return None
+    kept = [r for r in body if len(r) > column and _is_key(r[column], key)]
+    date = next((i for i in range(len(header)) if i != column
+                 and all(len(r) > i and re.fullmatch(r"\d{8}", r[i]) for r in kept)), None)
+    if date is None:
+        return None
+    order = [date] + [i for i in range(len(header)) if i not in (date, column)]
+    restated = [["date"] + [header[i] for i in order[1:]]]
+    restated += sorted(([r[i] for i in order] for r in kept), key=lambda r: r[0], reverse=True)
+    return restated
 
 
 def _noun(rest: str, code: str) -> str:
@@ -250,7 +300,26 @@ def label_matches(label: str, reading: Reading, question: ServedQuestion) -> boo
             chinese = canonical_label(candidate, "zh")
             if len(chinese) >= 2 and chinese in canonical_label(question.question_zh, "zh"):
                 return True
+        elif re.search(r"[\u4e00-\u9fff]", candidate):
+            # A Chinese label read for a question asked in English only (an FX pair's): the
+            # lexicon's English noun of the field the label names.
+            question_en = canonical_label(question.question, "en")
+            if any(len(noun) >= 4 and noun in question_en for noun in _english_nouns(candidate)):
+                return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _english_nouns(label: str) -> tuple[str, ...]:
+    """The canonical English nouns of the lexicon's fields whose Chinese noun is `label`."""
+    from livesearch_pipeline.core.lexicon import load_lexicon
+
+    lexicon = load_lexicon()
+    wanted = canonical_label(label, "zh")
+    entries = [e for name in lexicon.fields for e in lexicon.entries_for(name)]
+    entries += [e for tool, overrides in lexicon.tools.items() for name in overrides
+                if name not in lexicon.fields and (e := lexicon.entry(tool, name)) is not None]
+    return tuple(sorted({canonical_label(e.en, "en") for e in entries if canonical_label(e.zh, "zh") == wanted}))
 
 
 def best_label(labels: Sequence[str], reading: Reading, question: ServedQuestion) -> int | None:
@@ -325,6 +394,12 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
     as_of = page.as_of
     found: list[Candidate] = []
     for rows in page.tables:
+        if reading.key is not None:
+            # A table of many instruments is read at the question's row only.
+            keyed = keyed_table(rows, reading.key)
+            if keyed is None:
+                continue
+            rows = tuple(tuple(row) for row in keyed)
         table = _Table(rows=[list(row) for row in rows])
         if not table.rows:
             continue
@@ -361,14 +436,14 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
                     value = aggregate_values([v for _, v in window], [d for d, _ in window],  # type: ignore[misc]
                                              reading.aggregate or "mean")
                     if value is not None:
-                        found.append(Candidate(value, None if reading.aggregate in ("argmax", "argmin", "count")
+                        found.append(Candidate(value, None if reading.aggregate in _UNITLESS
                                                else unit, cells[0][0], url, rank, label))
             elif reading.kind == "window" and len(cells) >= window_rows(reading.aggregate, reading.sessions):
                 window = list(reversed(cells[: window_rows(reading.aggregate, reading.sessions)]))
                 if all(v is not None for _, v in window):
                     value = aggregate_values([v for _, v in window], [d for d, _ in window], reading.aggregate or "mean")
                     if value is not None:
-                        found.append(Candidate(value, None if reading.aggregate in ("argmax", "argmin", "count")
+                        found.append(Candidate(value, None if reading.aggregate in _UNITLESS
                                                else unit, cells[0][0], url, rank, label))
         elif reading.kind == "match" and reading.match_value is not None and len(table.rows) > 1:
             column = best_label(table.rows[0], reading, question)
