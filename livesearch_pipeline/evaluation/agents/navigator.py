@@ -949,6 +949,7 @@ class _Investigator:
                 return None
             by_exchange.setdefault(exchange, []).append(code)
         values: dict[str, float] = {}
+        covered: set[str] = set()  # codes whose page was read: one it does not list did not trade
         for exchange, members in sorted(by_exchange.items()):
             archive = await self.page(f"/exchange/bulletin/{exchange}/{tool}/index.html")
             latest: str | None = None
@@ -960,13 +961,14 @@ class _Investigator:
                 latest = latest or found.group(1)
                 if found.group(1) == latest and any(found.group(2) <= c <= found.group(3) for c in members):
                     pages.append(href)
+                    covered.update(c for c in members if found.group(2) <= c <= found.group(3))
             for href in pages:
                 page = await self.page(href)
                 for code in members:
                     row = self._bulletin_row(page, code, tool, [field_name])
                     if row is not None:
                         values[code] = row[field_name]
-        return values if all(c in values for c in codes) else None
+        return values if values and all(c in covered for c in codes) else None
 
 
 async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts: dict[str, str]) -> str | None:
