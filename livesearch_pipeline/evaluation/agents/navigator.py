@@ -1049,9 +1049,9 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         for rows in page.tables:
             found = [cell for row in rows[1:] for cell in row if re.fullmatch(r"\d{6}\.(?:SH|SZ)", cell)]
             if found:
-                codes = list(dict.fromkeys(found))
+                codes = list(dict.fromkeys(codes + found))
                 if members_tool == "index_weight":
-                    break  # the latest rebalance's table comes first
+                    break  # the latest rebalance's table comes first; the members' tables add up
         if not codes:
             return None
         ask = parts["ask"]
