@@ -103,6 +103,22 @@ def _nouns() -> tuple[tuple[str, str, str, str], ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1)
+def _publication_lags() -> dict[str, int]:
+    """Sessions between a record's date and its publication, per data set that has a lag (a
+    fund's NAV is announced the next session): what an analyst knows of its release."""
+    from livesearch_pipeline.dataservice.catalog import collect_tool_specs
+
+    return {spec.meta.name: spec.meta.publication_lag_sessions for spec in collect_tool_specs()
+            if spec.meta.publication_lag_sessions}
+
+
+def _tool_of(url: str) -> str | None:
+    """The data set a page of the exchange or a portal prints (/<site>/<data set>/<code>.html)."""
+    parts = urlsplit(url).path.split("/")
+    return parts[2] if len(parts) > 3 else None
+
+
 def data_sets_for(reading: Reading, question: ServedQuestion) -> list[str]:
     """The entity data sets whose fields are the quantity the question names, best first (the
     exact noun before a noun the question merely contains)."""
@@ -449,7 +465,7 @@ class NavigatorAgent:
                 except ToolFailure:
                     continue  # a data set the entity has no page of (the read still counts)
                 found = [c for c in candidates_from_page(page, url, len(tried), reading, question,
-                                                         self._snapshot_day(reading, question))
+                                                         self._snapshot_day(reading, question, _tool_of(url)))
                          if not _date_like(c, reading)]
                 if found:
                     chosen = choose(found, reading)
@@ -474,7 +490,8 @@ class NavigatorAgent:
                 continue
             tried.add(url)
             found = [c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question,
-                                                     self._snapshot_day(reading, question)) if not _date_like(c, reading)]
+                                                     self._snapshot_day(reading, question, _tool_of(url)))
+                     if not _date_like(c, reading)]
             path = urlsplit(url).path
             if found and not code and reading.key and path.startswith("/stats/") and f"/{reading.key.upper()}" in path.upper():
                 # The statistics release's own history of the pair or exchange: no portal adds to it.
@@ -485,14 +502,18 @@ class NavigatorAgent:
         chosen = choose(candidates, reading)
         return (chosen[0], chosen[1].url) if chosen is not None else (None, None)
 
-    def _snapshot_day(self, reading: Reading, question: ServedQuestion) -> str | None:
+    def _snapshot_day(self, reading: Reading, question: ServedQuestion, tool: str | None = None) -> str | None:
         """The session a snapshot asks for, or a window's first session (YYYYMMDD), counted back
-        from the market's latest session on or before the run's day on its exchange's calendar."""
+        from the market's latest session on or before the run's day on its exchange's calendar
+        (for a data set published sessions after its date, a fund's NAV, from the latest session
+        published by then)."""
         calendar = _CALENDARS.get(question.asset_class)
         if reading.kind not in ("snapshot", "window") or not reading.name or calendar is None:
             return None  # a market-wide series: its own release calendar, counted by its rows
         back = reading.sessions if reading.kind == "snapshot" else window_records(reading, reading.aggregate or "mean") - 1
         latest = session_on_or_before(calendar, self.as_of)
+        if (lag := _publication_lags().get(tool or "", 0)):
+            latest = sessions_back(calendar, latest, lag)
         return sessions_back(calendar, latest, back).strftime("%Y%m%d")
 
     async def _results(self, state: _Question) -> list[dict[str, Any]]:
