@@ -62,7 +62,7 @@ from livesearch_pipeline.evaluation.agents.reading import (
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
-from livesearch_pipeline.web.wording import TITLES
+from livesearch_pipeline.web.wording import TITLES, canonical_label
 
 HTTP_TIMEOUT_S = 20.0
 RESULTS_PER_QUERY = 8
@@ -561,7 +561,10 @@ class NavigatorAgent:
                     continue
                 aggregate, name, extra = statistic[0], statistic[1], statistic[2]
                 entry = lexicon.entry(None, name)
-                if aggregate != reading.aggregate or entry is None or not label_matches(entry.en, reading, question):
+                # The statistic of the quantity itself, not of a noun the question's contains (the
+                # NAV per unit's for an accumulated NAV per unit).
+                if (aggregate != reading.aggregate or entry is None
+                        or canonical_label(entry.en, "en") != canonical_label(reading.quantity_en, "en")):
                     continue
                 wanted = window_records(reading, aggregate) - extra
                 if wanted not in spans:
