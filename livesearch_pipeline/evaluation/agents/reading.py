@@ -290,23 +290,30 @@ def label_matches(label: str, reading: Reading, question: ServedQuestion) -> boo
     in a site's synonyms for them ("Close" for closing price, "归母净利润" for 归属于母公司股东的净利润):
     both are compared in the lexicon's canonical wording (web/wording.py)."""
     bare = UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
+    # The question itself, not the definition that may follow it ("DIF is the 12-day EMA minus
+    # the 26-day EMA of the back-adjusted close" names no quantity asked).
+    asked_en = canonical_label(_asked(question.question, "?"), "en")
     for candidate in {label, bare}:
         if len(candidate) < 2:
             continue
         english = canonical_label(candidate, "en")
-        if len(english) >= 4 and english in canonical_label(question.question, "en"):
+        if len(english) >= 4 and english in asked_en:
             return True
         if question.question_zh and reading.quantity_zh:
             chinese = canonical_label(candidate, "zh")
-            if len(chinese) >= 2 and chinese in canonical_label(question.question_zh, "zh"):
+            if len(chinese) >= 2 and chinese in canonical_label(_asked(question.question_zh, "？"), "zh"):
                 return True
         elif re.search(r"[\u4e00-\u9fff]", candidate):
             # A Chinese label read for a question asked in English only (an FX pair's): the
             # lexicon's English noun of the field the label names.
-            question_en = canonical_label(question.question, "en")
-            if any(len(noun) >= 4 and noun in question_en for noun in _english_nouns(candidate)):
+            if any(len(noun) >= 4 and noun in asked_en for noun in _english_nouns(candidate)):
                 return True
     return False
+
+
+def _asked(text: str, mark: str) -> str:
+    """A question's text up to its question mark (a definition may follow it)."""
+    return text.split(mark, 1)[0] + mark if mark in text else text
 
 
 @functools.lru_cache(maxsize=4096)
