@@ -605,10 +605,12 @@ class NavigatorAgent:
         if not wanted or any(day not in page_of for day in wanted):
             return None, None
         values: list[float] = []
+        dates: list[str] = []
         unit: str | None = None
         for day in wanted:
             page = await self._read(state, self._url(page_of[day]))
             row_value = None
+            unlisted = False  # the page prints the quantity but not the entity: it did not trade that day
             for rows in page.tables:
                 if not rows or len(rows[0]) < 3:
                     continue
@@ -621,13 +623,19 @@ class NavigatorAgent:
                 row = next((r for r in rows[1:] if r and r[0] == code), None)
                 if row is not None and len(row) > column + 2:
                     row_value = cell_number(row[column + 2])
+                unlisted = row is None
+            if row_value is None and unlisted and reading.kind == "window":
+                continue  # a suspended session: the window holds the records of the sessions traded
             if row_value is None:
                 return None, None
             values.append(row_value)
+            dates.append(day.replace("-", ""))
+        if not values:
+            return None, None
         if reading.kind == "snapshot":
             value: float | str | None = values[0]
         else:
-            value = aggregate_values(values, [d.replace("-", "") for d in wanted], reading.aggregate or "mean")
+            value = aggregate_values(values, dates, reading.aggregate or "mean")
         if value is None:
             return None, None
         keeps_unit = reading.aggregate not in ("argmax", "argmin", "count", "pct_change")
