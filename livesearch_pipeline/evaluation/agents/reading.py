@@ -330,9 +330,24 @@ def _english_nouns(label: str) -> tuple[str, ...]:
 
 
 def best_label(labels: Sequence[str], reading: Reading, question: ServedQuestion) -> int | None:
-    """Index of the longest label that names the quantity (a longer label is the more specific)."""
+    """Index of the label that is the quantity's noun, else of the longest label that names the
+    quantity (a longer label is the more specific; "trading day" is named by "on the most recent
+    trading day" but is not the quantity)."""
     matching = [(len(label), -i, i) for i, label in enumerate(labels) if label_matches(label, reading, question)]
+    if len(matching) > 1:
+        nouns = {canonical_label(reading.quantity_en, "en")} if reading.quantity_en else set()
+        if reading.quantity_zh:
+            nouns.add(canonical_label(reading.quantity_zh, "zh"))
+        exact = [m for m in matching if _bare_canonical(labels[m[2]]) & nouns]
+        if exact:
+            return max(exact)[2]
     return max(matching)[2] if matching else None
+
+
+def _bare_canonical(label: str) -> set[str]:
+    """A label's canonical forms in both languages, without its unit suffix."""
+    bare = UNIT_SUFFIX.sub("", label).strip()
+    return {canonical_label(bare, "en"), canonical_label(bare, "zh")}
 
 
 def cell_number(cell: str) -> float | None:
