@@ -415,6 +415,7 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
     page = parse_page(html) if isinstance(html, str) else html
     as_of = page.as_of
     found: list[Candidate] = []
+    many = sum(1 for rows in page.tables if rows and tuple(_norm(h) for h in rows[0]) in _ITEM_HEADERS) > 1
     for rows in page.tables:
         if reading.key is not None:
             # A table of many instruments is read at the question's row only.
@@ -432,8 +433,10 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
             if index is not None and len(body[index]) == 3:
                 label, cell, unit = body[index]
                 value = cell_number(cell) if reading.answer != "text" else cell
+                # A page of many records (a month's bars each): the record's own date, if it prints one.
+                dated = next((row[1] for row in body if len(row) == 3 and re.fullmatch(r"\d{8}", row[1])), None)
                 if value is not None and cell not in ("—", "--"):
-                    found.append(Candidate(value, unit or None, as_of, url, rank, label))
+                    found.append(Candidate(value, unit or None, dated if dated and many else as_of, url, rank, label))
         elif header and header[0] in _DATE_HEADERS and reading.kind in ("latest", "snapshot", "window"):
             column = best_label(table.rows[0][1:], reading, question)
             if column is None:
