@@ -113,6 +113,13 @@ def _publication_lags() -> dict[str, int]:
             if spec.meta.publication_lag_sessions}
 
 
+def _stale(as_of: str, day: dt.date) -> bool:
+    """Whether a record dated `as_of` (YYYYMMDD) is more than a year before `day`."""
+    if not re.fullmatch(r"\d{8}", as_of or ""):
+        return False
+    return (day - dt.date(int(as_of[:4]), int(as_of[4:6]), int(as_of[6:]))).days > 366
+
+
 def _tool_of(url: str) -> str | None:
     """The data set a page of the exchange or a portal prints (/<site>/<data set>/<code>.html)."""
     parts = urlsplit(url).path.split("/")
@@ -470,7 +477,14 @@ class NavigatorAgent:
                 if found:
                     chosen = choose(found, reading)
                     if chosen is not None:
-                        return chosen[0], url
+                        if not (reading.kind == "latest" and _stale(chosen[1].as_of, self.as_of)):
+                            return chosen[0], url
+                        # A record over a year old (an earnings flash of two years ago) is not the
+                        # most recent one while other pages may print a fresher: kept, and read on
+                        # while the budget allows.
+                        if state.budget is not None and state.reads >= state.budget:
+                            return chosen[0], url
+                        candidates.extend(found)
                 if (reading.kind in ("snapshot", "window") and not _has_history(page)
                         and self._has_column(page, reading, question)):
                     archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
@@ -505,14 +519,15 @@ class NavigatorAgent:
     def _snapshot_day(self, reading: Reading, question: ServedQuestion, tool: str | None = None) -> str | None:
         """The session a snapshot asks for, or a window's first session (YYYYMMDD), counted back
         from the market's latest session on or before the run's day on its exchange's calendar
-        (for a data set published sessions after its date, a fund's NAV, from the latest session
-        published by then)."""
+        (a window of a data set published sessions after its date, a fund's NAV, ends at the
+        latest session published by then, as the gold's window does; a snapshot's day is counted
+        from the market's latest session all the same)."""
         calendar = _CALENDARS.get(question.asset_class)
         if reading.kind not in ("snapshot", "window") or not reading.name or calendar is None:
             return None  # a market-wide series: its own release calendar, counted by its rows
         back = reading.sessions if reading.kind == "snapshot" else window_records(reading, reading.aggregate or "mean") - 1
         latest = session_on_or_before(calendar, self.as_of)
-        if (lag := _publication_lags().get(tool or "", 0)):
+        if reading.kind == "window" and (lag := _publication_lags().get(tool or "", 0)):
             latest = sessions_back(calendar, latest, lag)
         return sessions_back(calendar, latest, back).strftime("%Y%m%d")
 

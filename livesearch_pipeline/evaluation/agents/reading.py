@@ -334,20 +334,19 @@ def best_label(labels: Sequence[str], reading: Reading, question: ServedQuestion
     quantity (a longer label is the more specific; "trading day" is named by "on the most recent
     trading day" but is not the quantity)."""
     matching = [(len(label), -i, i) for i, label in enumerate(labels) if label_matches(label, reading, question)]
-    if len(matching) > 1:
-        nouns = {canonical_label(reading.quantity_en, "en")} if reading.quantity_en else set()
-        if reading.quantity_zh:
-            nouns.add(canonical_label(reading.quantity_zh, "zh"))
-        exact = [m for m in matching if _bare_canonical(labels[m[2]]) & nouns]
+    if len(matching) > 1 and reading.quantity_en:
+        noun = canonical_label(reading.quantity_en, "en")
+        exact = [m for m in matching if noun in _english_forms(labels[m[2]])]
         if exact:
             return max(exact)[2]
     return max(matching)[2] if matching else None
 
 
-def _bare_canonical(label: str) -> set[str]:
-    """A label's canonical forms in both languages, without its unit suffix."""
+def _english_forms(label: str) -> set[str]:
+    """A label's canonical English noun, without its unit suffix: its own words, or the lexicon's
+    English nouns of the field a Chinese label names."""
     bare = UNIT_SUFFIX.sub("", label).strip()
-    return {canonical_label(bare, "en"), canonical_label(bare, "zh")}
+    return {canonical_label(bare, "en"), *_english_nouns(bare)}
 
 
 def cell_number(cell: str) -> float | None:
