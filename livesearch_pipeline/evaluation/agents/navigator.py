@@ -903,16 +903,21 @@ class _Investigator:
     async def page(self, path: str) -> ParsedPage:
         return await self.agent._read(self.state, self.agent._url(path))
 
-    async def series(self, code: str, tool: str, fields: Sequence[str], n: int) -> list[dict[str, Any]] | None:
+    async def series(self, code: str, tool: str, fields: Sequence[str], n: int,
+                     since: str | None = None) -> list[dict[str, Any]] | None:
         """The last `n` records of `tool` for `code`, newest first ({"date", field: value}): from the
         exchange's page of the data set (its history table, then its monthly pages), else from
-        the daily bulletins its page links, then the monthly pages before them."""
+        the daily bulletins its page links, then the monthly pages before them. With `since`
+        (YYYYMMDD, the first of the market's last `n` sessions): the records of those sessions,
+        fewer when the entity was suspended on some."""
         page = await self.page(f"/exchange/{tool}/{code}.html")
         rows = self._history_rows(page, tool, fields)
         if len(rows) < n:
             archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
             if archive is not None and len(rows) <= 1:
-                rows = await self._bulletin_rows(archive, code, tool, fields, n)
+                rows = await self._bulletin_rows(archive, code, tool, fields, n, since is not None)
+                if since is not None:  # every session of the window was read: what it lists is all
+                    return [r for r in rows if r["date"] >= since] or None
         months = sorted({href for href, _ in page.links if f"/exchange/{tool}/{code}/history/" in href}, reverse=True)
         for month in months:
             if len(rows) >= n:
@@ -922,6 +927,9 @@ class _Investigator:
                 continue
             older = [r for r in self._history_rows(await self.page(month), tool, fields) if r["date"] < oldest]
             rows.extend(older)
+        if since is not None:
+            # The window's records, once the rows reach back to its first session.
+            return [r for r in rows if r["date"] >= since] if rows and rows[-1]["date"] <= since else None
         return rows[:n] if len(rows) >= n else None
 
     @staticmethod
@@ -951,7 +959,7 @@ class _Investigator:
         return []
 
     async def _bulletin_rows(self, archive_href: str, code: str, tool: str, fields: Sequence[str],
-                             n: int) -> list[dict[str, Any]]:
+                             n: int, skip_unlisted: bool = False) -> list[dict[str, Any]]:
         archive = await self.page(archive_href)
         sessions: list[str] = []
         page_of: dict[str, str] = {}
@@ -968,6 +976,8 @@ class _Investigator:
             if day not in page_of:
                 break
             found = self._bulletin_row(await self.page(page_of[day]), code, tool, fields)
+            if found is None and skip_unlisted:
+                continue  # not listed that session: suspended
             if found is None:
                 break
             rows.append({"date": day.replace("-", ""), **found})
@@ -1049,8 +1059,12 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
             return f"{fall:.{places}f}%"
         return _as_date(dates[peak if parts["which"] == "peak" else trough])
     if name == "volume_day":
-        bars = _BARS.get(cls)
-        rows = await work.series(question.entity, bars, ["vol", "pct_chg"], int(parts["n"])) if bars else None
+        bars, calendar = _BARS.get(cls), _CALENDARS.get(cls)
+        n = int(parts["n"])
+        # The sessions of the window on the market's calendar: a suspended stock has fewer records.
+        since = (sessions_back(calendar, session_on_or_before(calendar, agent.as_of), n - 1).strftime("%Y%m%d")
+                 if calendar else None)
+        rows = await work.series(question.entity, bars, ["vol", "pct_chg"], n, since) if bars else None
         if rows is None:
             return None
         ordered = list(reversed(rows))
