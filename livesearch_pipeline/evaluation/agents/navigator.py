@@ -477,11 +477,12 @@ class NavigatorAgent:
                 if found:
                     chosen = choose(found, reading)
                     if chosen is not None:
-                        if not (reading.kind == "latest" and _stale(chosen[1].as_of, self.as_of)):
+                        if not (reading.kind == "latest" and " most recently reported period" in question.question
+                                and _stale(chosen[1].as_of, self.as_of)):
                             return chosen[0], url
                         # A record over a year old (an earnings flash of two years ago) is not the
-                        # most recent one while other pages may print a fresher: kept, and read on
-                        # while the budget allows.
+                        # most recently reported period while other pages may print a fresher one:
+                        # kept, and read on while the budget allows.
                         if state.budget is not None and state.reads >= state.budget:
                             return chosen[0], url
                         candidates.extend(found)

@@ -337,7 +337,10 @@ def best_label(labels: Sequence[str], reading: Reading, question: ServedQuestion
     if len(matching) > 1 and reading.quantity_en:
         noun = canonical_label(reading.quantity_en, "en")
         exact = [m for m in matching if noun in _english_forms(labels[m[2]])]
-        if exact:
+        longest = max(matching)[2]
+        # ... unless the longest label is the noun made more specific ("manufacturing PMI of large
+        # enterprises" where the noun read is "manufacturing PMI").
+        if exact and not any(noun in form for form in _english_forms(labels[longest])):
             return max(exact)[2]
     return max(matching)[2] if matching else None
 

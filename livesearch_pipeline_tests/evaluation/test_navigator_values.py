@@ -1,0 +1,247 @@
+"""The navigator reads the quantities it used to miss or misread (issue 29): a table of many
+instruments at the question's row (an FX pair, an exchange's margin totals, a fund's or an index's
+constituent), the label that is the quantity and not a sibling column or a date, a data set
+published a session late, and the windows of a stock suspended on some sessions (the change on
+its highest-volume session, a screen of constituents)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import httpx
+
+from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent, _Question, _stale, investigate
+from livesearch_pipeline.evaluation.agents.reading import (
+    Reading, best_label, candidates_from_page, choose, keyed_table, parse_page, read_question, row_key,
+)
+from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
+
+CLOCK = dt.date(2026, 12, 1)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    cells = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{cells}</tr>{body}</table>"
+
+
+def _items(rows: list[tuple[str, str, str]]) -> str:
+    return _table(["项目", "数值", "单位"], [list(r) for r in rows])
+
+
+FX_HEADER = ["外汇代码", "交易日期", "买入收盘价 (quote currency)", "卖出开盘价 (quote currency)",
+             "卖出收盘价 (quote currency)", "卖出最低价 (quote currency)", "报价笔数 (ticks)"]
+
+
+def _fx(text: str):
+    return served_question(text, entity="fx_daily", asset_class="rates_fx", question_zh=None)
+
+
+def test_the_row_key_of_a_pair_an_exchange_or_a_constituent() -> None:
+    assert row_key("What was the closing ask rate of EUR/USD on the most recent trading day", False) == "EURUSD"
+    assert row_key("By how much did the margin financing balance on the Shenzhen Stock Exchange change", False) == "SZSE"
+    assert row_key("What was the market value of the holding of X (005793.OF) for the constituent 301494.SZ in the "
+                   "most recent announcement", True) == "301494.SZ"
+    # An entity's own question has no row key; nor a market-wide one of no pair or exchange.
+    assert row_key("What was the closing price of X (600001.SH) on the most recent trading day", True) is None
+    assert row_key("What was the 1-year loan prime rate in the most recent release", False) is None
+
+
+def test_an_fx_quote_is_read_in_its_pairs_row_and_column_from_chinese_labels() -> None:
+    asked = _fx("What was the closing ask rate of EUR/USD on the most recent trading day, to 4 decimals?")
+    reading = read_question(asked)
+    assert (reading.key, reading.quantity_en) == ("EURUSD", "closing ask rate")
+    latest = parse_page(_table(FX_HEADER, [
+        ["USDJPY.FXCM", "20261201", "146.324", "146.133", "146.333", "145.279", "295465"],
+        ["EURUSD.FXCM", "20261201", "1.05802", "1.05701", "1.05812", "1.05011", "91112"],
+        ["USDCHF.FXCM", "20261201", "0.8665", "0.86527", "0.86665", "0.86415", "25454"]]))
+    found = candidates_from_page(latest, "u", 0, reading, asked)
+    # The English-only question names the Chinese column through the lexicon's noun: the ask
+    # close, not the bid close nor the ask open, of EUR/USD, not of the first row.
+    assert [c.value for c in found] == [1.05812]
+    assert choose(found, reading)[0] == "1.0581"
+    # A table with no row of the pair gives nothing (not another pair's figure).
+    other = parse_page(_table(FX_HEADER, [["USDJPY.FXCM", "20261201", "1", "2", "3", "4", "5"]]))
+    assert candidates_from_page(other, "u", 0, reading, asked) == []
+
+
+def test_an_fx_window_is_read_over_the_pairs_history() -> None:
+    asked = _fx("What was the lowest low ask rate of USD/CHF over the last 3 trading days, to 4 decimals?")
+    reading = read_question(asked)
+    header = ["日期"] + FX_HEADER
+    history = parse_page(_table(header, [
+        ["20261201", "USDCHF.FXCM", "20261201", "0.8665", "0.86527", "0.86665", "0.86415", "25454"],
+        ["20261130", "USDCHF.FXCM", "20261130", "0.8601", "0.85527", "0.85665", "0.85194", "25454"],
+        ["20261127", "USDCHF.FXCM", "20261127", "0.8601", "0.85527", "0.85665", "0.85300", "25454"],
+        ["20261126", "USDCHF.FXCM", "20261126", "0.8601", "0.85527", "0.85665", "0.80000", "25454"]]))
+    found = candidates_from_page(history, "u", 0, reading, asked)
+    assert [round(c.value, 5) for c in found] == [0.85194]  # the last 3 rows, not the fourth
+
+
+def test_a_market_wide_margin_series_is_read_at_its_exchange_and_a_change_carries_no_unit() -> None:
+    asked = served_question("By what percentage did the margin financing purchases on the Shanghai Stock Exchange "
+                            "change from the trading day 2 sessions before the most recent one to the most recent "
+                            "trading day, in percent to 2 decimals?", entity="margin", asset_class="market",
+                            question_zh="上交所自最近一个交易日之前第2个交易日至最近一个交易日，融资买入额的涨跌幅是多少？"
+                                        "以百分比表示，保留2位小数。")
+    reading = read_question(asked)
+    assert (reading.key, reading.aggregate, reading.sessions) == ("SSE", "pct_change", 2)
+    page = parse_page(_table(["trading day", "exchange", "融资余额 (CNY)", "融资买入额 (CNY)"], [
+        ["20261201", "SSE", "500", "110"], ["20261201", "SZSE", "900", "999"],
+        ["20261130", "SSE", "490", "105"], ["20261130", "SZSE", "800", "1"],
+        ["20261127", "SSE", "480", "100"], ["20261127", "SZSE", "700", "1"]]))
+    table = keyed_table(page.tables[0], "SSE")
+    assert table is not None and table[0] == ["date", "融资余额 (CNY)", "融资买入额 (CNY)"] and len(table) == 4
+    found = candidates_from_page(page, "u", 0, reading, asked)
+    assert [(round(c.value, 6), c.unit) for c in found] == [(10.0, None)]
+    assert choose(found, reading)[0] == "10.00%"
+
+
+def test_a_funds_holding_is_read_in_the_latest_announcement_listing_the_constituent() -> None:
+    asked = served_question("What was the shares held as a percentage of the stock's float shares of X混合 (005793.OF) "
+                            "for the constituent 301494.SZ in the most recent announcement, in percent to 2 decimals?",
+                            entity="005793.OF", asset_class="fund",
+                            question_zh="X混合（005793.OF）成分股301494.SZ最近一次公告中的占流通股本比例是多少？以百分比表示，保留2位小数。")
+    reading = read_question(asked)
+    header = ["公告日期", "截止日期", "股票代码", "持有股票市值 (CNY)", "占基金资产净值占比 (%)", "占流通股本占比 (%)"]
+    page = parse_page(_table(header, [["20261020", "20260930", "603764.SH", "15921360.0", "9.01", "0.1548"]])
+                      + _table(header, [["20260720", "20260630", "603764.SH", "1.0", "7.0", "0.2"],
+                                        ["20260720", "20260630", "301494.SZ", "2.0", "8.33", "0.0702"]])
+                      + _table(header, [["20260420", "20260331", "301494.SZ", "3.0", "6.0", "0.0500"]]))
+    found = candidates_from_page(page, "u", 0, reading, asked)
+    # The newest announcement that lists the stock (the latest one does not), its float-share column.
+    assert choose(found, reading)[0] == "0.07%"
+
+
+def test_the_label_asked_not_a_definitions_column_a_sibling_or_a_date() -> None:
+    header = ["日期", "收市价 (CNY)", "后复权收盘价 (CNY)", "MACD DIF值", "MACD DEA值", "RSI 6日", "RSI 12日"]
+    dif = served_question("What was the average MACD DIF line of X (688214.SH) over the last 2 trading days, to 2 "
+                          "decimals? DIF is the 12-day EMA minus the 26-day EMA of the back-adjusted close.",
+                          question_zh="X（688214.SH）最近2个交易日（含最近一个交易日）MACD DIF值的平均值是多少？保留2位小数。"
+                                      "DIF为后复权收盘价的12日EMA减26日EMA。")
+    assert best_label(header[1:], read_question(dif), dif) == 2  # MACD DIF值, not the back-adjusted close
+    rsi = served_question("By how much did the 12-day RSI of X (688592.SH) change from the trading day 5 sessions "
+                          "before the most recent one to the most recent trading day, to 2 decimals? RSI is "
+                          "Wilder's, on back-adjusted closes.",
+                          question_zh="X（688592.SH）自最近一个交易日之前第5个交易日至最近一个交易日，RSI 12日的变化是多少？"
+                                      "保留2位小数。RSI按Wilder平滑法、以后复权收盘价计算。")
+    assert best_label(header[1:], read_question(rsi), rsi) == 5  # RSI 12日, not RSI 6日
+    turnover = served_question("What was the turnover value of X (00530.HK) on the most recent trading day, in HKD to "
+                               "6 decimals?", entity="00530.HK", asset_class="hk_equity")
+    labels = ["trading day", "Close", "Turnover rate", "Turnover"]
+    assert best_label(labels, read_question(turnover), turnover) == 3  # not "trading day", named by the question
+
+
+def test_the_latest_of_several_item_tables_is_the_newest_record() -> None:
+    asked = served_question("What was the monthly high of X (002031.SZ) for the most recent completed month, in CNY to "
+                            "2 decimals?", entity="002031.SZ",
+                            question_zh="X（002031.SZ）最近一个已完成月份的月最高价是多少元？保留2位小数。")
+    reading = read_question(asked)
+    page = parse_page(_items([("交易日期", "20261130", ""), ("月最高价", "9.88", "CNY")])
+                      + _items([("交易日期", "20260924", ""), ("月最高价", "9.38", "CNY")])
+                      + _items([("交易日期", "20260831", ""), ("月最高价", "9.38", "CNY")]))
+    # Two older months agree on 9.38: the newest month's record wins all the same.
+    assert choose(candidates_from_page(page, "u", 0, reading, asked), reading)[0] == "9.88"
+
+
+def test_a_record_over_a_year_old_is_stale() -> None:
+    assert _stale("20250124", CLOCK) and not _stale("20261020", CLOCK) and not _stale("2025Q4", CLOCK)
+
+
+# --------------------------------------------------------------------------- browsing a small fake web
+
+def _agent(pages: dict[str, str], budget: int | None = None) -> tuple[NavigatorAgent, list[str]]:
+    opened: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        opened.append(request.url.path)
+        html = pages.get(request.url.path)
+        return httpx.Response(200, text=html) if html is not None else httpx.Response(404, text="")
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return NavigatorAgent(tools=None, http=http, as_of=CLOCK, base_url="http://web",  # type: ignore[arg-type]
+                          read_budget=budget), opened
+
+
+def _investigate(pages: dict[str, str], question, name: str, parts: dict[str, str]) -> str | None:
+    agent, _ = _agent(pages)
+    state = _Question(question, Reading(kind="investigation", name="", quantity_en=name, quantity_zh=None), None)
+    return asyncio.run(investigate(agent, state, name, parts))
+
+
+BULLETIN_HEADER = ["代码", "名称", "收市价 (CNY)", "幅度 (%)", "总手 (lots)", "换手率 (%)"]
+# The last sessions on the XSHG calendar up to the clock, newest first.
+SESSIONS = ["2026-12-01", "2026-11-30", "2026-11-27", "2026-11-26", "2026-11-25"]
+
+
+def _archive(exchange: str, tool: str, first: str = "000001.SZ", last: str = "300999.SZ") -> str:
+    return "".join(f'<a href="/exchange/bulletin/{exchange}/{tool}/{d.replace("-", "")}-1.html">{d} 第1页 {first}–{last}</a>'
+                   for d in SESSIONS)
+
+
+def test_the_highest_volume_session_of_a_stock_suspended_on_some_sessions() -> None:
+    code = "000693.SZ"
+    pages = {f"/exchange/daily/{code}.html":
+             _items([("交易日期", "20261126", ""), ("收市价", "5.25", "CNY")])
+             + '<a href="/exchange/bulletin/SZSE/daily/index.html">每日行情公告</a>'
+             + f'<a href="/exchange/daily/{code}/history/2026-08.html">2026年08月</a>',
+             "/exchange/bulletin/SZSE/daily/index.html": _archive("SZSE", "daily"),
+             # August's rows would fill the window with sessions before it.
+             f"/exchange/daily/{code}/history/2026-08.html": _table(
+                 ["日期", "收市价 (CNY)", "幅度 (%)", "总手 (lots)"], [["20260831", "5.0", "10.0", "999999"]])}
+    listed = {"2026-11-26": ("-0.56", "5000"), "2026-11-25": ("1.20", "3000")}  # suspended from 2026-11-27
+    for day in SESSIONS:
+        rows = [["000005.SZ", "A", "41.27", "-1.7", "239172", "1.0"]]
+        if day in listed:
+            rows.append([code, "X", "5.25", listed[day][0], listed[day][1], "0.5"])
+        pages[f"/exchange/bulletin/SZSE/daily/{day.replace('-', '')}-1.html"] = _table(BULLETIN_HEADER, rows)
+    asked = served_question(f"What was the percentage change of X ({code}) on the session with the highest trading "
+                            "volume among the last 5 trading days, in percent to 2 decimals?", entity=code)
+    assert _investigate(pages, asked, "volume_day", {"subj": f"X ({code})", "n": "5"}) == "-0.56%"
+
+
+def test_a_screen_takes_a_constituent_its_sessions_page_does_not_list_as_not_traded() -> None:
+    members = ["000005.SZ", "000007.SZ", "000693.SZ"]
+    pages = {"/exchange/index_weight/000056.SH.html":
+             _table(["成分股代码", "交易日期", "权重 (%)"], [[c, "20261130", "10"] for c in members])
+             + _table(["成分股代码", "交易日期", "权重 (%)"], [["300001.SZ", "20261030", "10"]]),
+             "/exchange/bulletin/SZSE/daily/index.html": _archive("SZSE", "daily"),
+             "/exchange/bulletin/SZSE/daily/20261201-1.html": _table(BULLETIN_HEADER, [
+                 ["000005.SZ", "A", "41.27", "-1.7147", "239172", "1.0"],
+                 ["000007.SZ", "B", "22.12", "0.8961", "92717", "2.0"],
+                 ["300001.SZ", "C", "9.9", "-9.9", "1", "1.0"]])}  # 000693.SZ suspended; 300001.SZ left the index
+    fell = served_question("On the most recent trading day, which of the constituents of Y指数 (000056.SH) at its most "
+                           "recent rebalance fell the most in percentage terms? Answer with its stock code.",
+                           entity="000056.SH", asset_class="index")
+    parts = {"subj": "Y指数 (000056.SH)", "ask": "fell the most in percentage terms"}
+    assert _investigate(pages, fell, "screen", parts) == "000005.SZ"
+    higher = {"subj": "Y指数 (000056.SH)", "ask": "closed higher than their previous close"}
+    assert _investigate(pages, fell, "screen", higher) == "1"
+    # A member no session page covers (its code range not in the archive) is not taken as suspended.
+    pages["/exchange/bulletin/SZSE/daily/index.html"] = _archive("SZSE", "daily", last="000099.SZ")
+    assert _investigate(pages, fell, "screen", parts) is None
+
+
+def test_a_lagged_data_sets_window_ends_at_its_latest_published_session() -> None:
+    code = "003550.OF"
+    days = ["20261130", "20261127", "20261126", "20261125", "20261124"]  # the NAV of 20261201 is not out yet
+    navs = ["1.19", "1.18", "1.17", "1.16", "1.10"]
+    pages = {f"/exchange/fund_nav/{code}.html": _table(["日期", "单位净值 (CNY)", "累计净值 (CNY)"],
+                                                        [[d, v, "9.99"] for d, v in zip(days, navs)])}
+    asked = served_question(f"By what percentage did the NAV per unit of X ({code}) change from the trading day 3 "
+                            "sessions before the most recent one to the most recent trading day, in percent to 2 "
+                            "decimals?", entity=code, asset_class="fund",
+                            question_zh=f"X（{code}）自最近一个交易日之前第3个交易日至最近一个交易日，单位净值的涨跌幅是多少？"
+                                        "以百分比表示，保留2位小数。")
+    agent, opened = _agent(pages)
+    reading = read_question(asked)
+    window_day = agent._snapshot_day(reading, asked, "fund_nav")
+    assert window_day == "20261125"  # three sessions before 20261130, the latest NAV published by 20261201
+    found = candidates_from_page(parse_page(pages[f"/exchange/fund_nav/{code}.html"]), "u", 0, reading, asked,
+                                 window_day)
+    assert choose(found, reading)[0] == f"{(1.19 / 1.16 - 1) * 100:.2f}%"
+    # A snapshot's session is counted from the market's latest session all the same.
+    snapshot = read_question(served_question(f"What was the NAV per unit of X ({code}) 3 trading days before the most "
+                                             "recent one, in CNY to 4 decimals?", entity=code, asset_class="fund"))
+    assert agent._snapshot_day(snapshot, asked, "fund_nav") == "20261126"
