@@ -704,8 +704,9 @@ _INVESTIGATIONS = (
                           r"had the highest turnover value|had the highest turnover rate)")),
     ("compare", re.compile(r"^By how much did the return of (?P<subj>.+?) beat that of (?P<other>.+?) from the close "
                            r"(?P<n>\d+) trading days before the most recent one to the most recent close")),
-    ("adj_return", re.compile(r"^What was the return of (?P<subj>.+?) on its (?P<noun>.+?) from the trading day "
-                              r"(?P<n>\d+) sessions before the most recent one to the most recent trading day, "
+    ("adj_return", re.compile(r"^What was the return of (?P<subj>.+?) (?:on its (?P<noun>.+?) from the trading day "
+                              r"(?P<n>\d+) sessions before the most recent one to the most recent trading day|from the "
+                              r"close (?P<n2>\d+) trading days before the most recent one to the most recent close), "
                               r"adjusted for")),
     ("margin", re.compile(r"^For (?P<subj>.+?), what was the (?P<noun>.+?) in its most recently reported period \(year "
                           r"to date\), that is its (?P<num>.+?) divided by its (?P<den>.+?), in percent")),
@@ -849,7 +850,10 @@ def read_investigation(question: ServedQuestion) -> tuple[str, dict[str, str]] |
     for name, pattern in _INVESTIGATIONS:
         found = pattern.match(question.question)
         if found:
-            return name, {k: v for k, v in found.groupdict().items() if v is not None}
+            parts = {k: v for k, v in found.groupdict().items() if v is not None}
+            if "n2" in parts:  # the window's length, as the other wording of the shape names it
+                parts["n"] = parts.pop("n2")
+            return name, parts
     return None
 
 
@@ -1134,17 +1138,22 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
             if not found:
                 return None
             other_cls = cls if found[0] == question.entity else _class_of(found[0], cls)
-            bars = _BARS.get(other_cls)
-            rows = await work.series(found[0], bars, ["close"], n) if bars else None
-            if rows is None:
+            bars, calendar = _BARS.get(other_cls), _CALENDARS.get(other_cls)
+            # From the close of the session n - 1 back on the market's calendar: the first record on
+            # or after it (a stock suspended that day has none).
+            since = (sessions_back(calendar, session_on_or_before(calendar, agent.as_of), n - 1).strftime("%Y%m%d")
+                     if calendar else None)
+            rows = await work.series(found[0], bars, ["close"], n, since) if bars else None
+            if not rows:
                 return None
             closes = [r["close"] for r in rows]  # newest first
             if name == "adj_return":
                 factor = _FACTORS.get(cls)
-                factors = await work.series(found[0], factor, ["adj_factor"], n) if factor else None
-                if factors is None or [f["date"] for f in factors] != [r["date"] for r in rows]:
+                factors = await work.series(found[0], factor, ["adj_factor"], n, since) if factor else None
+                by_day = {f["date"]: f["adj_factor"] for f in factors or []}
+                if any(r["date"] not in by_day for r in rows):
                     return None
-                closes = [c * f["adj_factor"] for c, f in zip(closes, factors)]
+                closes = [c * by_day[r["date"]] for c, r in zip(closes, rows)]
             if closes[-1] <= 0:
                 return None
             returns.append((closes[0] - closes[-1]) / abs(closes[-1]) * 100)
