@@ -708,6 +708,8 @@ _INVESTIGATIONS = (
                               r"(?P<n>\d+) sessions before the most recent one to the most recent trading day|from the "
                               r"close (?P<n2>\d+) trading days before the most recent one to the most recent close), "
                               r"adjusted for")),
+    ("premium", re.compile(r"^What was the premium of the closing price of (?P<subj>.+?) over its NAV per unit on the "
+                           r"most recent trading day whose NAV has been published")),
     ("margin", re.compile(r"^For (?P<subj>.+?), what was the (?P<noun>.+?) in its most recently reported period \(year "
                           r"to date\), that is its (?P<num>.+?) divided by its (?P<den>.+?), in percent")),
     ("growth_period", re.compile(r"^For (?P<subj>.+?), by what percentage did the year-to-date (?P<noun>.+?) of its most "
@@ -1160,6 +1162,16 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         value = returns[0] - returns[1] if name == "compare" else returns[0]
         suffix = "" if answer_kind != "percent" else "%"
         return f"{value:.{places}f}{suffix}"
+    if name == "premium":
+        # The latest published NAV (a session late), then the fund's close on that NAV's day.
+        navs = await work.series(question.entity, "fund_nav", ["unit_nav"], 1)
+        if not navs or not navs[0]["unit_nav"]:
+            return None
+        closes = await work.series(question.entity, "fund_daily", ["close"], 1 + max(_publication_lags().values()))
+        close = next((r["close"] for r in closes or [] if r["date"] == navs[0]["date"]), None)
+        if close is None:
+            return None
+        return f"{(close / navs[0]['unit_nav'] - 1) * 100:.{places}f}%"
     if name in ("margin", "growth_period", "growth_year"):
         tool = _INCOME.get(cls)
         if tool is None:
