@@ -245,3 +245,33 @@ def test_a_lagged_data_sets_window_ends_at_its_latest_published_session() -> Non
     snapshot = read_question(served_question(f"What was the NAV per unit of X ({code}) 3 trading days before the most "
                                              "recent one, in CNY to 4 decimals?", entity=code, asset_class="fund"))
     assert agent._snapshot_day(snapshot, asked, "fund_nav") == "20261126"
+
+
+def test_a_longer_label_that_makes_the_noun_more_specific_is_kept() -> None:
+    # A market-wide question's noun is read up to " of ": "manufacturing PMI" for the PMI of large
+    # enterprises; the label naming the large enterprises' PMI is the one asked.
+    asked = served_question("What was the manufacturing PMI of large enterprises for the most recent month published, "
+                            "to 1 decimal?", entity="cn_pmi", asset_class="macro", question_zh=None)
+    reading = read_question(asked)
+    assert reading.quantity_en == "manufacturing PMI"
+    assert best_label(["Month", "Manufacturing PMI", "Manufacturing PMI of large enterprises"], reading, asked) == 2
+
+
+def test_the_adjusted_return_and_the_etf_premium_are_read_as_investigations() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import read_investigation
+
+    adjusted = served_question("What was the return of X (000689.SZ) from the close 60 trading days before the most "
+                               "recent one to the most recent close, adjusted for splits and dividends with the "
+                               "cumulative adjustment factor, in percent to 2 decimals?", entity="000689.SZ")
+    assert read_investigation(adjusted) == ("adj_return", {"subj": "X (000689.SZ)", "n": "60"})
+    premium = served_question("What was the premium of the closing price of Y红利ETF (159427.SZ) over its NAV per unit "
+                              "on the most recent trading day whose NAV has been published, a discount being "
+                              "negative, in percent to 2 decimals?", entity="159427.SZ", asset_class="fund")
+    assert read_investigation(premium) == ("premium", {"subj": "Y红利ETF (159427.SZ)"})
+    code = "159427.SZ"
+    pages = {f"/exchange/fund_nav/{code}.html": _table(["日期", "单位净值 (CNY)"], [["20261130", "1.2000"],
+                                                                                  ["20261127", "1.1000"]]),
+             f"/exchange/fund_daily/{code}.html": _table(["日期", "收市价 (CNY)"], [["20261201", "9.999"],
+                                                                                ["20261130", "1.1988"]])}
+    # The close of 20261130 (the latest NAV's day), not of 20261201: 1.1988 / 1.2 - 1.
+    assert _investigate(pages, premium, "premium", {"subj": f"Y红利ETF ({code})"}) == "-0.10%"
