@@ -457,7 +457,10 @@ class NavigatorAgent:
             self._url(f"/exchange/{tool}/{code}.html") for tool in data_sets_for(reading, question)
             if tool not in _REPORT_TOOLS][:3]
         reports = [u for u in exchange if _REPORT.match(urlsplit(u).path)]
-        if code and any(tool in _REPORT_TOOLS for tool in data_sets_for(reading, question)[:2]):
+        # A figure "in the most recent announcement" is an earnings flash's or forecast's, not a
+        # periodic report's: the report pages come first only otherwise.
+        if (code and any(tool in _REPORT_TOOLS for tool in data_sets_for(reading, question)[:2])
+                and " in the most recent announcement" not in question.question):
             known = reports[:1] + known
         queue = list(dict.fromkeys(known + exchange))
         company_read = False
