@@ -83,7 +83,7 @@ def read_question(question: ServedQuestion) -> Reading:
     if " exceed that of " in body or " beat that of " in body or "one-minute bar" in body or " closed highest" in body:
         raise UnreadableQuestion("compares two entities, or needs minute bars or a reference session")
     code = question.entity
-    subject = re.search(rf" of ((?:(?! of )[^()])+?) \({re.escape(code)}\)", body) if code else None
+    subject = re.search(rf" (?:of|did) ((?:(?! of | did )[^()])+?) \({re.escape(code)}\)", body) if code else None
     name = subject.group(1) if subject else ""
     kind, sessions, aggregate, match_key, match_value = "latest", 0, None, None, None
     quantity = None
