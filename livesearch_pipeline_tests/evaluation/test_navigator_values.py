@@ -11,7 +11,7 @@ import datetime as dt
 
 import httpx
 
-from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent, _Question, _stale, investigate
+from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent, _Question, _stale, in_english, investigate
 from livesearch_pipeline.evaluation.agents.reading import (
     Reading, best_label, candidates_from_page, choose, keyed_table, parse_page, read_question, row_key,
 )
@@ -56,14 +56,16 @@ def test_an_fx_quote_is_read_in_its_pairs_row_and_column_from_chinese_labels() -
         ["USDJPY.FXCM", "20261201", "146.324", "146.133", "146.333", "145.279", "295465"],
         ["EURUSD.FXCM", "20261201", "1.05802", "1.05701", "1.05812", "1.05011", "91112"],
         ["USDCHF.FXCM", "20261201", "0.8665", "0.86527", "0.86665", "0.86415", "25454"]]))
-    found = candidates_from_page(latest, "u", 0, reading, asked)
-    # The English-only question names the Chinese column through the lexicon's noun: the ask
-    # close, not the bid close nor the ask open, of EUR/USD, not of the first row.
+    # Read as printed, the Chinese columns name nothing an English-only question asks (search-read)...
+    assert candidates_from_page(latest, "u", 0, reading, asked) == []
+    found = candidates_from_page(in_english(latest, asked), "u", 0, reading, asked)
+    # ... the navigator reads them as the lexicon's English nouns: the ask close, not the bid
+    # close nor the ask open, of EUR/USD, not of the first row.
     assert [c.value for c in found] == [1.05812]
     assert choose(found, reading)[0] == "1.0581"
     # A table with no row of the pair gives nothing (not another pair's figure).
     other = parse_page(_table(FX_HEADER, [["USDJPY.FXCM", "20261201", "1", "2", "3", "4", "5"]]))
-    assert candidates_from_page(other, "u", 0, reading, asked) == []
+    assert candidates_from_page(in_english(other, asked), "u", 0, reading, asked) == []
 
 
 def test_an_fx_window_is_read_over_the_pairs_history() -> None:
@@ -75,7 +77,7 @@ def test_an_fx_window_is_read_over_the_pairs_history() -> None:
         ["20261130", "USDCHF.FXCM", "20261130", "0.8601", "0.85527", "0.85665", "0.85194", "25454"],
         ["20261127", "USDCHF.FXCM", "20261127", "0.8601", "0.85527", "0.85665", "0.85300", "25454"],
         ["20261126", "USDCHF.FXCM", "20261126", "0.8601", "0.85527", "0.85665", "0.80000", "25454"]]))
-    found = candidates_from_page(history, "u", 0, reading, asked)
+    found = candidates_from_page(in_english(history, asked), "u", 0, reading, asked)
     assert [round(c.value, 5) for c in found] == [0.85194]  # the last 3 rows, not the fourth
 
 

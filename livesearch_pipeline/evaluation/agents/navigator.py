@@ -56,7 +56,8 @@ from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
     fetch_text,
-    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, _precision, aggregate_values, best_label,
+    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, _english_nouns, _precision, aggregate_values,
+    best_label,
     candidates_from_page,
     cell_number, choose, convert, label_matches, parse_page, read_question,
 )
@@ -111,6 +112,35 @@ def _publication_lags() -> dict[str, int]:
 
     return {spec.meta.name: spec.meta.publication_lag_sessions for spec in collect_tool_specs()
             if spec.meta.publication_lag_sessions}
+
+
+def in_english(page: ParsedPage, question: ServedQuestion) -> ParsedPage:
+    """A Chinese page read for a question asked in English only (an FX pair's): its column and
+    row labels restated as the lexicon's English nouns of the fields they name, as an analyst
+    reading both languages would (the figures and other cells unchanged)."""
+    if question.question_zh:
+        return page
+    asked = canonical_label(question.question, "en")
+
+    def english(label: str) -> str:
+        if not re.search(r"[\u4e00-\u9fff]", label):
+            return label
+        suffix = UNIT_SUFFIX.search(label)
+        bare = label[: suffix.start()] if suffix else label
+        nouns = _english_nouns(bare.strip())
+        if not nouns:
+            return label
+        return next((n for n in nouns if n in asked), nouns[0]) + (suffix.group(0) if suffix else "")
+
+    tables = []
+    for rows in page.tables:
+        if not rows:
+            tables.append(rows)
+            continue
+        items = tuple(" ".join(h.lower().split()) for h in rows[0]) in {("item", "value", "unit"), ("项目", "数值", "单位")}
+        body = tuple((english(row[0]), *row[1:]) if items and row else row for row in rows[1:])
+        tables.append((tuple(english(h) for h in rows[0]),) + body)
+    return ParsedPage(tuple(tables), page.as_of, page.links, page.title)
 
 
 def _stale(as_of: str, day: dt.date) -> bool:
@@ -471,7 +501,7 @@ class NavigatorAgent:
                     continue
                 tried.add(url)
                 try:
-                    page = await self._read(state, url)
+                    page = in_english(await self._read(state, url), question)
                 except ToolFailure:
                     continue  # a data set the entity has no page of (the read still counts)
                 found = [c for c in candidates_from_page(page, url, len(tried), reading, question,
@@ -507,7 +537,8 @@ class NavigatorAgent:
             if url in tried or (state.budget is not None and state.reads >= state.budget):
                 continue
             tried.add(url)
-            found = [c for c in candidates_from_page(await self._read(state, url), url, rank, reading, question,
+            found = [c for c in candidates_from_page(in_english(await self._read(state, url), question), url, rank,
+                                                     reading, question,
                                                      self._snapshot_day(reading, question, _tool_of(url)))
                      if not _date_like(c, reading)]
             path = urlsplit(url).path

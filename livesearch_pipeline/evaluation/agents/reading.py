@@ -303,11 +303,6 @@ def label_matches(label: str, reading: Reading, question: ServedQuestion) -> boo
             chinese = canonical_label(candidate, "zh")
             if len(chinese) >= 2 and chinese in canonical_label(_asked(question.question_zh, "？"), "zh"):
                 return True
-        elif re.search(r"[\u4e00-\u9fff]", candidate):
-            # A Chinese label read for a question asked in English only (an FX pair's): the
-            # lexicon's English noun of the field the label names.
-            if any(len(noun) >= 4 and noun in asked_en for noun in _english_nouns(candidate)):
-                return True
     return False
 
 
