@@ -277,3 +277,12 @@ def test_the_adjusted_return_and_the_etf_premium_are_read_as_investigations() ->
                                                                                 ["20261130", "1.1988"]])}
     # The close of 20261130 (the latest NAV's day), not of 20261201: 1.1988 / 1.2 - 1.
     assert _investigate(pages, premium, "premium", {"subj": f"Y红利ETF ({code})"}) == "-0.10%"
+
+
+def test_a_round_figure_is_not_taken_for_a_date() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import _date_like
+    from livesearch_pipeline.evaluation.agents.reading import Candidate
+
+    reading = Reading(kind="latest", name="X", quantity_en="audit fees", quantity_zh=None, unit="million CNY")
+    assert _date_like(Candidate(20261130.0, None, "", "", 0, "trading day"), reading)
+    assert not _date_like(Candidate(20000000.0, "CNY", "", "", 0, "audit fees"), reading)

@@ -197,8 +197,11 @@ def _has_history(page: ParsedPage) -> bool:
 def _date_like(candidate: Candidate, reading: Reading) -> bool:
     """A figure that is a date (a record's trade date read as the quantity) where a number is asked."""
     value = candidate.value
-    return (reading.answer in ("number", "percent", "integer") and isinstance(value, float) and value.is_integer()
-            and 19_000_101 <= value <= 21_001_231)
+    if not (reading.answer in ("number", "percent", "integer") and isinstance(value, float) and value.is_integer()
+            and 19_000_101 <= value <= 21_001_231):
+        return False
+    month, day = int(value) // 100 % 100, int(value) % 100
+    return 1 <= month <= 12 and 1 <= day <= 31  # 20000000.0 CNY of audit fees is no date
 
 
 def _precise_enough(cell: str, unit: str | None, reading: Reading) -> bool:
