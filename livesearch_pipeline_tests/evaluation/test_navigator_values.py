@@ -286,3 +286,16 @@ def test_a_round_figure_is_not_taken_for_a_date() -> None:
     reading = Reading(kind="latest", name="X", quantity_en="audit fees", quantity_zh=None, unit="million CNY")
     assert _date_like(Candidate(20261130.0, None, "", "", 0, "trading day"), reading)
     assert not _date_like(Candidate(20000000.0, "CNY", "", "", 0, "audit fees"), reading)
+
+
+def test_of_a_pages_statements_the_one_whose_label_is_the_quantity() -> None:
+    asked = served_question("What was the net increase in cash and cash equivalents of X (03773.HK) for the most "
+                            "recently reported period (year to date), in billions of HKD to 2 decimals?",
+                            entity="03773.HK", asset_class="hk_equity")
+    reading = read_question(asked)
+    header = ["Item", "Value", "Unit"]
+    page = parse_page(_table(header, [["Cash & cash equivalents", "445814726827.0", "HKD"]])
+                      + _table(header, [["Net increase in cash & cash equivalents", "2388161727.0", "HKD"]]))
+    found = candidates_from_page(page, "u", 0, reading, asked)
+    # The balance sheet's cash is named by the question too; the cash flow's net increase is the quantity.
+    assert [c.value for c in found] == [2388161727.0] and choose(found, reading)[0] == "2.39"

@@ -479,6 +479,12 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
                         found.append(Candidate(value, unit_match.group(1) if unit_match else None, as_of, url, rank,
                                                table.rows[0][column]))
                     break
+    if len({c.label for c in found}) > 1:
+        # Several tables of one page (a report's statements) name the quantity: the one whose label
+        # is it (the cash flow's "net increase in cash", not the balance sheet's "cash").
+        best = best_label([c.label for c in found], reading, question)
+        if best is not None:
+            found = [c for c in found if c.label == found[best].label]
     return found
 
 
