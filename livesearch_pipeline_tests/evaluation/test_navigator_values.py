@@ -299,3 +299,18 @@ def test_of_a_pages_statements_the_one_whose_label_is_the_quantity() -> None:
     found = candidates_from_page(page, "u", 0, reading, asked)
     # The balance sheet's cash is named by the question too; the cash flow's net increase is the quantity.
     assert [c.value for c in found] == [2388161727.0] and choose(found, reading)[0] == "2.39"
+
+
+def test_a_shareholders_row_is_read_in_the_latest_report_listing_it() -> None:
+    asked = served_question("What was the float-share holding of X (001525.SZ) for the shareholder “国合资产管理有限公司” at "
+                            "the end of the most recently reported period, in millions of shares to 2 decimals?",
+                            entity="001525.SZ",
+                            question_zh="X（001525.SZ）股东“国合资产管理有限公司”最近一期报告期末的持有流通股数量是多少万股？保留2位小数。")
+    reading = read_question(asked)
+    header = ["公告日期", "报告期", "股东名称", "持有流通股数量 (shares)"]
+    tables = [_table(header, [[ann, end, "国合资产管理有限公司", value]]) for ann, end, value in (
+        ("20261016", "20260930", "16265796.0"), ("20251029", "20250930", "12338820.0"),
+        ("20250820", "20250630", "12343590.0"))]
+    found = candidates_from_page(parse_page("".join(tables)), "u", 0, reading, asked)
+    # Two older reports agree on 12.34 million: the latest report's row wins all the same.
+    assert choose(found, reading)[0] == "16.27"

@@ -476,7 +476,9 @@ def candidates_from_page(html: str | ParsedPage, url: str, rank: int, reading: R
                     value = cell_number(row[column]) if reading.answer != "text" else row[column]
                     if value is not None:
                         unit_match = UNIT_SUFFIX.search(table.rows[0][column])
-                        found.append(Candidate(value, unit_match.group(1) if unit_match else None, as_of, url, rank,
+                        # The row's own date (a report's announcement), so the latest report wins.
+                        dated = next((cell for cell in row if re.fullmatch(r"\d{8}", cell)), as_of)
+                        found.append(Candidate(value, unit_match.group(1) if unit_match else None, dated, url, rank,
                                                table.rows[0][column]))
                     break
     if len({c.label for c in found}) > 1:
