@@ -186,6 +186,8 @@ def _quantity_zh(text: str | None) -> str | None:
         return None
     if (found := _ZH_AGGREGATE.search(text)):
         return found.group(1)
+    if (found := re.search(r"个交易日中([^的，。？]+?)最[高低大小]的是哪", text)):  # the day of a window's extreme
+        return found.group(1)
     found = re.findall(r"的([^的，。？]+?)(?:是多少|是什么|是哪)", text)
     return found[-1] if found else None
 
