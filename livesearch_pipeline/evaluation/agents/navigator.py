@@ -219,6 +219,12 @@ class NavigatorAgent:
     def _url(self, path: str) -> str:
         return urljoin(self.base_url.rstrip("/") + "/", path.lstrip("/"))
 
+    def _spent(self, state: _Question) -> Prediction:
+        """No answer: the read budget ran out before the evidence was complete."""
+        state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
+                            "pages spent before the evidence was complete", "reads": state.reads})
+        return Prediction(qid=state.question.qid, answer=None, trace=state.trace)
+
     # ------------------------------------------------------------------ the agent
 
     async def answer(self, question: ServedQuestion) -> Prediction:
@@ -228,6 +234,11 @@ class NavigatorAgent:
         chain = read_chain(question)
         if chain is not None:
             return await self._follow_chain(question, chain)
+        from livesearch_pipeline.evaluation.agents.chains import answer_chain_shape, read_chain_shape
+
+        shape = read_chain_shape(question)  # chains through a date or an entity a first hop names
+        if shape is not None:
+            return await answer_chain_shape(self, question, *shape)
         fx = _FX_CONVERT.match(question.question)
         if fx is not None:
             return await self._convert(question, fx)
@@ -249,9 +260,7 @@ class NavigatorAgent:
         try:
             answer, source = await self._work(state)
         except BudgetExhausted:
-            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
-                                "pages spent before the evidence was complete", "reads": state.reads})
-            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+            return self._spent(state)
         state.trace.append({"type": "final", "answer": answer, "url": source, "reads": state.reads,
                             **({} if answer is not None else {"reason": "no page gave the quantity"})})
         return Prediction(qid=question.qid, answer=answer, trace=state.trace)
@@ -270,9 +279,7 @@ class NavigatorAgent:
             state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
             return Prediction(qid=question.qid, answer=None, trace=state.trace)
         except BudgetExhausted:
-            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
-                                "pages spent before the evidence was complete", "reads": state.reads})
-            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+            return self._spent(state)
         stock = top_of_first_hop(page, tool)
         if stock is None:
             state.trace.append({"type": "final", "answer": None, "reads": state.reads,
@@ -394,9 +401,7 @@ class NavigatorAgent:
             state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
             return Prediction(qid=question.qid, answer=None, trace=state.trace)
         except BudgetExhausted:
-            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
-                                "pages spent before the evidence was complete", "reads": state.reads})
-            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+            return self._spent(state)
         state.trace.append({"type": "final", "answer": answer, "reads": state.reads,
                             **({} if answer is not None else {"reason": "no page gave the figures"})})
         return Prediction(qid=question.qid, answer=answer, trace=state.trace)

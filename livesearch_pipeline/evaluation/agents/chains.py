@@ -1,0 +1,409 @@
+"""The navigator's dependent chains whose later hops depend on a date or an entity the first hop
+names (issue 29), worked as an analyst works them on the web:
+
+- a fund's largest holding → that stock's industry (its profile page) → the industry index that
+  lists it (found by searching the industry's name, checked on the index's members page) → the
+  index's change over the window (its quote page, monthly pages or bulletins);
+- the change, or the highest close, since the day the latest financial report was published: the
+  company page names the latest report, the report prints its announcement date, then the closes
+  from that day (or the first session after it) to the latest session;
+- the change since the ex-dividend date of the latest implemented dividend (the dividend page);
+- the payout ratio of the latest implemented cash dividend: its pre-tax cash dividend per share
+  (the dividend page) over the basic EPS of the period it pays for (that period's report page);
+- the figure on the session of the last N on which the stock closed highest: the closes of the
+  window, then the figure on that session, read as a snapshot that many sessions back.
+
+Every page opened counts against the question's read budget (`NavigatorAgent._read`); the
+navigator dispatches here through `read_chain_shape` / `answer_chain_shape`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from typing import TYPE_CHECKING, Any, Sequence
+
+from livesearch_pipeline.core.calendars import session_on_or_before, sessions_between
+from livesearch_pipeline.core.models import Prediction, ServedQuestion
+from livesearch_pipeline.evaluation.agents.loop import ToolFailure
+from livesearch_pipeline.evaluation.agents.reading import (
+    ParsedPage, Reading, UnreadableQuestion, _precision, cell_number, read_question,
+)
+
+if TYPE_CHECKING:  # the navigator imports this module when it dispatches
+    from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent, _Question
+
+_SUBJ = r"(?P<subj>.+?)"
+CHAIN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("fund_industry", re.compile(
+        rf"^Take the largest stock holding of {_SUBJ} by market value in its most recently published portfolio\. "
+        r"By what percentage did the industry index that stock belongs to change from the close (?P<n>\d+) trading "
+        r"days before the most recent one to the most recent close")),
+    ("report_change", re.compile(
+        rf"^By what percentage has the closing price of {_SUBJ} changed from the close on the day its most recent "
+        r"financial report was published, or the first trading day after it, to the most recent trading day")),
+    ("report_high", re.compile(
+        rf"^What was the highest closing price of {_SUBJ} since the day its most recent financial report was "
+        r"published, counting that day")),
+    ("ex_date_change", re.compile(
+        rf"^For {_SUBJ}, by what percentage did the closing price change from the ex-dividend date of its most "
+        r"recently implemented dividend to the most recent trading day")),
+    ("payout_ratio", re.compile(
+        rf"^For {_SUBJ}, what was the payout ratio of its most recently implemented cash dividend, that is the "
+        r"pre-tax cash dividend per share divided by the basic EPS of the period it pays for")),
+    ("top_close_day", re.compile(
+        rf"^On the trading day within the last (?P<n>\d+) sessions when {_SUBJ} closed highest, what was its "
+        r"(?P<noun>.+?)(?P<tail>, (?:in|as|to) [^?]+\?.*)$")),
+)
+
+# The trading calendar and quote data set of each asset class (the closes a chain's last hop reads).
+_CALENDARS = {"cn_equity": "XSHG", "fund": "XSHG", "index": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
+_BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
+         "fund": "fund_daily"}
+_INCOME = {"cn_equity": "income", "hk_equity": "hk_income", "us_equity": "us_income"}
+_REPORT_LINK = re.compile(r"^/exchange/reports/(?P<code>[^/]+)/(?P<period>\d{8})\.html$")
+_IMPLEMENTED = frozenset({"实施", "implemented"})
+_DAY = re.compile(r"\d{8}")
+
+
+class ChainFailure(Exception):
+    """A hop found nothing on the page it read (the reason is the trace's)."""
+
+
+def read_chain_shape(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
+    """Which of the chains above the question asks, and its parts (subject, window, noun, tail)."""
+    for name, pattern in CHAIN_SHAPES:
+        found = pattern.match(question.question)
+        if found:
+            return name, {k: v for k, v in found.groupdict().items() if v is not None}
+    return None
+
+
+# --------------------------------------------------------------------------- page reading
+
+@functools.lru_cache(maxsize=None)
+def _field_labels(tool: str, field_name: str) -> frozenset[str]:
+    """The labels a field is printed under on any site, in either language (lower case, no unit)."""
+    from livesearch_pipeline.dataservice.catalog import collect_tool_specs
+    from livesearch_pipeline.web.formatting import _label
+
+    out: set[str] = set()
+    for spec in collect_tool_specs():
+        if spec.meta.name != tool:
+            continue
+        for f in spec.meta.fields:
+            if f.name == field_name:
+                for lang in ("en", "zh"):
+                    for site in ("exchange", "portal"):
+                        try:
+                            out.add(_label(spec.meta, f, lang, site).lower())
+                        except Exception:  # a site key the wording does not know: its exchange label stands
+                            continue
+    return frozenset(out)
+
+
+def _bare(label: str) -> str:
+    from livesearch_pipeline.evaluation.agents.reading import UNIT_SUFFIX
+
+    return UNIT_SUFFIX.sub("", label).strip().lower()
+
+
+def item_records(page: ParsedPage) -> list[dict[str, str]]:
+    """Each item table of a page (label / value / unit) as {bare label: value}."""
+    out = []
+    for rows in page.tables:
+        if rows and len(rows[0]) == 3 and rows[0][0].lower() in ("item", "项目"):
+            out.append({_bare(r[0]): r[1] for r in rows[1:] if len(r) >= 2})
+    return out
+
+
+def record_value(record: dict[str, str], tool: str, field_name: str) -> str | None:
+    """The value an item record prints for `field_name` of `tool` (any of its labels)."""
+    from livesearch_pipeline.evaluation.agents.navigator import _column
+
+    labels = list(record)
+    position = _column(labels, tool, field_name)
+    if position is None:
+        wanted = _field_labels(tool, field_name)
+        position = next((i for i, label in enumerate(labels) if label in wanted), None)
+    return None if position is None else record[labels[position]]
+
+
+def report_announcement(page: ParsedPage, tool: str) -> str | None:
+    """The announcement date (YYYYMMDD) a report page prints for its statement `tool`: the first
+    item table giving one (the income statement leads the report)."""
+    for record in item_records(page):
+        day = record_value(record, tool, "ann_date")
+        if day and _DAY.fullmatch(day):
+            return day
+    return None
+
+
+def latest_implemented(page: ParsedPage) -> dict[str, str] | None:
+    """The dividend page's implemented record announced last (its plan's stage 实施): the record
+    the question's "most recently implemented dividend" names, as {bare label: value}."""
+    best: tuple[str, dict[str, str]] | None = None
+    for record in item_records(page):
+        stage = record_value(record, "dividend", "div_proc")
+        announced = record_value(record, "dividend", "ann_date") or ""
+        if (stage or "").lower() not in _IMPLEMENTED or not _DAY.fullmatch(announced):
+            continue
+        if best is None or announced > best[0]:
+            best = (announced, record)
+    return best[1] if best else None
+
+
+def fina_eps(page: ParsedPage) -> float | None:
+    """The basic EPS of a report page's financial indicators (the table that also prints the book
+    value per share: the income statement's own EPS line is another table)."""
+    for record in item_records(page):
+        if record_value(record, "fina_indicator", "bps") is None:
+            continue
+        value = record_value(record, "fina_indicator", "eps")
+        if value is not None:
+            return cell_number(value)
+    return None
+
+
+def stock_industry(page: ParsedPage) -> str | None:
+    for record in item_records(page):
+        value = record_value(record, "stock_basic", "industry")
+        if value and value != "--":
+            return value
+    return None
+
+
+def lists_member(page: ParsedPage, stock: str) -> bool:
+    """Whether an index's members page lists `stock` as a current member (no removal date)."""
+    for record in item_records(page):
+        if stock in record.values():
+            removed = record_value(record, "index_member", "out_date") or ""
+            if not _DAY.fullmatch(removed):
+                return True
+    wanted = _field_labels("index_member", "out_date")
+    for rows in page.tables:
+        if len(rows) < 2 or rows[0][0].lower() in ("item", "项目"):
+            continue
+        out = next((i for i, label in enumerate(rows[0]) if _bare(label) in wanted), None)
+        for row in rows[1:]:
+            if stock in row and (out is None or out >= len(row) or not _DAY.fullmatch(row[out])):
+                return True
+    return False
+
+
+def _format(value: float, answer: str, places: int) -> str:
+    return f"{value:.{places}f}%" if answer == "percent" else f"{value:.{places}f}"
+
+
+def _change(closes_oldest_first: Sequence[float]) -> float:
+    first, last = closes_oldest_first[0], closes_oldest_first[-1]
+    if first == 0:
+        raise ChainFailure("a window starting at a close of zero has no percentage change")
+    return (last - first) / abs(first) * 100
+
+
+# --------------------------------------------------------------------------- the chains
+
+class _Chain:
+    """One chain's reads, through the navigator (budget, trace, page cache)."""
+
+    def __init__(self, agent: NavigatorAgent, state: _Question) -> None:
+        from livesearch_pipeline.evaluation.agents.navigator import _Investigator
+
+        self.agent, self.state = agent, state
+        self.work = _Investigator(agent, state)
+        question = state.question
+        self.calendar = _CALENDARS.get(question.asset_class, "XSHG")
+        self.latest = session_on_or_before(self.calendar, agent.as_of)
+
+    def note(self, **entry: Any) -> None:
+        self.state.trace.append({"type": "chain", **entry})
+
+    async def closes_since(self, code: str, tool: str, first_day: str) -> list[dict[str, Any]]:
+        """The closes of `code` on every session from `first_day` (or the first session after it)
+        to the latest, oldest first."""
+        start = dt.date(int(first_day[:4]), int(first_day[4:6]), int(first_day[6:]))
+        if start > self.latest:
+            raise ChainFailure(f"{first_day} is after the latest session")
+        n = len(sessions_between(self.calendar, start, self.latest))
+        if n == 0:
+            raise ChainFailure(f"no session from {first_day} to the latest")
+        rows = await self.work.series(code, tool, ["close"], n)
+        if rows is None:
+            raise ChainFailure(f"no page gave the closes of {code} since {first_day}")
+        kept = [r for r in reversed(rows) if r["date"] >= first_day]
+        if not kept:
+            raise ChainFailure(f"no close of {code} since {first_day}")
+        return kept
+
+    async def latest_report_day(self, code: str) -> str:
+        """The announcement date of the latest periodic report the company page lists."""
+        tool = _INCOME.get(self.state.question.asset_class)
+        if tool is None:
+            raise ChainFailure("no periodic reports for this asset class")
+        hub = await self.work.page(f"/exchange/company/{code}.html")
+        periods = sorted({m.group("period") for href, _ in hub.links
+                          if (m := _REPORT_LINK.match(href)) and m.group("code") == code}, reverse=True)
+        if not periods:
+            raise ChainFailure(f"the company page of {code} lists no periodic report")
+        report = await self.work.page(f"/exchange/reports/{code}/{periods[0]}.html")
+        day = report_announcement(report, tool)
+        if day is None:
+            raise ChainFailure(f"the report of {periods[0]} prints no announcement date")
+        self.note(report=periods[0], announced=day)
+        return day
+
+    async def dividend(self, code: str) -> dict[str, str]:
+        page = await self.work.page(f"/exchange/dividend/{code}.html")
+        record = latest_implemented(page)
+        if record is None:
+            raise ChainFailure(f"the dividend page of {code} shows no implemented dividend")
+        return record
+
+
+async def _run(chain: _Chain, name: str, parts: dict[str, str]) -> str:
+    question = chain.state.question
+    answer, _, decimals = _precision(question.question)
+    places = 2 if decimals is None else decimals
+    code = question.entity
+    bars = _BARS.get(question.asset_class)
+    if name in ("report_change", "report_high"):
+        if bars is None:
+            raise ChainFailure("no quote data set for this asset class")
+        day = await chain.latest_report_day(code)
+        rows = await chain.closes_since(code, bars, day)
+        closes = [r["close"] for r in rows]
+        chain.note(first=rows[0]["date"], last=rows[-1]["date"], sessions=len(rows))
+        value = _change(closes) if name == "report_change" else max(closes)
+        return _format(value, "percent" if name == "report_change" else answer, places)
+    if name == "ex_date_change":
+        if bars is None:
+            raise ChainFailure("no quote data set for this asset class")
+        record = await chain.dividend(code)
+        ex = record_value(record, "dividend", "ex_date") or ""
+        if not _DAY.fullmatch(ex):
+            raise ChainFailure("the implemented dividend prints no ex-dividend date")
+        rows = await chain.closes_since(code, bars, ex)
+        chain.note(ex_date=ex, first=rows[0]["date"], sessions=len(rows))
+        return _format(_change([r["close"] for r in rows]), "percent", places)
+    if name == "payout_ratio":
+        record = await chain.dividend(code)
+        cash = cell_number(record_value(record, "dividend", "cash_div_tax") or "")
+        period = record_value(record, "dividend", "end_date") or ""
+        if cash is None or not _DAY.fullmatch(period):
+            raise ChainFailure("the implemented dividend prints no pre-tax cash dividend or period")
+        report = await chain.work.page(f"/exchange/reports/{code}/{period}.html")
+        eps = fina_eps(report)
+        chain.note(cash_div_tax=cash, period=period, eps=eps)
+        if not eps:
+            raise ChainFailure(f"the report of {period} prints no basic EPS")
+        return _format(cash / eps * 100, "percent", places)
+    if name == "fund_industry":
+        return await _fund_industry(chain, parts, places)
+    raise ChainFailure(f"no reader for {name}")
+
+
+async def _fund_industry(chain: _Chain, parts: dict[str, str], places: int) -> str:
+    from livesearch_pipeline.core.program import window_rows
+    from livesearch_pipeline.evaluation.agents.navigator import top_of_first_hop
+
+    holder = chain.state.question.entity
+    stock = top_of_first_hop(await chain.work.page(f"/exchange/fund_portfolio/{holder}.html"), "fund_portfolio")
+    if stock is None:
+        raise ChainFailure(f"no stock found on the portfolio page of {holder}")
+    industry = stock_industry(await chain.work.page(f"/exchange/stock_basic/{stock}.html"))
+    if industry is None:
+        raise ChainFailure(f"the profile page of {stock} names no industry")
+    chain.note(stock=stock, industry=industry)
+    # The industry's index, by its name in the search results (a search is not a read), checked on
+    # the index's members page.
+    candidates: list[str] = []
+    for query in (f"{industry} 行业指数", f"{industry} industry index"):
+        for item in await chain.agent._search(chain.state, query):
+            title = str(item.get("title", ""))
+            found = re.search(r"\b(\d{6}\.SI)\b", title)
+            if found and f"{industry}行业指数" in title.replace(" ", "") and found.group(1) not in candidates:
+                candidates.append(found.group(1))
+        if candidates:
+            break
+    index = None
+    for code in candidates[:3]:
+        try:
+            members = await chain.work.page(f"/exchange/index_member/{code}.html")
+        except ToolFailure:
+            continue
+        if lists_member(members, stock):
+            index = code
+            break
+    if index is None:
+        raise ChainFailure(f"no industry index found listing {stock} ({industry})")
+    n = window_rows("pct_change", int(parts["n"]))
+    rows = await chain.work.series(index, "index_daily", ["close"], n)
+    if rows is None:
+        raise ChainFailure(f"no page gave the last {n} closes of {index}")
+    chain.note(index=index, first=rows[-1]["date"], last=rows[0]["date"])
+    return _format(_change([r["close"] for r in reversed(rows)]), "percent", places)
+
+
+async def _top_close_day(agent: NavigatorAgent, chain: _Chain, parts: dict[str, str]) -> Prediction | str:
+    """The figure on the session of the window with the highest close: the window's closes, then
+    the figure read as a snapshot that many sessions back (the close itself from the window)."""
+    question = chain.state.question
+    bars = _BARS.get(question.asset_class)
+    if bars is None:
+        raise ChainFailure("no quote data set for this asset class")
+    n = int(parts["n"])
+    rows = await chain.work.series(question.entity, bars, ["close"], n)
+    if rows is None:
+        raise ChainFailure(f"no page gave the last {n} closes")
+    ordered = list(reversed(rows))  # oldest first
+    top = max(r["close"] for r in ordered)
+    if sum(1 for r in ordered if r["close"] == top) > 1:
+        raise ChainFailure("two sessions share the highest close")
+    best = next(r for r in ordered if r["close"] == top)
+    back = len(ordered) - 1 - ordered.index(best)
+    chain.note(top_day=best["date"], sessions_back=back)
+    answer, _, decimals = _precision(question.question)
+    if parts["noun"] == "closing price":
+        return _format(top, answer, 2 if decimals is None else decimals)
+    subj = parts["subj"]
+    when = "on the most recent trading day" if back == 0 else f"{back} trading days before the most recent one"
+    second = question.model_copy(update={
+        "question": f"What was the {parts['noun']} of {subj} {when}{parts['tail']}",
+        "question_zh": None})
+    try:
+        reading = read_question(second)
+    except UnreadableQuestion as exc:
+        raise ChainFailure(str(exc)) from exc
+    chain.state.question, chain.state.reading = second, reading
+    chain.note(question=second.question)
+    prediction = await agent._answer_state(chain.state)
+    return prediction.model_copy(update={"qid": question.qid})
+
+
+async def answer_chain_shape(agent: NavigatorAgent, question: ServedQuestion, name: str,
+                             parts: dict[str, str]) -> Prediction:
+    """The answer of one chain above, within the navigator's read budget."""
+    from livesearch_pipeline.evaluation.agents.navigator import BudgetExhausted, _Question
+
+    state = _Question(question, Reading(kind="chain", name="", quantity_en=name, quantity_zh=None),
+                      agent.read_budget)
+    state.trace.append({"type": "reading", "kind": "chain", "chain": name, "parts": parts,
+                        "budget": agent.read_budget})
+    chain = _Chain(agent, state)
+    try:
+        if name == "top_close_day":
+            result = await _top_close_day(agent, chain, parts)
+            if isinstance(result, Prediction):
+                return result
+            answer: str | None = result
+        else:
+            answer = await _run(chain, name, parts)
+    except BudgetExhausted:
+        return agent._spent(state)
+    except (ChainFailure, ToolFailure) as exc:
+        state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
+        return Prediction(qid=question.qid, answer=None, trace=state.trace)
+    state.trace.append({"type": "final", "answer": answer, "reads": state.reads})
+    return Prediction(qid=question.qid, answer=answer, trace=state.trace)
