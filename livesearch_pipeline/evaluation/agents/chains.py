@@ -19,12 +19,10 @@ navigator dispatches here through `read_chain_shape` / `answer_chain_shape`.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 
-from livesearch_pipeline.core.calendars import session_on_or_before, sessions_between
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
@@ -57,8 +55,7 @@ CHAIN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?P<noun>.+?)(?P<tail>, (?:in|as|to) [^?]+\?.*)$")),
 )
 
-# The trading calendar and quote data set of each asset class (the closes a chain's last hop reads).
-_CALENDARS = {"cn_equity": "XSHG", "fund": "XSHG", "index": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
+# The quote data set of each asset class (the closes a chain's last hop reads).
 _BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
          "fund": "fund_daily"}
 _INCOME = {"cn_equity": "income", "hk_equity": "hk_income", "us_equity": "us_income"}
@@ -213,26 +210,54 @@ class _Chain:
 
         self.agent, self.state = agent, state
         self.work = _Investigator(agent, state)
-        question = state.question
-        self.calendar = _CALENDARS.get(question.asset_class, "XSHG")
-        self.latest = session_on_or_before(self.calendar, agent.as_of)
 
     def note(self, **entry: Any) -> None:
         self.state.trace.append({"type": "chain", **entry})
 
     async def closes_since(self, code: str, tool: str, first_day: str) -> list[dict[str, Any]]:
-        """The closes of `code` on every session from `first_day` (or the first session after it)
-        to the latest, oldest first."""
-        start = dt.date(int(first_day[:4]), int(first_day[4:6]), int(first_day[6:]))
-        if start > self.latest:
-            raise ChainFailure(f"{first_day} is after the latest session")
-        n = len(sessions_between(self.calendar, start, self.latest))
-        if n == 0:
-            raise ChainFailure(f"no session from {first_day} to the latest")
-        rows = await self.work.series(code, tool, ["close"], n)
-        if rows is None:
-            raise ChainFailure(f"no page gave the closes of {code} since {first_day}")
-        kept = [r for r in reversed(rows) if r["date"] >= first_day]
+        """The closes of `code` on every session it traded from `first_day` (or the first session
+        after it) to its latest record, oldest first: the quote page's history table, else the
+        bulletins its page links (a session whose bulletin lacks the stock: it did not trade),
+        then its monthly history pages, until the sessions read reach back to `first_day`."""
+        work = self.work
+        page = await work.page(f"/exchange/{tool}/{code}.html")
+        rows = work._history_rows(page, tool, ["close"])
+        if not rows:
+            raise ChainFailure(f"the quote page of {code} prints no close")
+        found = {r["date"]: r["close"] for r in rows}
+        covered = rows[-1]["date"]  # every session from here to the latest record is read
+        archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
+        if covered > first_day and len(rows) == 1 and archive is not None:
+            from livesearch_pipeline.evaluation.agents.navigator import _ARCHIVE_ITEM
+
+            listing = await work.page(archive)
+            for href, text in listing.links:
+                item = _ARCHIVE_ITEM.match(text)
+                if item is None:
+                    continue
+                day, low, high = item.group(1).replace("-", ""), item.group(2), item.group(3)
+                if day >= covered or not low <= code <= high:
+                    continue
+                if day < first_day:
+                    covered = first_day
+                    break
+                row = work._bulletin_row(await work.page(href), code, tool, ["close"])
+                if row is not None:
+                    found[day] = row["close"]
+                covered = day  # a bulletin without the stock's row: it did not trade that day
+        months = sorted({href for href, _ in page.links if f"/exchange/{tool}/{code}/history/" in href}, reverse=True)
+        for month in months:
+            if covered <= first_day:
+                break
+            ym = month.rsplit("/", 1)[1][:7].replace("-", "")
+            if ym > covered[:6] or ym < first_day[:6]:
+                continue
+            for r in work._history_rows(await work.page(month), tool, ["close"]):
+                found.setdefault(r["date"], r["close"])
+            covered = ym + "01"
+        if covered > first_day:
+            raise ChainFailure(f"no page gave the closes of {code} back to {first_day}")
+        kept = [{"date": d, "close": found[d]} for d in sorted(found) if d >= first_day]
         if not kept:
             raise ChainFailure(f"no close of {code} since {first_day}")
         return kept
@@ -369,9 +394,12 @@ async def _top_close_day(agent: NavigatorAgent, chain: _Chain, parts: dict[str, 
         return _format(top, answer, 2 if decimals is None else decimals)
     subj = parts["subj"]
     when = "on the most recent trading day" if back == 0 else f"{back} trading days before the most recent one"
+    # The Chinese noun names the exchange's label ("其小单买入量是多少手").
+    noun_zh = re.search(r"其([^，。？]+?)(?:是多少|是什么)", question.question_zh or "")
+    code = question.entity
     second = question.model_copy(update={
         "question": f"What was the {parts['noun']} of {subj} {when}{parts['tail']}",
-        "question_zh": None})
+        "question_zh": f"{code}（{code}）最近一个交易日之前第{back}个交易日的{noun_zh.group(1)}是多少？" if noun_zh else None})
     try:
         reading = read_question(second)
     except UnreadableQuestion as exc:
