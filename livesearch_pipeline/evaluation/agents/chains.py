@@ -100,6 +100,27 @@ def _field_labels(tool: str, field_name: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@functools.lru_cache(maxsize=None)
+def field_of_noun(noun: str, asset_class: str) -> tuple[tuple[str, str, str], ...]:
+    """(data set, field, Chinese noun) of every entity field of `asset_class` whose English noun is
+    `noun` (the lexicon's, as the question names it)."""
+    from livesearch_pipeline.core.lexicon import load_lexicon
+    from livesearch_pipeline.dataservice.catalog import collect_tool_specs
+    from livesearch_pipeline.web.wording import canonical_label
+
+    lexicon, wanted = load_lexicon(), canonical_label(noun, "en")
+    out = []
+    for spec in collect_tool_specs():
+        meta = spec.meta
+        if meta.role != "data" or meta.entity_param is None or asset_class not in meta.asset_classes:
+            continue
+        for f in meta.fields:
+            entry = lexicon.entry(meta.name, f.name)
+            if entry is not None and entry.en and canonical_label(entry.en, "en") == wanted:
+                out.append((meta.name, f.name, entry.zh or ""))
+    return tuple(out)
+
+
 def _bare(label: str) -> str:
     from livesearch_pipeline.evaluation.agents.reading import UNIT_SUFFIX
 
@@ -379,7 +400,9 @@ async def _top_close_day(agent: NavigatorAgent, chain: _Chain, parts: dict[str, 
     if bars is None:
         raise ChainFailure("no quote data set for this asset class")
     n = int(parts["n"])
-    rows = await chain.work.series(question.entity, bars, ["close"], n)
+    fields = field_of_noun(parts["noun"], question.asset_class)
+    own = next((name for tool, name, _ in fields if tool == bars and name != "close"), None)
+    rows = await chain.work.series(question.entity, bars, ["close", own] if own else ["close"], n)
     if rows is None:
         raise ChainFailure(f"no page gave the last {n} closes")
     ordered = list(reversed(rows))  # oldest first
@@ -390,16 +413,17 @@ async def _top_close_day(agent: NavigatorAgent, chain: _Chain, parts: dict[str, 
     back = len(ordered) - 1 - ordered.index(best)
     chain.note(top_day=best["date"], sessions_back=back)
     answer, _, decimals = _precision(question.question)
-    if parts["noun"] == "closing price":
-        return _format(top, answer, 2 if decimals is None else decimals)
+    if parts["noun"] == "closing price" or own:
+        # The figure is on the quote rows already read.
+        return _format(top if not own else best[own], answer, 2 if decimals is None else decimals)
     subj = parts["subj"]
     when = "on the most recent trading day" if back == 0 else f"{back} trading days before the most recent one"
-    # The Chinese noun names the exchange's label ("其小单买入量是多少手").
-    noun_zh = re.search(r"其([^，。？]+?)(?:是多少|是什么)", question.question_zh or "")
+    # The exchange prints its labels in Chinese for the Chinese market: the noun's Chinese name.
+    noun_zh = next((zh for _, _, zh in fields if zh), None)
     code = question.entity
     second = question.model_copy(update={
         "question": f"What was the {parts['noun']} of {subj} {when}{parts['tail']}",
-        "question_zh": f"{code}（{code}）最近一个交易日之前第{back}个交易日的{noun_zh.group(1)}是多少？" if noun_zh else None})
+        "question_zh": f"{code}（{code}）最近一个交易日之前第{back}个交易日的{noun_zh}是多少？" if noun_zh else None})
     try:
         reading = read_question(second)
     except UnreadableQuestion as exc:
