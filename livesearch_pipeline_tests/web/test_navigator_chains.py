@@ -31,7 +31,7 @@ from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
 from livesearch_pipeline_tests.web.test_history import _old_dividend_payer
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
 
-TOOLS = ("daily", "daily_basic", "dividend", "income", "fina_indicator", "hk_daily", "hk_income", "fund_portfolio", "stock_basic",
+TOOLS = ("daily", "daily_basic", "dividend", "income", "fina_indicator", "hk_daily", "hk_daily_adj", "hk_income", "fund_portfolio", "stock_basic",
          "index_member", "index_daily")
 PERCENT = Format(kind="percent", decimals=2)
 PRICE = Format(kind="number", decimals=2, unit="CNY")
@@ -56,6 +56,8 @@ TEXTS = {
                     "in percent to 2 decimals?",
     "top_close_day": "On the trading day within the last 20 sessions when {name} ({code}) closed highest, what was "
                      "its highest price, in CNY to 2 decimals?",
+    "fx_convert": "What was the turnover value of {name} ({code}) on the most recent Hong Kong trading day, converted "
+                  "into CNY at that day's closing USD/CNH and USD/HKD bid rates, in millions of CNY to 2 decimals?",
     # The figure on another data set's page: read as a snapshot that many sessions back.
     "top_close_day_other": "On the trading day within the last 20 sessions when {name} ({code}) closed highest, what "
                            "was its turnover rate, in percent to 2 decimals?",
@@ -174,6 +176,10 @@ class Case:
         last20 = {"start_date": DateSpec(sessions_back=19, calendar="XSHG"),
                   "end_date": DateSpec(sessions_back=0, calendar="XSHG")}
         highest = ValueRef(call="c1", select=ALL, field="close", aggregate="argmax")
+
+        def fx(pair: str) -> ValueRef:
+            return ValueRef(call="c2", select=Selection(mode="latest", key="trade_date", where={"ts_code": f"{pair}.FXCM"}),
+                            field="bid_close")
         s = self.stock
         self.cases: dict[str, tuple[Question, str, str]] = {
             "fund_industry": (_question(1, Program(
@@ -205,6 +211,17 @@ class Case:
                        Call(id="c2", tool="daily", args={"ts_code": s}, refs={"trade_date": highest})],
                 extract=Extractor(call="c2", select=Selection(mode="latest", key="trade_date"), field="high",
                                   format=PRICE)), s, "cn_equity", "CNY"), s, "cn_equity"),
+            "fx_convert": (_question(8, Program(
+                calls=[Call(id="c1", tool="hk_daily_adj", args={"ts_code": self.hk},
+                            dates={"start_date": DateSpec(sessions_back=9, calendar="XHKG"),
+                                   "end_date": DateSpec(sessions_back=0, calendar="XHKG")}),
+                       Call(id="c2", tool="fx_daily", refs={"trade_date": ValueRef(
+                           call="c1", select=Selection(mode="latest", key="trade_date"), field="trade_date")})],
+                extract=Extractor(call="c1", select=Selection(mode="latest", key="trade_date"), field="amount",
+                                  format=Format(kind="number", decimals=2, unit="million CNY", scale=1e-6),
+                                  combine=Combine(op="product", other=fx("USDCNH"), then=Combine(
+                                      op="ratio", other=fx("USDHKD"))))),
+                self.hk, "hk_equity", "million CNY"), self.hk, "hk_equity"),
             "top_close_day_other": (_question(7, Program(
                 calls=[Call(id="c1", tool="daily", args={"ts_code": s}, dates=last20),
                        Call(id="c2", tool="daily_basic", args={"ts_code": s}, refs={"trade_date": highest})],
@@ -232,7 +249,7 @@ def case(tmp_path_factory: pytest.TempPathFactory):
     answers = _gold(questions)
     assert [a.status for a in answers] == ["ok"] * len(questions), [a.error for a in answers]
     entities = tuple(sorted({built.stock, built.hk, built.fund, built.holding, built.index}))
-    config = CorpusConfig(clock=CLOCK, history_sessions=5, entities=entities, tools=TOOLS, market_tools=(),
+    config = CorpusConfig(clock=CLOCK, history_sessions=5, entities=entities, tools=TOOLS, market_tools=("fx_daily",),
                           history_from=history_from(questions, answers))
     directory = build_web(config, tmp_path_factory.mktemp("web"), workers=1).directory
     return built, {a.qid: a for a in answers}, directory
@@ -257,7 +274,8 @@ def test_each_chain_is_answered_from_the_pages_without_a_budget(case, shape: str
     assert outcome.correct, (shape, prediction.answer, answer.answer, prediction.trace[-4:])
     fetched = [t["url"] for t in prediction.trace if t.get("tool") == "fetch_page"]
     assert prediction.trace[-1]["reads"] == len(fetched) >= 2, "every hop reads its page"
-    assert all("/exchange/" in url for url in fetched), "visibility 0: the exchange's pages"
+    # Visibility 0: the exchange's pages (and the day's official FX release).
+    assert all("/exchange/" in url or "/stats/fx_daily/" in url for url in fetched), fetched
 
 
 def test_a_chain_fails_at_too_small_a_budget_and_succeeds_with_enough(case) -> None:

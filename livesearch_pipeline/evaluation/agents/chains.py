@@ -69,8 +69,11 @@ class ChainFailure(Exception):
 
 
 def read_chain_shape(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
-    """Which of the chains above the question asks, and its parts (subject, window, noun, tail)."""
-    for name, pattern in CHAIN_SHAPES:
+    """Which of the chains above (or a figure converted into CNY, `_FX_CONVERT`) the question asks,
+    and its parts (subject, window, noun, tail, market)."""
+    from livesearch_pipeline.evaluation.agents.navigator import _FX_CONVERT
+
+    for name, pattern in (*CHAIN_SHAPES, ("fx_convert", _FX_CONVERT)):
         found = pattern.match(question.question)
         if found:
             return name, {k: v for k, v in found.groupdict().items() if v is not None}
@@ -347,6 +350,8 @@ async def _run(chain: _Chain, name: str, parts: dict[str, str]) -> str:
         return _format(cash / eps * 100, "percent", places)
     if name == "fund_industry":
         return await _fund_industry(chain, parts, places)
+    if name == "fx_convert":
+        return await _fx_convert(chain, parts, places)
     raise ChainFailure(f"no reader for {name}")
 
 
@@ -390,6 +395,65 @@ async def _fund_industry(chain: _Chain, parts: dict[str, str], places: int) -> s
         raise ChainFailure(f"no page gave the last {n} closes of {index}")
     chain.note(index=index, first=rows[-1]["date"], last=rows[0]["date"])
     return _format(_change([r["close"] for r in reversed(rows)]), "percent", places)
+
+
+def latest_item(page: ParsedPage, tool: str, field_name: str) -> tuple[str, float, str] | None:
+    """(session, figure, unit) of `field_name` in a quote page's latest record (its item table)."""
+    from livesearch_pipeline.evaluation.agents.navigator import _column
+
+    for rows in page.tables:
+        if not rows or len(rows[0]) != 3 or rows[0][0].lower() not in ("item", "项目"):
+            continue
+        labels = [r[0] for r in rows[1:] if r]
+        position = _column(labels, tool, field_name)
+        day = next((r[1] for r in rows[1:] if len(r) > 1 and _DAY.fullmatch(r[1])), None)
+        if position is None or day is None or len(rows[1 + position]) < 3:
+            continue
+        value = cell_number(rows[1 + position][1])
+        if value is not None:
+            return day, value, rows[1 + position][2]
+    return None
+
+
+async def _fx_convert(chain: _Chain, parts: dict[str, str], places: int) -> str:
+    """A figure of the latest session converted into CNY: the figure as the exchange's quote page
+    prints it (exact, in its own currency), then that session's closing bid rates from the FX
+    release of the day (USD/CNH, and USD/HKD for a Hong Kong figure)."""
+    from livesearch_pipeline.evaluation.agents.navigator import fx_bid_closes
+    from livesearch_pipeline.evaluation.agents.reading import convert
+
+    question = chain.state.question
+    hk = parts["market"] == "Hong Kong"
+    currency = "HKD" if hk else "USD"
+    code = question.entity
+    found = None
+    for tool, field_name, _ in field_of_noun(parts["noun"], question.asset_class):
+        if tool.endswith("_mins"):
+            continue  # minute bars are not the session's figure
+        try:
+            page = await chain.work.page(f"/exchange/{tool}/{code}.html")
+        except ToolFailure:
+            continue  # no exchange page of that data set (the read still counts)
+        found = latest_item(page, tool, field_name)
+        if found is not None:
+            break
+    if found is None:
+        raise ChainFailure(f"no exchange page gave the {parts['noun']} of {code}")
+    day, value, unit = found
+    native = convert(value, unit or currency, currency)
+    if native is None:
+        raise ChainFailure(f"a figure in {unit} is not in {currency}")
+    rates = fx_bid_closes(await chain.work.page(f"/stats/fx_daily/{day}.html"), day)
+    usdcnh, usdhkd = rates.get("USDCNH"), rates.get("USDHKD")
+    if not usdcnh or (hk and not usdhkd):
+        raise ChainFailure(f"the FX release of {day} gives no closing bid rate of USD/CNH or USD/HKD")
+    cny = native / (usdhkd if hk and usdhkd else 1.0) * usdcnh
+    chain.note(session=day, figure=native, currency=currency, usdcnh=usdcnh, **({"usdhkd": usdhkd} if hk else {}))
+    _, wanted, _ = _precision(question.question)
+    stated = convert(cny, "CNY", wanted)
+    if stated is None:
+        raise ChainFailure(f"a figure in CNY cannot be stated in {wanted}")
+    return f"{stated:.{places}f}"
 
 
 async def _top_close_day(agent: NavigatorAgent, chain: _Chain, parts: dict[str, str]) -> Prediction | str:
