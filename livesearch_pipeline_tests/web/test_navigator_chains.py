@@ -19,8 +19,9 @@ from livesearch_pipeline.core.models import (
     ValueRef,
 )
 from livesearch_pipeline.dataservice.client import McpToolClient
+from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
 from livesearch_pipeline.evaluation.agents.chains import (
-    fina_eps, latest_implemented, lists_member, read_chain_shape, record_value, report_announcement, stock_industry,
+    fina_eps, latest_implemented, latest_nav, lists_member, read_chain_shape, record_value, report_announcement, stock_industry,
 )
 from livesearch_pipeline.evaluation.agents.navigator import open_navigator
 from livesearch_pipeline.evaluation.agents.reading import parse_page
@@ -32,7 +33,7 @@ from livesearch_pipeline_tests.web.test_history import _old_dividend_payer
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
 
 TOOLS = ("daily", "daily_basic", "dividend", "income", "fina_indicator", "hk_daily", "hk_daily_adj", "hk_income", "fund_portfolio", "stock_basic",
-         "index_member", "index_daily")
+         "index_member", "index_daily", "fund_nav", "fund_daily")
 PERCENT = Format(kind="percent", decimals=2)
 PRICE = Format(kind="number", decimals=2, unit="CNY")
 IMPLEMENTED = Selection(mode="all", key="ann_date", where={"div_proc": "实施"})
@@ -58,6 +59,9 @@ TEXTS = {
                      "its highest price, in CNY to 2 decimals?",
     "fx_convert": "What was the turnover value of {name} ({code}) on the most recent Hong Kong trading day, converted "
                   "into CNY at that day's closing USD/CNH and USD/HKD bid rates, in millions of CNY to 2 decimals?",
+    "nav_premium": "What was the premium of the closing price of {name} ({code}) over its NAV per unit on the most "
+                   "recent trading day whose NAV has been published, a discount being negative, in percent to 2 "
+                   "decimals?",
     # The figure on another data set's page: read as a snapshot that many sessions back.
     "top_close_day_other": "On the trading day within the last 20 sessions when {name} ({code}) closed highest, what "
                            "was its turnover rate, in percent to 2 decimals?",
@@ -75,6 +79,9 @@ def test_each_chain_shape_is_read_from_the_served_text() -> None:
     assert shape(TEXTS["report_change"].format(name="Halora Media", code="HLR"))[0] == "report_change"
     assert shape(TEXTS["report_high"].format(name="珩翊保险"))[0] == "report_high"  # the short name alone
     assert shape(TEXTS["ex_date_change"].format(name="翊垚酒业", code="000689.SZ"))[0] == "ex_date_change"
+    assert shape(TEXTS["nav_premium"].format(name="珂瑭红利ETF", code="159427.SZ"))[0] == "nav_premium"
+    assert shape("What was the closing price of X控股 (00829.HK) on the most recent Hong Kong trading day, converted "
+                 "into CNY at that day's closing USD/CNH and USD/HKD bid rates, in CNY to 2 decimals?")[0] == "fx_convert"
     assert shape(TEXTS["payout_ratio"].format(name="曦璟电器", code="001092.SZ"))[0] == "payout_ratio"
     top = shape("On the trading day within the last 20 sessions when 芷筠食品 (301494.SZ) closed highest, what was its "
                 "active buying volume of small orders, as a whole number of 100-share lots?")
@@ -119,6 +126,11 @@ def test_the_hops_read_the_exchanges_labels() -> None:
     assert [record_value(record, "dividend", f) for f in ("cash_div_tax", "ex_date", "end_date")] == [
         "0.047", "20260615", "20251231"]
     assert latest_implemented(parse_page(_items({"预案公告日": "20260701", "实施进度": "预案"}))) is None
+    # A fund's latest NAV is dated by its NAV date, not by its publication date.
+    nav = parse_page(_items({"公告日期": "20261201", "净值日期": "20261130", "单位净值": "4.7339"})
+                     + "<table><tr><th>日期</th><th>单位净值 (CNY)</th></tr><tr><td>20261130</td><td>4.7339</td></tr>"
+                       "<tr><td>20261127</td><td>4.7513</td></tr></table>")
+    assert latest_nav(nav) == ("20261130", 4.7339)
     # The industry a profile names; an index's members, a removed one no longer.
     assert stock_industry(parse_page(_items({"地域": "北京", "所属行业": "专用机械"}))) == "专用机械"
     members = parse_page(_items({"成分股代码": "300660.SZ", "纳入日期": "20130826", "剔除日期": "--"},
@@ -147,6 +159,8 @@ class Case:
         self.stock, self.ex_date = _old_dividend_payer()
         self.hk = pick("hk_equity", 0).code
         self.fund = pick("fund", 0).code
+        self.etf = next(e.code for e in sorted(shared_market(DEFAULT_SEED).universe.entities, key=lambda e: e.code)
+                        if e.asset_class == "fund" and not e.code.endswith(".OF"))  # a listed fund: it has a close
         svc = service()
         holdings = svc.call("fund_portfolio", {"ts_code": self.fund, "start_date": "20250101",
                                                "end_date": CLOCK.strftime("%Y%m%d")})["items"]
@@ -176,6 +190,8 @@ class Case:
         last20 = {"start_date": DateSpec(sessions_back=19, calendar="XSHG"),
                   "end_date": DateSpec(sessions_back=0, calendar="XSHG")}
         highest = ValueRef(call="c1", select=ALL, field="close", aggregate="argmax")
+        last10 = {"start_date": DateSpec(sessions_back=9, calendar="XSHG"),
+                  "end_date": DateSpec(sessions_back=0, calendar="XSHG")}
 
         def fx(pair: str) -> ValueRef:
             return ValueRef(call="c2", select=Selection(mode="latest", key="trade_date", where={"ts_code": f"{pair}.FXCM"}),
@@ -222,6 +238,15 @@ class Case:
                                   combine=Combine(op="product", other=fx("USDCNH"), then=Combine(
                                       op="ratio", other=fx("USDHKD"))))),
                 self.hk, "hk_equity", "million CNY"), self.hk, "hk_equity"),
+            "nav_premium": (_question(9, Program(
+                calls=[Call(id="c1", tool="fund_nav", args={"ts_code": self.etf}, dates=last10),
+                       Call(id="c2", tool="fund_daily", args={"ts_code": self.etf}, refs={"trade_date": ValueRef(
+                           call="c1", select=Selection(mode="latest", key="nav_date"), field="nav_date")})],
+                extract=Extractor(call="c2", select=Selection(mode="latest", key="trade_date"), field="close",
+                                  format=PERCENT, combine=Combine(op="pct_difference", other=ValueRef(
+                                      call="c1", select=Selection(mode="latest", key="nav_date"),
+                                      field="unit_nav")))),
+                self.etf, "fund", "%"), self.etf, "fund"),
             "top_close_day_other": (_question(7, Program(
                 calls=[Call(id="c1", tool="daily", args={"ts_code": s}, dates=last20),
                        Call(id="c2", tool="daily_basic", args={"ts_code": s}, refs={"trade_date": highest})],
@@ -248,7 +273,7 @@ def case(tmp_path_factory: pytest.TempPathFactory):
     questions = [q for q, _, _ in built.cases.values()]
     answers = _gold(questions)
     assert [a.status for a in answers] == ["ok"] * len(questions), [a.error for a in answers]
-    entities = tuple(sorted({built.stock, built.hk, built.fund, built.holding, built.index}))
+    entities = tuple(sorted({built.stock, built.hk, built.fund, built.holding, built.index, built.etf}))
     config = CorpusConfig(clock=CLOCK, history_sessions=5, entities=entities, tools=TOOLS, market_tools=("fx_daily",),
                           history_from=history_from(questions, answers))
     directory = build_web(config, tmp_path_factory.mktemp("web"), workers=1).directory

@@ -50,6 +50,9 @@ CHAIN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("payout_ratio", re.compile(
         rf"^For {_SUBJ}, what was the payout ratio of its most recently implemented cash dividend, that is the "
         r"pre-tax cash dividend per share divided by the basic EPS of the period it pays for")),
+    ("nav_premium", re.compile(
+        rf"^What was the premium of the closing price of {_SUBJ} over its NAV per unit on the most recent trading "
+        r"day whose NAV has been published")),
     ("top_close_day", re.compile(
         rf"^On the trading day within the last (?P<n>\d+) sessions when {_SUBJ} closed highest, what was its "
         r"(?P<noun>.+?)(?P<tail>, (?:in|as|to) [^?]+\?.*)$")),
@@ -185,6 +188,20 @@ def fina_eps(page: ParsedPage) -> float | None:
         if value is not None:
             return cell_number(value)
     return None
+
+
+def latest_nav(page: ParsedPage) -> tuple[str, float]:
+    """(NAV date, NAV per unit) of a fund's latest published NAV: its NAV page's history table
+    (dated by NAV date), else its latest record (which also prints the publication date)."""
+    from livesearch_pipeline.evaluation.agents.navigator import _Investigator
+
+    for record in item_records(page):
+        day, value = record_value(record, "fund_nav", "nav_date"), record_value(record, "fund_nav", "unit_nav")
+        nav = cell_number(value or "")
+        if day and _DAY.fullmatch(day) and nav is not None:
+            rows = [r for r in _Investigator._history_rows(page, "fund_nav", ["unit_nav"]) if r["date"] == day]
+            return day, rows[0]["unit_nav"] if rows else nav
+    raise ChainFailure("the NAV page prints no NAV date")
 
 
 def stock_industry(page: ParsedPage) -> str | None:
@@ -350,6 +367,15 @@ async def _run(chain: _Chain, name: str, parts: dict[str, str]) -> str:
         return _format(cash / eps * 100, "percent", places)
     if name == "fund_industry":
         return await _fund_industry(chain, parts, places)
+    if name == "nav_premium":
+        nav_day, nav = latest_nav(await chain.work.page(f"/exchange/fund_nav/{code}.html"))
+        rows = await chain.closes_since(code, "fund_daily", nav_day)
+        if rows[0]["date"] != nav_day:
+            raise ChainFailure(f"no close of {code} on its NAV date {nav_day}")
+        chain.note(nav_date=nav_day, unit_nav=nav, close=rows[0]["close"])
+        if not nav:
+            raise ChainFailure("a NAV of zero")
+        return _format((rows[0]["close"] - nav) / abs(nav) * 100, "percent", places)
     if name == "fx_convert":
         return await _fx_convert(chain, parts, places)
     raise ChainFailure(f"no reader for {name}")
