@@ -11,7 +11,12 @@ names (issue 29), worked as an analyst works them on the web:
 - the payout ratio of the latest implemented cash dividend: its pre-tax cash dividend per share
   (the dividend page) over the basic EPS of the period it pays for (that period's report page);
 - the figure on the session of the last N on which the stock closed highest: the closes of the
-  window, then the figure on that session, read as a snapshot that many sessions back.
+  window, then the figure on that session (from the same rows, or read as a snapshot that many
+  sessions back from the page of the data set printing it);
+- an ETF's premium of its close over its latest published NAV: the NAV page (dated by NAV date),
+  then the close of that session;
+- a figure of the latest Hong Kong or New York session converted into CNY: the figure exactly as
+  the exchange's quote page prints it, then that session's closing bid rates (the FX release).
 
 Every page opened counts against the question's read budget (`NavigatorAgent._read`); the
 navigator dispatches here through `read_chain_shape` / `answer_chain_shape`.
@@ -87,7 +92,9 @@ def read_chain_shape(question: ServedQuestion) -> tuple[str, dict[str, str]] | N
 
 @functools.lru_cache(maxsize=None)
 def _field_labels(tool: str, field_name: str) -> frozenset[str]:
-    """The labels a field is printed under on any site, in either language (lower case, no unit)."""
+    """The labels the exchange prints a field under, in either language (lower case, no unit): the
+    catalog's description for a field the lexicon has no noun of (dates, codes: `_column` reads the
+    lexicon's nouns in any site's words)."""
     from livesearch_pipeline.dataservice.catalog import collect_tool_specs
     from livesearch_pipeline.web.formatting import _label
 
@@ -97,12 +104,7 @@ def _field_labels(tool: str, field_name: str) -> frozenset[str]:
             continue
         for f in spec.meta.fields:
             if f.name == field_name:
-                for lang in ("en", "zh"):
-                    for site in ("exchange", "portal"):
-                        try:
-                            out.add(_label(spec.meta, f, lang, site).lower())
-                        except Exception:  # a site key the wording does not know: its exchange label stands
-                            continue
+                out.update(_label(spec.meta, f, lang).lower() for lang in ("en", "zh"))
     return frozenset(out)
 
 
