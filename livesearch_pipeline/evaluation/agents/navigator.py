@@ -22,8 +22,10 @@ latest session, and the statistic computed.
 
 Chains are followed hop by hop (`read_chain`: a fund's largest holding, an index's heaviest
 constituent, named by the first hop's page, then that stock's figure); statement growth and
-margins are computed from the company's report pages; a figure converted into CNY is read in its
-own currency and converted at that day's closing bid rates (`fx_bid_closes`). A snapshot's row is
+margins are computed from the company's report pages; chains through a date or an entity a first
+hop names (a holding's industry index, the days since a report or an ex-date, a payout ratio, the
+session of the highest close, a figure converted into CNY at that day's closing bid rates) are
+worked in agents/chains.py (`read_chain_shape`). A snapshot's row is
 the session k back on the market's calendar; a portal's key statistic is taken only when printed
 to the decimals asked.
 
@@ -56,7 +58,7 @@ from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
     fetch_text,
-    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, _english_nouns, _precision, aggregate_values,
+    UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, _english_nouns, aggregate_values,
     best_label,
     candidates_from_page,
     cell_number, choose, convert, label_matches, parse_page, read_question,
@@ -276,6 +278,12 @@ class NavigatorAgent:
     def _url(self, path: str) -> str:
         return urljoin(self.base_url.rstrip("/") + "/", path.lstrip("/"))
 
+    def _spent(self, state: _Question) -> Prediction:
+        """No answer: the read budget ran out before the evidence was complete."""
+        state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
+                            "pages spent before the evidence was complete", "reads": state.reads})
+        return Prediction(qid=state.question.qid, answer=None, trace=state.trace)
+
     # ------------------------------------------------------------------ the agent
 
     async def answer(self, question: ServedQuestion) -> Prediction:
@@ -285,9 +293,11 @@ class NavigatorAgent:
         chain = read_chain(question)
         if chain is not None:
             return await self._follow_chain(question, chain)
-        fx = _FX_CONVERT.match(question.question)
-        if fx is not None:
-            return await self._convert(question, fx)
+        from livesearch_pipeline.evaluation.agents.chains import answer_chain_shape, read_chain_shape
+
+        shape = read_chain_shape(question)  # chains through a date or an entity a first hop names
+        if shape is not None:
+            return await answer_chain_shape(self, question, *shape)
         exdate = _EXDATE_CLOSE.match(question.question)
         if exdate is not None:
             return await self._on_ex_date(question, exdate)
@@ -306,9 +316,7 @@ class NavigatorAgent:
         try:
             answer, source = await self._work(state)
         except BudgetExhausted:
-            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
-                                "pages spent before the evidence was complete", "reads": state.reads})
-            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+            return self._spent(state)
         state.trace.append({"type": "final", "answer": answer, "url": source, "reads": state.reads,
                             **({} if answer is not None else {"reason": "no page gave the quantity"})})
         return Prediction(qid=question.qid, answer=answer, trace=state.trace)
@@ -327,9 +335,7 @@ class NavigatorAgent:
             state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
             return Prediction(qid=question.qid, answer=None, trace=state.trace)
         except BudgetExhausted:
-            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
-                                "pages spent before the evidence was complete", "reads": state.reads})
-            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+            return self._spent(state)
         stock = top_of_first_hop(page, tool)
         if stock is None:
             state.trace.append({"type": "final", "answer": None, "reads": state.reads,
@@ -350,46 +356,6 @@ class NavigatorAgent:
         state.trace.append({"type": "chain", "stock": stock, "question": second.question})
         prediction = await self._answer_state(state)
         return prediction.model_copy(update={"qid": question.qid})
-
-    async def _convert(self, question: ServedQuestion, fx: re.Match[str]) -> Prediction:
-        """A figure converted into CNY at the day's closing bid rates: the figure in its own currency
-        (read as a question of its own), then that day's rates from the FX release of the day."""
-        hk = fx.group("market") == "Hong Kong"
-        currency, calendar = ("HKD", "XHKG") if hk else ("USD", "XNYS")
-        native = question.model_copy(update={
-            "question": f"What was the {fx.group('noun')} of {fx.group('subj')} on the most recent trading day, "
-                        f"in {currency} to 6 decimals?", "question_zh": None})
-        _, unit, decimals = _precision(question.question)
-        try:
-            reading = read_question(native)
-        except UnreadableQuestion as exc:
-            return Prediction(qid=question.qid, answer=None, trace=[{"type": "skip", "reason": str(exc)}])
-        state = _Question(native, reading, self.read_budget)
-        found = await self._answer_state(state)
-        trace = list(found.trace or [])
-        day = session_on_or_before(calendar, self.as_of).strftime("%Y%m%d")
-
-        def final(answer: str | None, reason: str | None = None) -> Prediction:
-            trace.append({"type": "final", "answer": answer, "reads": state.reads,
-                          **({"reason": reason} if reason else {})})
-            return Prediction(qid=question.qid, answer=answer, trace=trace)
-
-        if found.answer is None:
-            return final(None, "no page gave the quantity in its own currency")
-        try:
-            page = await self._read(state, self._url(f"/stats/fx_daily/{day}.html"))
-        except BudgetExhausted:
-            return final(None, f"read budget of {self.read_budget} pages spent before the evidence was complete")
-        except ToolFailure as exc:
-            return final(None, str(exc))
-        rates = fx_bid_closes(page, day)
-        usdcnh, usdhkd = rates.get("USDCNH"), rates.get("USDHKD")
-        if not usdcnh or (hk and not usdhkd):
-            return final(None, f"the FX release of {day} gives no closing bid rate of USD/CNH or USD/HKD")
-        value = convert(float(found.answer) / (usdhkd if hk and usdhkd else 1.0) * usdcnh, "CNY", unit)
-        if value is None:
-            return final(None, f"a figure in CNY cannot be stated in {unit}")
-        return final(f"{value:.{2 if decimals is None else decimals}f}")
 
     async def _on_ex_date(self, question: ServedQuestion, found: re.Match[str]) -> Prediction:
         """A figure on the ex-dividend date of the latest implemented dividend: the dividend page
@@ -451,9 +417,7 @@ class NavigatorAgent:
             state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
             return Prediction(qid=question.qid, answer=None, trace=state.trace)
         except BudgetExhausted:
-            state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
-                                "pages spent before the evidence was complete", "reads": state.reads})
-            return Prediction(qid=question.qid, answer=None, trace=state.trace)
+            return self._spent(state)
         state.trace.append({"type": "final", "answer": answer, "reads": state.reads,
                             **({} if answer is not None else {"reason": "no page gave the figures"})})
         return Prediction(qid=question.qid, answer=answer, trace=state.trace)
