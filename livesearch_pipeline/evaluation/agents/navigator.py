@@ -981,7 +981,7 @@ class _Investigator:
         code = self.state.question.entity
         if not code:
             return None
-        for query in (f"{code} constituents", f"{code} 成分股行情"):
+        for query in (f"{code} constituents quotes", f"{code} 成分股行情"):
             for item in await self.agent._search(self.state, query):
                 if urlsplit(item["url"]).path.endswith(f"/constituents/{code}.html"):
                     return await self.page(urlsplit(item["url"]).path)
@@ -993,13 +993,10 @@ class _Investigator:
         exchange's bulletins."""
         board = await self.board()
         if board is not None and (not board.as_of or board.as_of.replace("-", "") >= self._latest_session()):
-            values = {}
-            for code in codes:
-                row = self._bulletin_row(board, code, tool, [field_name])
-                if row is not None:
-                    values[code] = row[field_name]
-            if all(c in values for c in codes):
-                return values
+            listed = self._listed(board, tool, field_name)
+            if listed and all(c in listed for c in codes):
+                # A member with dashes for figures did not trade that session.
+                return {c: v for c in codes if (v := listed[c]) is not None}
         by_exchange: dict[str, list[str]] = {}
         for code in codes:
             exchange = {"SH": "SSE", "SZ": "SZSE"}.get(code.rsplit(".", 1)[-1])
@@ -1024,7 +1021,25 @@ class _Investigator:
                     row = self._bulletin_row(page, code, tool, [field_name])
                     if row is not None:
                         values[code] = row[field_name]
-        return values if all(c in values for c in codes) else None
+        # A bulletin lists every instrument that traded: a member on none of the session's pages
+        # read for its code range did not trade that day.
+        return values or None
+
+    @staticmethod
+    def _listed(page: ParsedPage, tool: str, field_name: str) -> dict[str, float | None]:
+        """Every code a table of `page` lists with a column of `field_name` of `tool`: its value,
+        None where the row prints no figure (the instrument did not trade)."""
+        listed: dict[str, float | None] = {}
+        for rows in page.tables:
+            if not rows or len(rows[0]) < 3:
+                continue
+            column = _column(rows[0], tool, field_name)
+            if column is None:
+                continue
+            for row in rows[1:]:
+                if row and re.fullmatch(r"\d{6}\.(?:SH|SZ)", row[0]):
+                    listed[row[0]] = cell_number(row[column]) if column < len(row) else None
+        return listed
 
 
 async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts: dict[str, str]) -> str | None:
@@ -1093,7 +1108,7 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         for rows in page.tables:
             found = [cell for row in rows[1:] for cell in row if re.fullmatch(r"\d{6}\.(?:SH|SZ)", cell)]
             if found:
-                codes = list(dict.fromkeys(found))
+                codes = list(dict.fromkeys(codes + found))  # a membership list: one table per join date
                 if members_tool == "index_weight":
                     break  # the latest rebalance's table comes first
         if not codes:
