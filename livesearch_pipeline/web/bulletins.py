@@ -7,6 +7,12 @@ instrument while only well-known names get history tables and digests elsewhere.
 of such an entity then takes one bulletin read per session; a lookup still one or two (the
 archive, then the session's page, whose code range the archive names).
 
+Weekly and monthly bars (`PERIOD_BAR_TOOLS`) are published the same way as the exchange's weekly
+(monthly) market-statistics bulletins: one per week (month), dated on the period's last session,
+every instrument with that data set, paginated, under the same archive scheme; an obscure
+entity's page of its bars then shows the latest bar alone, so the best month of the last 24 takes
+about 24 bulletin reads.
+
 Each entity batch contributes its rows (`bulletin_rows`: the exchange's own figures, formatted
 as its history tables print them, over the last BULLETIN_SESSIONS sessions); once every batch is
 in, `bulletin_pages` groups them by exchange, data set and session, BULLETIN_ROWS instruments a
@@ -75,6 +81,19 @@ class BulletinRow:
     record: str  # its record_key
 
 
+def _period(row: BulletinRow) -> str:
+    """The period a row's bulletin covers: its session, or the ISO week (the month) of its bar."""
+    cadence = cadence_of(row.tool)
+    if cadence == "day":
+        return row.day
+    if cadence == "month":
+        return row.day[:6]
+    day = key_date(row.day, None)
+    assert day is not None, row.day
+    year, week, _ = day.isocalendar()
+    return f"{year}W{week:02d}"
+
+
 def archive_path(exchange: str, tool: str) -> str:
     return f"/exchange/bulletin/{exchange}/{tool}/index.html"
 
@@ -90,9 +109,9 @@ def exchange_name(exchange: str, lang: str) -> str:
 
 def bulletin_rows(*, exchange: str, lang: str, code: str, name: str, data: Fetched, since: dt.date, look: Look,
                   seed: int) -> list[BulletinRow]:
-    """The rows one entity contributes to its exchange's bulletins of one daily data set: each
-    record from `since` on (one record per session; series of several records a session are
-    not bulletin material)."""
+    """The rows one entity contributes to its exchange's bulletins of one daily (weekly, monthly)
+    data set: each record from `since` on (one record per period; series of several records a
+    period are not bulletin material)."""
     meta = data.meta
     if meta.time_key is None or any(len(group) != 1 for group in data.groups):
         return []
@@ -123,10 +142,12 @@ def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], l
     exchange's look per language."""
     grouped: dict[tuple[str, str, str], dict[str, list[BulletinRow]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        grouped[(row.exchange, row.tool, row.lang)][row.day].append(row)
+        grouped[(row.exchange, row.tool, row.lang)][_period(row)].append(row)
     archives: dict[str, list[tuple[str, str, str, str]]] = defaultdict(list)
     for (exchange, tool, lang) in sorted(grouped):
-        sessions = grouped[(exchange, tool, lang)]
+        # Each bulletin is dated on its period's last session: a week's or a month's bars of
+        # instruments that stopped trading early in the period are listed in that bulletin too.
+        sessions = {max(r.day for r in rows): rows for rows in grouped[(exchange, tool, lang)].values()}
         meta, look = metas[tool], looks[lang]
         cadence = cadence_of(tool)
         (kind_en, kind_zh), earlier, later = _CADENCE[cadence]

@@ -867,11 +867,13 @@ class _Investigator:
     def _latest_session(self) -> str:
         return session_on_or_before("XSHG", self.agent.as_of).strftime("%Y%m%d")
 
-    async def bars(self, code: str, tool: str, fields: Sequence[str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    async def bars(self, code: str, tool: str, fields: Sequence[str],
+                   limit: int | None = None) -> tuple[list[dict[str, Any]], dict[str, str]]:
         """Every weekly (monthly) bar of `tool` for `code` the web shows, newest first ({"date",
         field: value}), with each field's unit: the bars of its exchange page (one item table per
         bar), else, when the page shows the latest bar only (an obscure entity), one per weekly
-        (monthly) bulletin its page links: the archive, then each period's page holding the code."""
+        (monthly) bulletin its page links: the archive, then each period's page holding the code
+        (the newest `limit` periods; a period whose page does not list it: it did not trade)."""
         page = await self.page(f"/exchange/{tool}/{code}.html")
         bars: list[dict[str, Any]] = []
         units: dict[str, str] = {}
@@ -897,11 +899,11 @@ class _Investigator:
             if found and found.group(2) <= code <= found.group(3):
                 periods.append((found.group(1).replace("-", ""), href))
         bars = []
-        for day, href in dict(periods).items():
+        for day, href in list(dict(periods).items())[:limit]:
             bulletin = await self.page(href)
             row = self._bulletin_row(bulletin, code, tool, fields)
             if row is None:
-                return [], units
+                continue
             bars.append({"date": day, **row})
             for rows in bulletin.tables:
                 if rows and len(rows[0]) > 2:
@@ -1085,7 +1087,7 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         if tool is None:
             return None
         target = "amount" if "turnover" in parts["noun"] or "amount" in parts["noun"] else "close"
-        bars, units = await work.bars(question.entity, tool, ["pct_chg", target])
+        bars, units = await work.bars(question.entity, tool, ["pct_chg", target], limit=int(parts["n"]) + 1)
         months = [(bar["date"], bar["pct_chg"], bar[target]) for bar in bars]
         clock = agent.as_of.strftime("%Y%m")
         completed = sorted((m for m in months if m[0][:6] < clock), reverse=True)[: int(parts["n"])]
