@@ -17,7 +17,8 @@ Visibility (0..10) governs how hard an entity's evidence is to find, never wheth
   latest data with probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a
   stale page); news items on the sessions of the history window, with probability
   `0.05 + 0.07 * level` per session and news site; history tables from level 4; spam from level 6
-  (the sites and these chances: web/sites.py).
+  (the sites and these chances: web/sites.py); from level 7 a portal's constituents board of an
+  index (web/constituents.py).
 Portals differ the way real ones do: one restates big amounts in 亿元, one in million, one
 rounds to one decimal, two sometimes carry third-party figures that disagree by 0.5-3%; each
 words its labels its own way (web/formatting.py, web/wording.py). Each page records the records
@@ -287,7 +288,7 @@ class CorpusGenerator:
         """A portal's constituents board of a well-known index (web/constituents.py): its members as
         of the latest rebalance (and its current membership list), each with its figures of the
         latest session. Published by the first of the entity's portals that prints figures as
-        they are (no rounding, no third-party feed)."""
+        they are (no rounding, restating or third-party feed)."""
         if entity.asset_class != "index":
             return None
         site = next((s for s in portals if s.rounding is None and not s.disagree and not s.restates), None)
@@ -296,7 +297,8 @@ class CorpusGenerator:
             return None
         universe = self.reader.market.universe
         day = session_on_or_before("XSHG", self.clock)
-        sections = {tool: self._cross_section(tool, day) for tool in CONSTITUENT_TOOLS if tool in self.reader.specs}
+        sections = {tool: self._cross_section(tool, day) for tool in CONSTITUENT_TOOLS
+                    if tool in self.reader.specs and (self.config.tools is None or tool in self.config.tools)}
         return constituents_page(entity=entity, site=site, weights=weights, members=members, sections=sections,
                                  metas={t: self.reader.specs[t].meta for t in sections}, day=day,
                                  make_page=self._page, seed=self.seed,

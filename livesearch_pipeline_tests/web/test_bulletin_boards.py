@@ -132,6 +132,7 @@ def test_the_monthly_archive_lists_each_month_newest_first_and_nothing_after_the
     assert archive is not None
     days = re.findall(r"(\d{4}-\d{2}-\d{2}) 第1页", archive.html)
     assert days == sorted(days, reverse=True) and len(days) in (MONTHLY_BARS - 1, MONTHLY_BARS)
+    assert len({d[:7] for d in days}) == len(days), "one bulletin a month, dated on its last session"
     assert all(dt.date.fromisoformat(d) <= CLOCK for d in days)
     bars = {r["trade_date"] for r in _monthly(boards.obscure.code)}
     assert {d.replace("-", "") for d in days} <= bars
