@@ -7,6 +7,12 @@ instrument while only well-known names get history tables and digests elsewhere.
 of such an entity then takes one bulletin read per session; a lookup still one or two (the
 archive, then the session's page, whose code range the archive names).
 
+Weekly and monthly bars (`PERIOD_BAR_TOOLS`) are published the same way as the exchange's weekly
+(monthly) market-statistics bulletins: one per week (month), dated on the period's last session,
+every instrument with that data set, paginated, under the same archive scheme; an obscure
+entity's page of its bars then shows the latest bar alone, so the best month of the last 24 takes
+about 24 bulletin reads.
+
 Each entity batch contributes its rows (`bulletin_rows`: the exchange's own figures, formatted
 as its history tables print them, over the last BULLETIN_SESSIONS sessions); once every batch is
 in, `bulletin_pages` groups them by exchange, data set and session, BULLETIN_ROWS instruments a
@@ -30,9 +36,28 @@ from livesearch_pipeline.web.reader import Fetched, key_date
 from livesearch_pipeline.web.render import Block, Links, Paragraph, Table
 
 # Sessions a bulletin archive keeps (a 60-session window and its previous close fit), and
-# instruments per bulletin page.
+# instruments per bulletin page: 40, so that a screen over an index's members (a few dozen stocks
+# spread over the exchange's code range) takes a read of most of the session's pages.
 BULLETIN_SESSIONS = 65
-BULLETIN_ROWS = 100
+BULLETIN_ROWS = 40
+# Weekly and monthly bars: the exchange's market-statistics bulletins, one per week (month), by
+# the period each tool's bars cover (a bar's time key is the period's last session).
+PERIOD_BAR_TOOLS = {"weekly": "week", "index_weekly": "week", "monthly": "month", "index_monthly": "month"}
+# (English, Chinese) names of a bulletin by its cadence, and of the step between two of them.
+_CADENCE = {"day": (("daily bulletin", "每日行情公告"), ("Previous session", "前一交易日"), ("Next session", "后一交易日")),
+            "week": (("weekly bulletin", "每周行情统计公告"), ("Previous week", "上一周"), ("Next week", "下一周")),
+            "month": (("monthly bulletin", "每月行情统计公告"), ("Previous month", "上月"), ("Next month", "下月"))}
+
+
+def cadence_of(tool: str) -> str:
+    """"day", "week" or "month": how often the exchange publishes a bulletin of this data set."""
+    return PERIOD_BAR_TOOLS.get(tool, "day")
+
+
+def bulletin_label(tool: str, lang: str) -> str:
+    """What an exchange calls its bulletins of this data set ("Daily bulletins", "每月行情统计公告")."""
+    en, zh = _CADENCE[cadence_of(tool)][0]
+    return zh if lang == "zh" else en[0].upper() + en[1:] + "s"
 
 _EXCHANGE_NAMES = {
     "SSE": ("Shanghai Stock Exchange", "上海证券交易所"), "SZSE": ("Shenzhen Stock Exchange", "深圳证券交易所"),
@@ -56,6 +81,19 @@ class BulletinRow:
     record: str  # its record_key
 
 
+def _period(row: BulletinRow) -> str:
+    """The period a row's bulletin covers: its session, or the ISO week (the month) of its bar."""
+    cadence = cadence_of(row.tool)
+    if cadence == "day":
+        return row.day
+    if cadence == "month":
+        return row.day[:6]
+    day = key_date(row.day, None)
+    assert day is not None, row.day
+    year, week, _ = day.isocalendar()
+    return f"{year}W{week:02d}"
+
+
 def archive_path(exchange: str, tool: str) -> str:
     return f"/exchange/bulletin/{exchange}/{tool}/index.html"
 
@@ -71,9 +109,9 @@ def exchange_name(exchange: str, lang: str) -> str:
 
 def bulletin_rows(*, exchange: str, lang: str, code: str, name: str, data: Fetched, since: dt.date, look: Look,
                   seed: int) -> list[BulletinRow]:
-    """The rows one entity contributes to its exchange's bulletins of one daily data set: each
-    record from `since` on (one record per session; series of several records a session are
-    not bulletin material)."""
+    """The rows one entity contributes to its exchange's bulletins of one daily (weekly, monthly)
+    data set: each record from `since` on (one record per period; series of several records a
+    period are not bulletin material)."""
     meta = data.meta
     if meta.time_key is None or any(len(group) != 1 for group in data.groups):
         return []
@@ -104,11 +142,15 @@ def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], l
     exchange's look per language."""
     grouped: dict[tuple[str, str, str], dict[str, list[BulletinRow]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        grouped[(row.exchange, row.tool, row.lang)][row.day].append(row)
+        grouped[(row.exchange, row.tool, row.lang)][_period(row)].append(row)
     archives: dict[str, list[tuple[str, str, str, str]]] = defaultdict(list)
     for (exchange, tool, lang) in sorted(grouped):
-        sessions = grouped[(exchange, tool, lang)]
+        # Each bulletin is dated on its period's last session: a week's or a month's bars of
+        # instruments that stopped trading early in the period are listed in that bulletin too.
+        sessions = {max(r.day for r in rows): rows for rows in grouped[(exchange, tool, lang)].values()}
         meta, look = metas[tool], looks[lang]
+        cadence = cadence_of(tool)
+        (kind_en, kind_zh), earlier, later = _CADENCE[cadence]
         header = bulletin_header(meta, look)
         heading = tool_title(meta, lang)
         market = exchange_name(exchange, lang)
@@ -126,15 +168,17 @@ def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], l
                 assert date is not None, day
                 iso = date.isoformat()
                 if lang == "zh":
-                    title = f"{market}每日行情公告 {heading} {iso} 第{number}/{len(chunks)}页"
-                    lead = (f"{market} {iso} {heading}：全部{len(ordered)}只证券，本页第{number}页，"
+                    title = f"{market}{kind_zh} {heading} {iso} 第{number}/{len(chunks)}页"
+                    period = {"day": "", "week": "当周（截至该日）", "month": "当月（截至该日）"}[cadence]
+                    lead = (f"{market} {iso} {period}{heading}：全部{len(ordered)}只证券，本页第{number}页，"
                             f"代码 {chunk[0].code} 至 {chunk[-1].code}。")
-                    labels = ("归档", "前一交易日", "后一交易日")
+                    labels = ("归档", earlier[1], later[1])
                 else:
-                    title = f"{market} daily bulletin: {heading}, {iso}, page {number} of {len(chunks)}"
-                    lead = (f"{market}, session of {iso}, {heading}: all {len(ordered)} instruments; page {number}, "
+                    title = f"{market} {kind_en}: {heading}, {iso}, page {number} of {len(chunks)}"
+                    period = {"day": "session of", "week": "week ended", "month": "month ended"}[cadence]
+                    lead = (f"{market}, {period} {iso}, {heading}: all {len(ordered)} instruments; page {number}, "
                             f"codes {chunk[0].code} to {chunk[-1].code}.")
-                    labels = ("Archive", "Previous session", "Next session")
+                    labels = ("Archive", earlier[0], later[0])
                 links = [(archive, labels[0])]
                 if position + 1 < len(days):
                     links.append((bulletin_path(exchange, tool, days[position + 1], 1), labels[1]))
@@ -151,8 +195,8 @@ def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], l
             listing.append((day, parts))
         # The archive lists code ranges, not what a name search should find first: the engine
         # indexes the exchange's list of its bulletins instead (`_exchange_index`).
-        yield dataclasses.replace(_archive(exchange, tool, lang, market, heading, listing, look, make_page),
-                                  indexed=False)
+        yield dataclasses.replace(_archive(exchange, tool, lang, market, heading, listing, look, make_page,
+                                           cadence), indexed=False)
         archives[exchange].append((archive_path(exchange, tool), heading, days[0], lang))
     for exchange, listed in sorted(archives.items()):
         lang = listed[0][3]  # an exchange publishes in one language
@@ -170,10 +214,12 @@ def _exchange_index(exchange: str, lang: str, listed: list[tuple[str, str, str]]
     newest = max(key_date(day, None) or dt.date.min for _, _, day in listed)
     if lang == "zh":
         title = f"{market}每日行情公告"
-        lead = f"{market}每个交易日发布的行情公告，按数据类别归档（全部证券，分页）。"
+        lead = (f"{market}每个交易日发布的行情公告（周线、月线为每周、每月的行情统计公告），按数据类别归档"
+                "（全部证券，分页）。")
     else:
         title = f"{market} daily market-data bulletins"
-        lead = f"{market} publishes a bulletin per session and data set, listing every instrument, page by page."
+        lead = (f"{market} publishes a bulletin per session and data set (weekly and monthly bars: one per week "
+                "and month), listing every instrument, page by page.")
     return make_page(site=look.site, kind="archive", path=exchange_index_path(exchange), lang=lang, title=title,
                      published=newest, entity=None, snippet=lead,
                      blocks=[Paragraph(lead), Links(tuple((path, heading) for path, heading, _ in listed))],
@@ -181,17 +227,20 @@ def _exchange_index(exchange: str, lang: str, listed: list[tuple[str, str, str]]
 
 
 def _archive(exchange: str, tool: str, lang: str, market: str, heading: str,
-             listing: list[tuple[str, list[tuple[str, str, str]]]], look: Look, make_page: MakePage) -> Page:
-    """The dated archive of one exchange's bulletins of one data set: each session, newest first,
-    with its pages and the code range each holds."""
+             listing: list[tuple[str, list[tuple[str, str, str]]]], look: Look, make_page: MakePage,
+             cadence: str = "day") -> Page:
+    """The dated archive of one exchange's bulletins of one data set: each session (week, month),
+    newest first, with its pages and the code range each holds."""
     newest = key_date(listing[0][0], None)
     assert newest is not None
+    (kind_en, kind_zh), _, _ = _CADENCE[cadence]
+    span_zh, span_en = {"day": ("个交易日", "sessions"), "week": ("周", "weeks"), "month": ("个月", "months")}[cadence]
     if lang == "zh":
-        title = f"{market}每日行情公告归档：{heading}"
-        lead = (f"{market}{heading}每日行情公告，最近{len(listing)}个交易日，由近及远；每页列出代码区间内的全部证券。")
+        title = f"{market}{kind_zh}归档：{heading}"
+        lead = (f"{market}{heading}{kind_zh}，最近{len(listing)}{span_zh}，由近及远；每页列出代码区间内的全部证券。")
     else:
-        title = f"{market} daily bulletins archive: {heading}"
-        lead = (f"{market} daily market-data bulletins of {heading}, the last {len(listing)} sessions, newest "
+        title = f"{market} {kind_en}s archive: {heading}"
+        lead = (f"{market} {kind_en}s of {heading}, the last {len(listing)} {span_en}, newest "
                 "first; each page lists every instrument of its code range.")
     items = []
     for day, parts in listing:

@@ -17,7 +17,8 @@ Visibility (0..10) governs how hard an entity's evidence is to find, never wheth
   latest data with probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a
   stale page); news items on the sessions of the history window, with probability
   `0.05 + 0.07 * level` per session and news site; history tables from level 4; spam from level 6
-  (the sites and these chances: web/sites.py).
+  (the sites and these chances: web/sites.py); from level 7 a portal's constituents board of an
+  index (web/constituents.py).
 Portals differ the way real ones do: one restates big amounts in 亿元, one in million, one
 rounds to one decimal, two sometimes carry third-party figures that disagree by 0.5-3%; each
 words its labels its own way (web/formatting.py, web/wording.py). Each page records the records
@@ -40,7 +41,10 @@ from typing import Any, Iterator, Sequence
 from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.core.catalog import ToolMeta
 from livesearch_pipeline.dataservice.market.universe import Entity
-from livesearch_pipeline.web.bulletins import BULLETIN_SESSIONS, BulletinRow, archive_path, bulletin_pages, bulletin_rows
+from livesearch_pipeline.web.bulletins import (
+    BULLETIN_SESSIONS, PERIOD_BAR_TOOLS, BulletinRow, archive_path, bulletin_label, bulletin_pages, bulletin_rows,
+)
+from livesearch_pipeline.web.constituents import CONSTITUENT_TOOLS, constituents_page
 from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, record_key
 from livesearch_pipeline.web.digest import digest_table
 from livesearch_pipeline.web.formatting import (
@@ -127,6 +131,7 @@ class CorpusGenerator:
         self.entity_tools = self._entity_tools()
         self.history_from = dict(config.history_from)
         self._since: dict[tuple[str, bool], dt.date] = {}
+        self._sections: dict[tuple[str, dt.date], dict[str, dict[str, Any]]] = {}
 
     def _entity_tools(self) -> dict[str, list[str]]:
         by_class: dict[str, list[str]] = defaultdict(list)
@@ -214,11 +219,16 @@ class CorpusGenerator:
         archives: list[tuple[str, str]] = []
         for tool in tools:
             data = fetched[tool]
-            if data.meta.refresh_class != "daily" or not data.groups or not has_figures(data.meta, data.groups):
+            if ((data.meta.refresh_class != "daily" and tool not in PERIOD_BAR_TOOLS) or not data.groups
+                    or not has_figures(data.meta, data.groups)):
                 continue
+            # Weekly and monthly bars: the exchange's weekly (monthly) bulletins of every bar it
+            # fetched (the last MONTHLY_BARS months), whatever the entity's visibility.
+            first = (month_start(self.clock, MONTHLY_BARS - 1) if PERIOD_BAR_TOOLS.get(tool) == "month"
+                     else dt.date.min if tool in PERIOD_BAR_TOOLS
+                     else self.bulletin_since(entity.calendar, tool in LONG_TOOLS))
             mine = bulletin_rows(exchange=entity.exchange, lang=lang, code=entity.code,
-                                 name=display_name(entity, lang), data=data,
-                                 since=self.bulletin_since(entity.calendar, tool in LONG_TOOLS), look=look,
+                                 name=display_name(entity, lang), data=data, since=first, look=look,
                                  seed=self.seed)
             if mine:
                 rows.extend(mine)
@@ -265,10 +275,48 @@ class CorpusGenerator:
                         pages.append(self._history_page(entity, site, data, lag))
             if quote is not None:
                 pages.extend(self._news(entity, quote, recent))
+            if depth == "digest":
+                board = self._constituents(entity, fetched, portals)
+                if board is not None:
+                    pages.append(board)
         if entity.visibility >= 6:
             pages.extend(self._spam(entity))
         pages.append(self._hub(entity, pages, archives))
         return pages
+
+    def _constituents(self, entity: Entity, fetched: dict[str, Fetched], portals: Sequence[Site]) -> Page | None:
+        """A portal's constituents board of a well-known index (web/constituents.py): its members as
+        of the latest rebalance (and its current membership list), each with its figures of the
+        latest session. Published by the first of the entity's portals that prints figures as
+        they are (no rounding, restating or third-party feed)."""
+        if entity.asset_class != "index":
+            return None
+        site = next((s for s in portals if s.rounding is None and not s.disagree and not s.restates), None)
+        weights, members = fetched.get("index_weight"), fetched.get("index_member")
+        if site is None or not ((weights and weights.groups) or (members and members.groups)):
+            return None
+        universe = self.reader.market.universe
+        day = session_on_or_before("XSHG", self.clock)
+        sections = {tool: self._cross_section(tool, day) for tool in CONSTITUENT_TOOLS
+                    if tool in self.reader.specs and (self.config.tools is None or tool in self.config.tools)}
+        return constituents_page(entity=entity, site=site, weights=weights, members=members, sections=sections,
+                                 metas={t: self.reader.specs[t].meta for t in sections}, day=day,
+                                 make_page=self._page, seed=self.seed,
+                                 name_of=lambda code: display_name(universe.get(code), site.lang))
+
+    def _cross_section(self, tool: str, day: dt.date) -> dict[str, dict[str, Any]]:
+        """Every instrument's record of `tool` on the session `day` (one call, kept for the run)."""
+        cached = self._sections.get((tool, day))
+        if cached is None:
+            try:
+                result = self.reader.service.call(tool, {"trade_date": day.strftime("%Y%m%d"), "limit": 5000})
+            except Exception as exc:
+                raise WebCorpusError(f"tool {tool} failed for the session {day}: {type(exc).__name__}: {exc}") from exc
+            if result["has_more"]:
+                raise WebCorpusError(f"tool {tool} returned more than 5000 records for the session {day}")
+            entity_param = self.reader.specs[tool].meta.entity_param
+            cached = self._sections[(tool, day)] = {str(r.get(entity_param)): r for r in result["items"]}
+        return cached
 
     def _lag(self, visibility: int, code: str, tool: str, site: str) -> int:
         u = uniform(self.seed, "fresh", code, tool, site, self.clock.isoformat())
@@ -389,6 +437,8 @@ class CorpusGenerator:
             shown = (data.groups if meta.refresh_class == "static"
                      else data.groups[:EXCHANGE_ROWS if meta.refresh_class == "daily"
                                       else MONTHLY_BARS if meta.name in MONTHLY_BAR_TOOLS else EXCHANGE_GROUPS])
+            if latest_only and meta.name in PERIOD_BAR_TOOLS:
+                shown = shown[:1]  # an obscure entity's weekly (monthly) bars: in the bulletins
             for index, group in enumerate(shown):
                 if meta.time_key is not None:
                     blocks.append(Heading(str(group[0].get(meta.time_key)), level=3))
@@ -398,7 +448,7 @@ class CorpusGenerator:
         months = tuple((page.path, page.title) for page in reversed(monthly))
         if months:
             blocks.append(Heading("历史行情（按月）" if lang == "zh" else "Historical prices by month"))
-        bulletins = (((archive, "每日行情公告" if lang == "zh" else "Daily bulletins"),) if archive is not None else ())
+        bulletins = (((archive, bulletin_label(meta.name, lang)),) if archive is not None else ())
         blocks.append(Links(((f"/exchange/company/{entity.code}.html", name), *months, *bulletins)))
         return self._page(site=EXCHANGE, kind=kind, path=f"/exchange/{meta.name}/{entity.code}.html", lang=lang,
                           title=title, published=published_on(meta, shown[0], self.clock), entity=entity.code,
@@ -423,8 +473,8 @@ class CorpusGenerator:
         others = [p for p in pages if p.site != "exchange" and p.kind not in ("news", "spam")]
         news = sorted((p for p in pages if p.kind == "news"), key=lambda p: p.published, reverse=True)[:NEWS_LINKS]
         links = tuple((p.path, p.title) for p in (*own, *others, *news))
-        label = "每日行情公告" if lang == "zh" else "Daily bulletins"
-        links += tuple((path, f"{label}: {tool_title(self.reader.specs[tool].meta, lang)}") for path, tool in archives)
+        links += tuple((path, f"{bulletin_label(tool, lang)}: {tool_title(self.reader.specs[tool].meta, lang)}")
+                       for path, tool in archives)
         published = max((p.published for p in own), default=min(entity.list_date, self.clock))
         return self._page(site=EXCHANGE, kind="hub", path=f"/exchange/company/{entity.code}.html", lang=lang,
                           title=title, published=min(published, self.clock), entity=entity.code, snippet=lead,

@@ -940,6 +940,56 @@ class _Investigator:
             return [r for r in rows if r["date"] >= since] if rows and rows[-1]["date"] <= since else None
         return rows[:n] if len(rows) >= n else None
 
+    def _latest_session(self) -> str:
+        return session_on_or_before("XSHG", self.agent.as_of).strftime("%Y%m%d")
+
+    async def bars(self, code: str, tool: str, fields: Sequence[str],
+                   limit: int | None = None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """Every weekly (monthly) bar of `tool` for `code` the web shows, newest first ({"date",
+        field: value}), with each field's unit: the bars of its exchange page (one item table per
+        bar), else, when the page shows the latest bar only (an obscure entity), one per weekly
+        (monthly) bulletin its page links: the archive, then each period's page holding the code
+        (the newest `limit` periods; a period whose page does not list it: it did not trade)."""
+        page = await self.page(f"/exchange/{tool}/{code}.html")
+        bars: list[dict[str, Any]] = []
+        units: dict[str, str] = {}
+        for rows in page.tables:
+            if not rows or len(rows[0]) != 3:
+                continue
+            labels = [row[0] for row in rows[1:] if row]
+            day = next((r[1] for r in rows[1:] if len(r) > 1 and re.fullmatch(r"\d{8}", r[1])), None)
+            columns = [_column(labels, tool, f) for f in fields]
+            if day is None or any(c is None for c in columns):
+                continue
+            values = [cell_number(rows[1 + c][1]) for c in columns if c is not None]
+            if all(v is not None for v in values):
+                bars.append({"date": day, **dict(zip(fields, values))})
+                units = {f: rows[1 + c][2] for f, c in zip(fields, columns) if c is not None and len(rows[1 + c]) > 2}
+        archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
+        if len(bars) > 1 or archive is None:
+            return bars, units
+        listing = await self.page(archive)
+        periods: list[tuple[str, str]] = []
+        for href, text in listing.links:
+            found = _ARCHIVE_ITEM.match(text)
+            if found and found.group(2) <= code <= found.group(3):
+                periods.append((found.group(1).replace("-", ""), href))
+        bars = []
+        for day, href in list(dict(periods).items())[:limit]:
+            bulletin = await self.page(href)
+            row = self._bulletin_row(bulletin, code, tool, fields)
+            if row is None:
+                continue
+            bars.append({"date": day, **row})
+            for rows in bulletin.tables:
+                if rows and len(rows[0]) > 2:
+                    for f in fields:
+                        c = _column(rows[0], tool, f)
+                        suffix = UNIT_SUFFIX.search(rows[0][c]) if c is not None else None
+                        if suffix:
+                            units[f] = suffix.group(1)
+        return sorted(bars, key=lambda b: b["date"], reverse=True), units
+
     @staticmethod
     def _history_rows(page: ParsedPage, tool: str, fields: Sequence[str]) -> list[dict[str, Any]]:
         for rows in page.tables:
@@ -1005,8 +1055,28 @@ class _Investigator:
                 return dict(zip(fields, values))  # type: ignore[arg-type]
         return None
 
+    async def board(self) -> ParsedPage | None:
+        """A portal's constituents board of the question's index (every member's figures of the
+        latest session), when the search engine finds one: one read instead of the bulletins."""
+        code = self.state.question.entity
+        if not code:
+            return None
+        for query in (f"{code} constituents quotes", f"{code} 成分股行情"):
+            for item in await self.agent._search(self.state, query):
+                if urlsplit(item["url"]).path.endswith(f"/constituents/{code}.html"):
+                    return await self.page(urlsplit(item["url"]).path)
+        return None
+
     async def cross_section(self, codes: Sequence[str], tool: str, field_name: str) -> dict[str, float] | None:
-        """Each code's `field_name` on the latest session, from its exchange's bulletins."""
+        """Each code's `field_name` on the latest session: from the index's constituents board when
+        a portal publishes one listing every code (and it is of the latest session), else from its
+        exchange's bulletins."""
+        board = await self.board()
+        if board is not None and (not board.as_of or board.as_of.replace("-", "") >= self._latest_session()):
+            listed = self._listed(board, tool, field_name)
+            if listed and all(c in listed for c in codes):
+                # A member with dashes for figures did not trade that session.
+                return {c: v for c in codes if (v := listed[c]) is not None}
         by_exchange: dict[str, list[str]] = {}
         for code in codes:
             exchange = {"SH": "SSE", "SZ": "SZSE"}.get(code.rsplit(".", 1)[-1])
@@ -1034,6 +1104,22 @@ class _Investigator:
                     if row is not None:
                         values[code] = row[field_name]
         return values if values and all(c in covered for c in codes) else None
+
+    @staticmethod
+    def _listed(page: ParsedPage, tool: str, field_name: str) -> dict[str, float | None]:
+        """Every code a table of `page` lists with a column of `field_name` of `tool`: its value,
+        None where the row prints no figure (the instrument did not trade)."""
+        listed: dict[str, float | None] = {}
+        for rows in page.tables:
+            if not rows or len(rows[0]) < 3:
+                continue
+            column = _column(rows[0], tool, field_name)
+            if column is None:
+                continue
+            for row in rows[1:]:
+                if row and re.fullmatch(r"\d{6}\.(?:SH|SZ)", row[0]):
+                    listed[row[0]] = cell_number(row[column]) if column < len(row) else None
+        return listed
 
 
 async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts: dict[str, str]) -> str | None:
@@ -1082,20 +1168,9 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         tool = _MONTHS.get(cls)
         if tool is None:
             return None
-        page = await work.page(f"/exchange/{tool}/{question.entity}.html")
         target = "amount" if "turnover" in parts["noun"] or "amount" in parts["noun"] else "close"
-        months: list[tuple[str, float, float]] = []
-        for rows in page.tables:
-            if not rows or len(rows[0]) != 3:
-                continue
-            labels = [row[0] for row in rows[1:] if row]
-            day = next((r[1] for r in rows[1:] if len(r) > 1 and re.fullmatch(r"\d{8}", r[1])), None)
-            change, value = _column(labels, tool, "pct_chg"), _column(labels, tool, target)
-            if day is None or change is None or value is None:
-                continue
-            pct, figure = cell_number(rows[1 + change][1]), cell_number(rows[1 + value][1])
-            if pct is not None and figure is not None:
-                months.append((day, pct, figure))
+        bars, units = await work.bars(question.entity, tool, ["pct_chg", target], limit=int(parts["n"]) + 1)
+        months = [(bar["date"], bar["pct_chg"], bar[target]) for bar in bars]
         clock = agent.as_of.strftime("%Y%m")
         completed = sorted((m for m in months if m[0][:6] < clock), reverse=True)[: int(parts["n"])]
         if len(completed) < int(parts["n"]):
@@ -1103,8 +1178,7 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         best = max(completed, key=lambda m: m[1])
         reading = Reading(kind="latest", name="", quantity_en="", quantity_zh=None, answer=answer_kind,
                           unit=_precision(question.question)[1], decimals=decimals)
-        labels_units = [r for rows in page.tables for r in rows[1:] if len(r) == 3]
-        unit = next((r[2] for r in labels_units if _column([r[0]], tool, target) == 0), None)
+        unit = units.get(target)
         chosen = choose([Candidate(best[2], unit or None, best[0], "", 0, target)], reading)
         return chosen[0] if chosen else None
     if name == "screen":
@@ -1118,7 +1192,7 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         for rows in page.tables:
             found = [cell for row in rows[1:] for cell in row if re.fullmatch(r"\d{6}\.(?:SH|SZ)", cell)]
             if found:
-                codes = list(dict.fromkeys(codes + found))
+                codes = list(dict.fromkeys(codes + found))  # a membership list: one table per join date
                 if members_tool == "index_weight":
                     break  # the latest rebalance's table comes first; the members' tables add up
         if not codes:
