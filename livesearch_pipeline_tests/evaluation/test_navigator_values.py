@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
+from types import SimpleNamespace
 
 import httpx
 
@@ -153,6 +155,13 @@ def test_a_record_over_a_year_old_is_stale() -> None:
 
 # --------------------------------------------------------------------------- browsing a small fake web
 
+class _NoResults:
+    """A search engine that finds nothing (the pages here are reached by their links alone)."""
+
+    async def web_search(self, arguments: dict) -> SimpleNamespace:
+        return SimpleNamespace(content=json.dumps({"results": []}), trace={"query": arguments["query"]})
+
+
 def _agent(pages: dict[str, str], budget: int | None = None) -> tuple[NavigatorAgent, list[str]]:
     opened: list[str] = []
 
@@ -162,7 +171,7 @@ def _agent(pages: dict[str, str], budget: int | None = None) -> tuple[NavigatorA
         return httpx.Response(200, text=html) if html is not None else httpx.Response(404, text="")
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    return NavigatorAgent(tools=None, http=http, as_of=CLOCK, base_url="http://web",  # type: ignore[arg-type]
+    return NavigatorAgent(tools=_NoResults(), http=http, as_of=CLOCK, base_url="http://web",  # type: ignore[arg-type]
                           read_budget=budget), opened
 
 
