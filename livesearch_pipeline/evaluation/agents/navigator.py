@@ -44,7 +44,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -62,6 +62,7 @@ from livesearch_pipeline.evaluation.agents.reading import (
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
+from livesearch_pipeline.web.reports import continuation_number
 
 HTTP_TIMEOUT_S = 20.0
 RESULTS_PER_QUERY = 8
@@ -78,6 +79,8 @@ _SPAN = re.compile(r"^(\d+)")
 # The trading calendar of each asset class's market (a snapshot's session is counted on it).
 _CALENDARS = {"cn_equity": "XSHG", "fund": "XSHG", "index": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
 
+# Data sets an obscure entity publishes only inside its periodic reports (web/reports.py).
+_DOCUMENT_TOOLS = frozenset({"fund_portfolio"})
 _REPORT_TOOLS = frozenset({"income", "balancesheet", "cashflow", "fina_indicator", "hk_income", "hk_balancesheet",
                            "hk_cashflow", "hk_fina_indicator", "us_income", "us_balancesheet", "us_cashflow",
                            "us_fina_indicator"})
@@ -219,6 +222,21 @@ class NavigatorAgent:
     def _url(self, path: str) -> str:
         return urljoin(self.base_url.rstrip("/") + "/", path.lstrip("/"))
 
+    async def _read_report(self, state: _Question, cover: str, wanted: Callable[[ParsedPage], Any]) -> Any:
+        """What `wanted` finds first in a periodic report, reading from its cover on: a one-page
+        report at once, an obscure entity's long document page by page (each link to the next
+        page, as a reader turns them) until the page that has it. None at the document's end."""
+        url = cover
+        while True:
+            page = await self._read(state, url)
+            found = wanted(page)
+            if found is not None:
+                return found
+            following = next_report_page(page, urlsplit(url).path)
+            if following is None:
+                return None
+            url = self._url(following)
+
     # ------------------------------------------------------------------ the agent
 
     async def answer(self, question: ServedQuestion) -> Prediction:
@@ -265,7 +283,15 @@ class NavigatorAgent:
         state.trace.append({"type": "reading", "kind": "chain", "first_hop": tool, "holder": holder,
                             "quantity": noun, "budget": self.read_budget})
         try:
-            page = await self._read(state, self._url(f"/exchange/{tool}/{holder}.html"))
+            try:
+                page = await self._read(state, self._url(f"/exchange/{tool}/{holder}.html"))
+                stock = top_of_first_hop(page, tool)
+            except ToolFailure:
+                if tool not in _DOCUMENT_TOOLS:
+                    raise
+                # An obscure fund publishes its holdings only in its periodic reports: the newest
+                # one, from its company page, read on to the holdings.
+                stock = await self._from_reports(state, holder, lambda page: top_of_first_hop(page, tool))
         except ToolFailure as exc:
             state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
             return Prediction(qid=question.qid, answer=None, trace=state.trace)
@@ -273,7 +299,6 @@ class NavigatorAgent:
             state.trace.append({"type": "final", "answer": None, "reason": f"read budget of {self.read_budget} "
                                 "pages spent before the evidence was complete", "reads": state.reads})
             return Prediction(qid=question.qid, answer=None, trace=state.trace)
-        stock = top_of_first_hop(page, tool)
         if stock is None:
             state.trace.append({"type": "final", "answer": None, "reads": state.reads,
                                 "reason": f"no stock found on the {tool} page of {holder}"})
@@ -293,6 +318,15 @@ class NavigatorAgent:
         state.trace.append({"type": "chain", "stock": stock, "question": second.question})
         prediction = await self._answer_state(state)
         return prediction.model_copy(update={"qid": question.qid})
+
+    async def _from_reports(self, state: _Question, code: str, wanted: Callable[[ParsedPage], Any]) -> Any:
+        """What `wanted` finds in the entity's newest periodic report (found on its company page)."""
+        hub = await self._read(state, self._url(f"/exchange/company/{code}.html"))
+        covers = sorted({(m.group(1), href) for href, _ in hub.links
+                         if (m := _REPORT.match(urlsplit(href).path)) and href.split("/")[3] == code}, reverse=True)
+        if not covers:
+            return None
+        return await self._read_report(state, self._url(covers[0][1]), wanted)
 
     async def _convert(self, question: ServedQuestion, fx: re.Match[str]) -> Prediction:
         """A figure converted into CNY at the day's closing bid rates: the figure in its own currency
@@ -433,6 +467,9 @@ class NavigatorAgent:
         if code and any(tool in _REPORT_TOOLS for tool in data_sets_for(reading, question)[:2]):
             known = reports[:1] + known
         queue = list(dict.fromkeys(known + exchange))
+        # A statement's (or a fund's holdings') figure: an obscure entity's report is walked page by page.
+        walks_reports = bool(code) and any(tool in _REPORT_TOOLS or tool in _DOCUMENT_TOOLS
+                                           for tool in data_sets_for(reading, question)[:2])
         company_read = False
         while True:
             while queue:
@@ -451,6 +488,10 @@ class NavigatorAgent:
                     chosen = choose(found, reading)
                     if chosen is not None:
                         return chosen[0], url
+                following = next_report_page(page, urlsplit(url).path) if walks_reports else None
+                if following is not None:
+                    queue.insert(0, self._url(following))
+                    continue
                 if (reading.kind in ("snapshot", "window") and not _has_history(page)
                         and self._has_column(page, reading, question)):
                     archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
@@ -770,6 +811,15 @@ def _statement_field(tool: str, noun: str) -> str | None:
     return None
 
 
+def next_report_page(page: ParsedPage, path: str) -> str | None:
+    """The link to the next page of a long periodic report, read at `path` (its cover or one of its
+    pages); None on a one-page report, at the document's end, or on any other page."""
+    if not (_REPORT.match(path) or continuation_number(path) is not None):
+        return None
+    current = continuation_number(path) or 0
+    return next((href for href, _ in page.links if continuation_number(urlsplit(href).path) == current + 1), None)
+
+
 def report_figure(page: ParsedPage, tool: str, field_name: str) -> float | None:
     """A report page's figure of `field_name` of the statement `tool` (its first item table naming it)."""
     for rows in page.tables:
@@ -842,6 +892,10 @@ class _Investigator:
 
     async def page(self, path: str) -> ParsedPage:
         return await self.agent._read(self.state, self.agent._url(path))
+
+    async def report(self, cover: str, wanted: Callable[[ParsedPage], Any]) -> Any:
+        """What `wanted` finds in the report at `cover`, walked page by page when it is long."""
+        return await self.agent._read_report(self.state, self.agent._url(cover), wanted)
 
     async def series(self, code: str, tool: str, fields: Sequence[str], n: int) -> list[dict[str, Any]] | None:
         """The last `n` records of `tool` for `code`, newest first ({"date", field: value}): from the
@@ -1092,8 +1146,12 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         if not periods:
             return None
         latest = periods[0]
-        figures = [report_figure(await work.page(f"/exchange/reports/{question.entity}/{latest}.html"), tool, f)
-                   for f in fields]  # type: ignore[arg-type]
+
+        def statement(page: ParsedPage) -> list[float | None] | None:
+            found = [report_figure(page, tool, f) for f in fields]  # type: ignore[arg-type]
+            return found if any(v is not None for v in found) else None
+
+        figures = await work.report(f"/exchange/reports/{question.entity}/{latest}.html", statement) or [None] * len(fields)
         if name == "margin":
             if figures[0] is None or not figures[1]:
                 return None
@@ -1101,8 +1159,7 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         before = f"{int(latest[:4]) - 1}{latest[4:]}"
         if before not in periods:
             return None  # the same period a year earlier is not on the web
-        earlier = report_figure(await work.page(f"/exchange/reports/{question.entity}/{before}.html"), tool,
-                                fields[0])  # type: ignore[arg-type]
+        earlier = (await work.report(f"/exchange/reports/{question.entity}/{before}.html", statement) or [None])[0]
         if figures[0] is None or not earlier:
             return None
         return f"{(figures[0] - earlier) / abs(earlier) * 100:.{places}f}%"
