@@ -20,10 +20,14 @@ total of a visible entity's quote) is also present when a page prints its *diges
 itself, computed over exactly the window's records.
 
 Each question's *effort* is the fewest page reads that together show every deciding record (or
-the digested figure): a greedy set cover over the pages holding them (`effort_cover`). A lookup
-takes one read; a 20-session window of an obscure entity, whose history is only in its
-exchange's daily bulletins, about twenty; the same window of a well-known one, one. The summary
-gives its distribution per visibility band and family.
+the digested figure), the walk to them included: a weighted greedy set cover over the pages
+holding them (`effort_cover`), where a page the search engine did not index costs the reads of
+the shortest walk of links from an indexed page to it (`Walks`: a bulletin through its archive,
+a long report's statement page from the report's cover through every page before it), the pages
+of a walk already read counted once. A lookup takes one read; a 20-session window of an obscure
+entity, whose history is only in its exchange's daily bulletins, about twenty; a statement
+figure of an obscure entity, the cover and the pages up to the statement; the same figures of a
+well-known one, one. The summary gives its distribution per visibility band and family.
 
 `evidence.json` beside the index holds the map, keyed by the gold snapshot's sha256 so that a
 new gold of D rebuilds it.

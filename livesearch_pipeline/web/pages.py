@@ -10,7 +10,9 @@ Visibility (0..10) governs how hard an entity's evidence is to find, never wheth
   historical-price pages of the quote (the last RECENT_HISTORY_MONTHS months, further back where
   `CorpusConfig.history_from` asks), one page per data set
   (daily series with their last EXCHANGE_ROWS records, others with their last EXCHANGE_GROUPS
-  periods), the filing index and the periodic reports. Deep data-set pages are indexed by the
+  periods), the filing index and the periodic reports (at visibility 0..3 long documents walked
+  page by page from an indexed cover, web/reports.py; an obscure fund's holdings only inside
+  them). Deep data-set pages are indexed by the
   search engine with probability `crawl_probability(level)` (served and linked either way);
 - level >= 1: data-portal pages from `1 + level // 2` of six portals (a per-entity choice); each
   portal covers each of the entity's tools with probability `0.3 + 0.07 * level`, and shows the

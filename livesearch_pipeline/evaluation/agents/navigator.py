@@ -22,7 +22,10 @@ latest session, and the statistic computed.
 
 Chains are followed hop by hop (`read_chain`: a fund's largest holding, an index's heaviest
 constituent, named by the first hop's page, then that stock's figure); statement growth and
-margins are computed from the company's report pages; a figure converted into CNY is read in its
+margins are computed from the company's report pages. An obscure entity's report is a long
+document (web/reports.py): it is read from its cover page by page, following each page's link to
+the next, to the statement it needs (an obscure fund's holdings likewise, from its newest report
+on its company page); a figure converted into CNY is read in its
 own currency and converted at that day's closing bid rates (`fx_bid_closes`). A snapshot's row is
 the session k back on the market's calendar; a portal's key statistic is taken only when printed
 to the decimals asked.
