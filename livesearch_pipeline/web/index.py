@@ -329,6 +329,18 @@ class WebIndex:
     def pages(self) -> int:
         return int(self.meta["pages"])
 
+    @property
+    def searchable_pages(self) -> int:
+        """The pages the engine indexed (those a term's page share is a share of): every page but
+        the unindexed ones (bulletins, archives, uncrawled deep pages, a long report's continuation
+        pages)."""
+        cached = getattr(self, "_searchable", None)
+        if cached is None:
+            hidden = (self._connection().execute("SELECT count(*) FROM hidden").fetchone()[0]
+                      if self._has_table("hidden") else 0)
+            cached = self._searchable = max(1, self.pages - int(hidden))
+        return cached
+
     def search(self, query: str, *, pageno: int = 1, per_page: int = 10) -> list[Hit]:
         return self.search_results(query, pageno=pageno, per_page=per_page).hits
 
@@ -346,7 +358,7 @@ class WebIndex:
         hits: list[Hit] = []
         contents: set[str] = set()
         last: str | None = None
-        for expression in search_plans(phrases, self.pages):
+        for expression in search_plans(phrases, self.searchable_pages):
             last = expression
             seen = {h.path for h in hits}
             for hit, content in self._run(expression, 3 * wanted + 10, since):

@@ -573,10 +573,8 @@ class CorpusGenerator:
                      else f"{name} ({entity.code}) periodic report for the period ended {period}")
             if paginated:
                 # An obscure entity's report: a long document, walked page by page from its cover;
-                # its statements in a report's order (balance sheet, income, cash flow, indicators).
-                order = {tool_title(fetched[t].meta, lang): rank for rank, t in enumerate(
-                    (tools[1], tools[0], *tools[2:])) if t in fetched}
-                parts.sort(key=lambda part: order.get(part.heading, len(order)))
+                # its statements in the one-page report's order (income, balance sheet, cash flow,
+                # indicators), each on a page of its own.
                 yield from report_document(site=look.site, lang=lang, code=entity.code, name=name,
                                            exchange=entity.exchange, period=period, title=title, published=published,
                                            statements=parts, back=back, seed=self.seed, fund=False,

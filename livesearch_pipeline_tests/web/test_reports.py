@@ -92,16 +92,17 @@ def test_an_obscure_entitys_report_is_a_long_document_walked_from_its_cover(repo
     for linking in (f"/exchange/company/{code}.html", f"/exchange/filings/{code}.html"):
         links = _links(index, linking)
         assert cover in links and not any(continuation_number(h) is not None for h in links)
-    # Each statement on a page of its own, in a report's order, after the narrative and before the notes.
+    # Each statement on a page of its own, in the one-page report's order, after the narrative and
+    # before the notes.
     printed = [(p, _records(index, p)) for p in pages]
     statements = [(p, keys) for p, keys in printed if keys]
     assert [keys for _, keys in statements] == [[record_key(t, code, period)] for t in
-                                                ("balancesheet", "income", "cashflow", "fina_indicator")]
+                                                REPORT_TOOLS]
     first = pages.index(statements[0][0])
     assert first >= 3 and pages.index(statements[-1][0]) == first + 3 < len(pages) - 1
     # A statement page prints its record's figures; the narrative pages print none of the entity's.
     income = next(r for r in reports.income if r["end_date"] == period)
-    assert str(income["revenue"]) in index.page_text(statements[1][0])
+    assert str(income["revenue"]) in index.page_text(statements[0][0])
     ticker = code.split(".")[0]
     for path, keys in printed:
         if not keys:
@@ -220,3 +221,29 @@ def test_next_report_page_follows_only_a_reports_own_pages() -> None:
     assert next_report_page(middle, "/exchange/reports/X/20260930/p3.html") == "/exchange/reports/X/20260930/p4.html"
     assert next_report_page(middle, "/exchange/reports/X/20260930/p4.html") is None
     assert next_report_page(cover, "/exchange/daily/X.html") is None
+
+
+def test_the_navigator_reads_a_statement_lookup_from_a_long_report(reports: Reports, web_dir: Path) -> None:
+    index = WebIndex(web_dir)
+    entity, period = reports.obscure, reports.latest
+    pages = _document(index, entity.code, period)
+    cash = next(n for n, p in enumerate(pages, 1) if _records(index, p) == [record_key("cashflow", entity.code, period)])
+    flows = service().call("cashflow", {"ts_code": entity.code, "start_date": "20240101",
+                                        "end_date": CLOCK.strftime("%Y%m%d")})["items"]
+    value = next(r["n_cashflow_act"] for r in flows if r["end_date"] == period)
+    asked = served_question(
+        f"What was the net cash flow from operating activities of {entity.name} ({entity.code}) for the most recently "
+        "reported period (year to date), in millions of CNY to 2 decimals?", entity=entity.code, visibility=1,
+        question_zh=f"{entity.name_zh or entity.name}（{entity.code}）最近一期已披露财报（年初至报告期末）的经营活动产生的现金流量净额"
+                    "是多少百万元？保留2位小数。")
+
+    async def run(budget: int | None):
+        async with open_navigator(web_dir=web_dir, day=CLOCK, name="navigator", read_budget=budget,
+                                  allow_partial_web=True) as agent:
+            return await agent.answer(asked)
+
+    full = asyncio.run(run(None))
+    assert full.answer is not None and abs(float(full.answer.split()[0]) - value / 1e6) < 0.006, full.trace[-3:]
+    read = [t["url"] for t in full.trace if t.get("tool") == "fetch_page"]
+    assert any(u.endswith(pages[cash - 1]) for u in read), "the cash-flow statement's page, walked to"
+    assert asyncio.run(run(cash)).answer is None, "the cover and the pages before the statement do not fit"

@@ -322,6 +322,25 @@ class NavigatorAgent:
         prediction = await self._answer_state(state)
         return prediction.model_copy(update={"qid": question.qid})
 
+    async def _report_candidates(self, state: _Question, cover: ParsedPage, url: str, rank: int,
+                                 tried: set[str]) -> list[Candidate]:
+        """The candidates of a long report's statement pages, read on from its cover page by page
+        until the first page without a table after them (the notes)."""
+        question, reading = state.question, state.reading
+        found: list[Candidate] = []
+        page, path, tables_seen = cover, urlsplit(url).path, False
+        while (following := next_report_page(page, path)) is not None:
+            link = self._url(following)
+            tried.add(link)
+            page, path = await self._read(state, link), urlsplit(link).path
+            if not page.tables:
+                if tables_seen:
+                    break
+                continue
+            tables_seen = True
+            found += candidates_from_page(page, link, rank, reading, question, self._snapshot_day(reading, question))
+        return found
+
     async def _from_reports(self, state: _Question, code: str, wanted: Callable[[ParsedPage], Any]) -> Any:
         """What `wanted` finds in the entity's newest periodic report (found on its company page)."""
         hub = await self._read(state, self._url(f"/exchange/company/{code}.html"))
@@ -484,17 +503,19 @@ class NavigatorAgent:
                     page = await self._read(state, url)
                 except ToolFailure:
                     continue  # a data set the entity has no page of (the read still counts)
-                found = [c for c in candidates_from_page(page, url, len(tried), reading, question,
+                rank = len(tried)
+                found = [c for c in candidates_from_page(page, url, rank, reading, question,
                                                          self._snapshot_day(reading, question))
                          if not _date_like(c, reading)]
+                if walks_reports and next_report_page(page, urlsplit(url).path) is not None:
+                    # A long report: its statement pages' candidates together, as its one-page
+                    # version shows them (read on until the notes after the statements).
+                    found += [c for c in await self._report_candidates(state, page, url, rank, tried)
+                              if not _date_like(c, reading)]
                 if found:
                     chosen = choose(found, reading)
                     if chosen is not None:
-                        return chosen[0], url
-                following = next_report_page(page, urlsplit(url).path) if walks_reports else None
-                if following is not None:
-                    queue.insert(0, self._url(following))
-                    continue
+                        return chosen[0], chosen[1].url
                 if (reading.kind in ("snapshot", "window") and not _has_history(page)
                         and self._has_column(page, reading, question)):
                     archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
