@@ -7,9 +7,9 @@ indexed by the search engine), then pages `/exchange/reports/<code>/<period>/p<k
 linked only to the page before it, the page after it and the cover. The narrative sections come
 first (important notice, profile, management discussion, major events, share changes,
 governance, ...: their number and order drawn per entity and period with `sites.uniform`, so the
-page of a statement is not a fixed URL), then each statement on a page of its own (balance sheet,
-income statement, cash-flow statement, financial indicators; a fund's: its holdings), then the
-notes. The narrative prints plain words, never a figure (a key-figures table would shortcut the
+page of a statement is not a fixed URL), then each statement on a page of its own (income
+statement, balance sheet, cash-flow statement, financial indicators, in the one-page report's
+order; a fund's: its holdings), then the notes. The narrative prints plain words, never a figure (a key-figures table would shortcut the
 statements); each statement page records exactly the record it prints. The search engine indexes
 the cover only: a statement is reached by walking the document from it (the evidence map counts
 that walk in a question's effort, web/evidence.py).
@@ -198,17 +198,28 @@ def report_document(*, site: Site, lang: str, code: str, name: str, exchange: st
         paragraphs = section[2] if lang == "en" else section[3]
         bodies.append((text, [Heading(text), *(Paragraph(p.format(**fill)) for p in paragraphs)], ()))
     cover = cover_path(code, period)
+    # The cover: what the report is, its important notice and what such a report holds (the same
+    # words for every report: this one's sections and pages are found by reading on).
+    notice = (_FUND_NOTICE if fund else _NOTICE)[2 if lang == "en" else 3][0].format(**fill)
     if lang == "zh":
         lead = (f"{exchange} {code} {name}：截至{period}止报告期的定期报告全文，按页发布；"
                 "财务报表列于各章节之后。")
+        contents = ("定期报告包括重要提示、公司简介、管理层讨论与分析、重要事项、股份变动及股东情况、公司治理、财务报表及其附注等内容。"
+                    if not fund else "基金定期报告包括重要提示、基金产品概况、管理人报告、投资组合报告、财务报表附注等内容。")
         start, earlier, later, home = "第1页", "上一页", "下一页", "报告首页"
     else:
         lead = (f"{exchange} {code} {name}: the full periodic report for the period ended {period}, published "
                 "page by page; the financial statements follow the narrative sections.")
+        contents = ("A periodic report holds the important notice, the company profile, the management discussion "
+                    "and analysis, major events, changes in shares and shareholders, corporate governance, the "
+                    "financial statements and their notes." if not fund else
+                    "A fund's periodic report holds the important notice, the fund profile, the manager's report, "
+                    "the investment portfolio report and the notes to the financial statements.")
         start, earlier, later, home = "Page 1", "Previous page", "Next page", "Report cover"
     pages = [make_page(site=site, kind="report", path=cover, lang=lang, title=title, published=published,
-                       entity=code, snippet=lead, blocks=[Paragraph(lead), Links(((page_path(code, period, 1), start),
-                                                                                  *back))],
+                       entity=code, snippet=lead,
+                       blocks=[Paragraph(lead), Paragraph(notice), Paragraph(contents),
+                               Links(((page_path(code, period, 1), start), *back))],
                        records=())]
     for number, (section, blocks, records) in enumerate(bodies, start=1):
         links = [(cover if number == 1 else page_path(code, period, number - 1), earlier)]

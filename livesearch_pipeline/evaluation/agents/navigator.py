@@ -489,9 +489,19 @@ class NavigatorAgent:
         if code and any(tool in _REPORT_TOOLS for tool in data_sets_for(reading, question)[:2]):
             known = reports[:1] + known
         queue = list(dict.fromkeys(known + exchange))
-        # A statement's (or a fund's holdings') figure: an obscure entity's report is walked page by page.
+        # A statement's (or a fund's holdings') figure: an obscure entity's report is walked page by
+        # page when the quantity is first of all a statement's (an announcement's figure, a
+        # preliminary result or a forecast, is read from its own page instead).
         walks_reports = bool(code) and any(tool in _REPORT_TOOLS or tool in _DOCUMENT_TOOLS
-                                           for tool in data_sets_for(reading, question)[:2])
+                                           for tool in data_sets_for(reading, question)[:1])
+        hub_page: ParsedPage | None = None
+        if walks_reports and not reports:
+            # No report in the results (a long report's cover prints no statement): its newest
+            # cover from the company page.
+            hub_page = await self._read(state, self._url(f"/exchange/company/{code}.html"))
+            covers = sorted({(m.group(1), href) for href, _ in hub_page.links
+                             if (m := _REPORT.match(urlsplit(href).path)) and href.split("/")[3] == code}, reverse=True)
+            queue = list(dict.fromkeys([self._url(href) for _, href in covers[:1]] + queue))
         company_read = False
         while True:
             while queue:
@@ -525,7 +535,7 @@ class NavigatorAgent:
                 break
             company_read = True
             company = self._url(f"/exchange/company/{code}.html")
-            hub = await self._read(state, company)
+            hub = hub_page or await self._read(state, company)
             links = _exchange_order([self._url(href) for href, _ in hub.links
                                      if _EXCHANGE_DATA.match(href) or _REPORT.match(href)])
             queue = [u for u in links if u not in tried][:MAX_DATA_PAGES]
