@@ -82,6 +82,8 @@ def test_an_obscure_entitys_report_is_a_long_document_walked_from_its_cover(repo
     pages = _document(index, code, period)
     assert len(pages) >= 8, "narrative sections, four statements and the notes"
     assert cover not in hidden and all(p in hidden for p in pages), "only the cover is indexed"
+    # A term's page share (stop words) is a share of the pages the engine indexed.
+    assert index.searchable_pages == index.pages - len(hidden)
     assert _records(index, cover) == [], "the cover prints no figures"
     # The cover links the first page only; each page its neighbours and the cover.
     assert [h for h in _links(index, cover) if continuation_number(h) is not None] == [pages[0]]
