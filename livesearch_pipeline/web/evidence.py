@@ -20,10 +20,14 @@ total of a visible entity's quote) is also present when a page prints its *diges
 itself, computed over exactly the window's records.
 
 Each question's *effort* is the fewest page reads that together show every deciding record (or
-the digested figure): a greedy set cover over the pages holding them (`effort_cover`). A lookup
-takes one read; a 20-session window of an obscure entity, whose history is only in its
-exchange's daily bulletins, about twenty; the same window of a well-known one, one. The summary
-gives its distribution per visibility band and family.
+the digested figure), the walk to them included: a weighted greedy set cover over the pages
+holding them (`effort_cover`), where a page the search engine did not index costs the reads of
+the shortest walk of links from an indexed page to it (`Walks`: a bulletin through its archive,
+a long report's statement page from the report's cover through every page before it), the pages
+of a walk already read counted once. A lookup takes one read; a 20-session window of an obscure
+entity, whose history is only in its exchange's daily bulletins, about twenty; a statement
+figure of an obscure entity, the cover and the pages up to the statement; the same figures of a
+well-known one, one. The summary gives its distribution per visibility band and family.
 
 `evidence.json` beside the index holds the map, keyed by the gold snapshot's sha256 so that a
 new gold of D rebuilds it.
@@ -38,10 +42,10 @@ import math
 import os
 import re
 import statistics
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from livesearch_pipeline.core.executor import call_key
 from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, select_records
@@ -184,10 +188,58 @@ def _link(where: str, call_id: str, tool: str, field: str, records: Sequence[Map
     return Link(where, call_id, tool, subject, field, keys, values, pages, missing, digest, digest_pages)
 
 
-def effort_cover(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]]) -> list[str] | None:
+class Walks:
+    """The reads that open a page: the page itself when the search engine indexed it, else the
+    shortest walk of links from an indexed page to it (breadth-first, backwards over the links
+    into unindexed pages): a bulletin from the company page through its archive, a report's
+    statement page from the report's cover through every page before it. None: no walk reaches it."""
+
+    def __init__(self, hidden: frozenset[str] | set[str], linking_to: Callable[[str], Sequence[str]]) -> None:
+        self.hidden = hidden
+        self._linking_to = linking_to
+        self._parents: dict[str, Sequence[str]] = {}
+        self._walks: dict[str, tuple[str, ...] | None] = {}
+
+    def parents(self, path: str) -> Sequence[str]:
+        found = self._parents.get(path)
+        if found is None:
+            found = self._parents[path] = tuple(self._linking_to(path))
+        return found
+
+    def __call__(self, page: str) -> tuple[str, ...] | None:
+        if page not in self.hidden:
+            return (page,)
+        if page in self._walks:
+            return self._walks[page]
+        towards: dict[str, str | None] = {page: None}  # each page seen: the next page of its walk
+        frontier = deque([page])
+        walk: tuple[str, ...] | None = None
+        while frontier and walk is None:
+            node = frontier.popleft()
+            for source in self.parents(node):
+                if source in towards:
+                    continue
+                towards[source] = node
+                if source not in self.hidden:
+                    steps = [source]
+                    while (after := towards[steps[-1]]) is not None:
+                        steps.append(after)
+                    walk = tuple(steps)
+                    break
+                frontier.append(source)
+        self._walks[page] = walk
+        return walk
+
+
+def effort_cover(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]],
+                 walk: Callable[[str], Sequence[str] | None] | None = None) -> list[str] | None:
     """The pages a reader opens to see every deciding record of `links` (or a link's digested
-    figure), by greedy set cover: each time the page showing the most records still unseen
-    (ties: the lowest path). None when some record is on no page and its link has no digest."""
+    figure), in the order read, by weighted greedy set cover: opening a page costs the reads of
+    its walk (`walk(page)`: the pages read to reach it, itself last; just the page when None is
+    given) not already made, and shows the records of every page of the walk; each time the page
+    showing the most unseen records per new read is opened (ties: fewer reads, the lowest path).
+    The pages of one document's walk are counted once however many of its pages are needed.
+    None when some record is on no page reachable and its link has no digest."""
     needed: set[tuple[int, str]] = set()
     shows: dict[str, set[tuple[int, str]]] = defaultdict(set)
     for position, link in enumerate(links):
@@ -197,14 +249,28 @@ def effort_cover(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]]) -
                 shows[page].add((position, key))
         for page in link.digest_pages:
             shows[page].update((position, key) for key in link.keys)
-    cover: list[str] = []
+    opened: list[str] = []
+    seen: set[str] = set()
     while needed:
-        best = min(shows, key=lambda page: (-len(shows[page] & needed), page), default=None)
-        if best is None or not shows[best] & needed:
+        best: tuple[float, int, str] | None = None
+        chosen: tuple[list[str], set[tuple[int, str]]] = ([], set())
+        for page, shown in shows.items():
+            if page in seen or not shown & needed:
+                continue
+            steps = [page] if walk is None else walk(page)
+            if steps is None:
+                continue
+            new = [q for q in steps if q not in seen]
+            gained = set().union(*(shows.get(q, set()) for q in new)) & needed
+            rank = (-len(gained) / len(new), len(new), page)
+            if best is None or rank < best:
+                best, chosen = rank, (new, gained)
+        if best is None:
             return None
-        cover.append(best)
-        needed -= shows.pop(best)
-    return cover
+        opened.extend(chosen[0])
+        seen.update(chosen[0])
+        needed -= chosen[1]
+    return opened
 
 
 def deciding_records(ref: ValueRef, records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -262,6 +328,7 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
     pages_of = index.pages_with_records(
         [k for _, _, links in derived for link in links for k in link.keys]
         + [link.digest for _, _, links in derived for link in links if link.digest is not None])
+    walks = Walks(index.hidden_pages(), index.linking_to)
     entries: dict[str, Any] = {}
     for question, answer, bare in derived:
         links = [Link(b.ref, b.call, b.tool, b.subject, b.field, b.keys, b.values,
@@ -269,7 +336,7 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
                       tuple(pages_of.get(b.digest, ())) if b.digest is not None else ()) for b in bare]
         only_tools = tools_only(question, replayer)
         present = all(link.present for link in links)
-        cover = effort_cover(links, pages_of) if present and not only_tools else None
+        cover = effort_cover(links, pages_of, walks) if present and not only_tools else None
         entry: dict[str, Any] = {
             "visibility": question.visibility, "band": band_of(question.visibility), "tier": question.tier,
             "family": family_of(question), "tools_only": only_tools,

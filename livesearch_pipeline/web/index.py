@@ -100,6 +100,14 @@ class BuildStats:
     by_kind: dict[str, int]
 
 
+_HREF = re.compile(r'<a href="(/[^"#?]+)"')
+
+
+def page_links(html: str) -> list[str]:
+    """The site paths a page's HTML links to (its site's home page aside)."""
+    return [h for h in _HREF.findall(html) if h != "/"]
+
+
 def _spaced(text: str) -> str:
     """Text as the `cjk` mode indexes it: each Han character a token of its own."""
     return _CJK.sub(r" \1 ", text)
@@ -187,20 +195,28 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
                                published TEXT NOT NULL, entity TEXT, snippet TEXT NOT NULL, html BLOB NOT NULL,
                                content TEXT NOT NULL);
             CREATE TABLE records(key TEXT NOT NULL, page INTEGER NOT NULL);
+            CREATE TABLE hidden(path TEXT PRIMARY KEY) WITHOUT ROWID;
+            CREATE TEMP TABLE all_links(src INTEGER NOT NULL, dst TEXT NOT NULL);
             CREATE VIRTUAL TABLE fts USING fts5(title, body, content='', tokenize='{TOKENIZERS[tokenizer]}');
         """)
         spacer = _spaced if tokenizer == "cjk" else (lambda s: s)
         rows: list[tuple] = []
         texts: list[tuple] = []
         keys: list[tuple[str, int]] = []
+        edges: list[tuple[int, str]] = []
+        hidden: list[tuple[str]] = []
 
         def flush() -> None:
             connection.executemany("INSERT INTO pages VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
             connection.executemany("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", texts)
             connection.executemany("INSERT INTO records VALUES (?,?)", keys)
+            connection.executemany("INSERT INTO all_links VALUES (?,?)", edges)
+            connection.executemany("INSERT INTO hidden VALUES (?)", hidden)
             rows.clear()
             texts.clear()
             keys.clear()
+            edges.clear()
+            hidden.clear()
 
         seen: set[str] = set()
         for page in pages:
@@ -213,11 +229,22 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
                          page.entity, page.snippet, zlib.compress(page.html.encode("utf-8"), 6), content_key(page)))
             if page.indexed:
                 texts.append((count, spacer(page.title), spacer(page.text)))
+            else:
+                hidden.append((page.path,))
+            edges.extend((count, href) for href in dict.fromkeys(page_links(page.html)))
             keys.extend((key, count) for key in page.records)
             if len(rows) >= BATCH:
                 flush()
         flush()
         connection.execute("CREATE INDEX records_by_key ON records(key)")
+        # The links into pages the engine did not index: what a reader walks to reach them
+        # (the evidence map's effort); links into indexed pages are never needed for that.
+        connection.executescript("""
+            CREATE TABLE links(dst TEXT NOT NULL, src INTEGER NOT NULL);
+            INSERT INTO links SELECT dst, src FROM temp.all_links WHERE dst IN (SELECT path FROM hidden);
+            DROP TABLE temp.all_links;
+            CREATE INDEX links_by_dst ON links(dst);
+        """)
         connection.execute("INSERT INTO fts(fts) VALUES('optimize')")
         write_term_table(connection)
         meta = {"identity": identity, "tokenizer": tokenizer, "pages": count, "by_kind": by_kind,
@@ -302,6 +329,18 @@ class WebIndex:
     def pages(self) -> int:
         return int(self.meta["pages"])
 
+    @property
+    def searchable_pages(self) -> int:
+        """The pages the engine indexed (those a term's page share is a share of): every page but
+        the unindexed ones (bulletins, archives, uncrawled deep pages, a long report's continuation
+        pages)."""
+        cached = getattr(self, "_searchable", None)
+        if cached is None:
+            hidden = (self._connection().execute("SELECT count(*) FROM hidden").fetchone()[0]
+                      if self._has_table("hidden") else 0)
+            cached = self._searchable = max(1, self.pages - int(hidden))
+        return cached
+
     def search(self, query: str, *, pageno: int = 1, per_page: int = 10) -> list[Hit]:
         return self.search_results(query, pageno=pageno, per_page=per_page).hits
 
@@ -319,7 +358,7 @@ class WebIndex:
         hits: list[Hit] = []
         contents: set[str] = set()
         last: str | None = None
-        for expression in search_plans(phrases, self.pages):
+        for expression in search_plans(phrases, self.searchable_pages):
             last = expression
             seen = {h.path for h in hits}
             for hit, content in self._run(expression, 3 * wanted + 10, since):
@@ -374,6 +413,26 @@ class WebIndex:
                                       "WHERE r.key = ? ORDER BY p.id", (key,)).fetchall()
             found[key] = [row[0] for row in rows]
         return found
+
+    def _has_table(self, name: str) -> bool:
+        return self._connection().execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+    def hidden_pages(self) -> frozenset[str]:
+        """The paths of the pages the engine did not index (empty for an index built before the
+        link tables were written)."""
+        connection = self._connection()
+        if not self._has_table("hidden"):
+            return frozenset()
+        return frozenset(row[0] for row in connection.execute("SELECT path FROM hidden"))
+
+    def linking_to(self, path: str) -> list[str]:
+        """The paths of the pages linking to an unindexed page (in page order)."""
+        connection = self._connection()
+        if not self._has_table("links"):
+            return []
+        rows = connection.execute("SELECT p.path FROM links AS l JOIN pages AS p ON p.id = l.src WHERE l.dst = ? "
+                                  "ORDER BY l.src", (path,)).fetchall()
+        return [row[0] for row in rows]
 
     def page(self, path: str) -> StoredPage | None:
         row = self._connection().execute("SELECT html, published FROM pages WHERE path = ?", (path,)).fetchone()

@@ -10,7 +10,9 @@ Visibility (0..10) governs how hard an entity's evidence is to find, never wheth
   historical-price pages of the quote (the last RECENT_HISTORY_MONTHS months, further back where
   `CorpusConfig.history_from` asks), one page per data set
   (daily series with their last EXCHANGE_ROWS records, others with their last EXCHANGE_GROUPS
-  periods), the filing index and the periodic reports. Deep data-set pages are indexed by the
+  periods), the filing index and the periodic reports (at visibility 0..3 long documents walked
+  page by page from an indexed cover, web/reports.py; an obscure fund's holdings only inside
+  them). Deep data-set pages are indexed by the
   search engine with probability `crawl_probability(level)` (served and linked either way);
 - level >= 1: data-portal pages from `1 + level // 2` of six portals (a per-entity choice); each
   portal covers each of the entity's tools with probability `0.3 + 0.07 * level`, and shows the
@@ -55,6 +57,7 @@ from livesearch_pipeline.web.reader import (
     Fetched, Reader, key_date, month_of, month_start, published_on, release_date,
 )
 from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table, render_page
+from livesearch_pipeline.web.reports import Statement, continuation_number, report_document
 from livesearch_pipeline.web.sites import (
     EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, SPAM_SITES, STATS, Site, coverage_probability,
     crawl_probability, depth_of, fresh_probability, news_probability, official_lang, sources_for, uniform,
@@ -78,6 +81,8 @@ _REPORT_TOOLS = {
     "hk_equity": ("hk_income", "hk_balancesheet", "hk_cashflow", "hk_fina_indicator"),
     "us_equity": ("us_income", "us_balancesheet", "us_cashflow", "us_fina_indicator"),
 }
+# A fund's published portfolio: at bulletin depth only inside its periodic reports.
+_FUND_REPORT_TOOLS = frozenset({"fund_portfolio"})
 _QUOTE_TOOL = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
                "fund": "fund_nav"}
 REPORTS_BACK = 8
@@ -241,6 +246,10 @@ class CorpusGenerator:
         pages.extend(monthly)
         report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
         for tool in tools:
+            if tool in _FUND_REPORT_TOOLS and depth == "bulletin" and fetched[tool].groups:
+                # An obscure fund's holdings: only inside its periodic reports.
+                pages.extend(self._fund_reports(entity, fetched[tool]))
+                continue
             if tool not in report_tools and fetched[tool].groups and has_figures(fetched[tool].meta, fetched[tool].groups):
                 archive = next((path for path, name in archives if name == tool), None)
                 page = self._official_page(entity, fetched[tool], monthly if tool == quote_tool else (),
@@ -469,7 +478,8 @@ class CorpusGenerator:
         else:
             title = f"{name} ({entity.code}) company page"
             lead = f"{entity.exchange} code {entity.code} ({ticker}), names: {names}. Quotes, filings, reports and news."
-        own = [p for p in pages if p.site == "exchange"]
+        # A report's continuation pages are linked from the page before and after, not from here.
+        own = [p for p in pages if p.site == "exchange" and continuation_number(p.path) is None]
         others = [p for p in pages if p.site != "exchange" and p.kind not in ("news", "spam")]
         news = sorted((p for p in pages if p.kind == "news"), key=lambda p: p.published, reverse=True)[:NEWS_LINKS]
         links = tuple((p.path, p.title) for p in (*own, *others, *news))
@@ -588,10 +598,14 @@ class CorpusGenerator:
                 if isinstance(period, str):
                     by_period[period][tool] = group
         look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
+        back = ((f"/exchange/company/{entity.code}.html", name),
+                (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))
+        paginated = depth_of(entity.visibility) == "bulletin"
         for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
             statements = by_period[period]
             blocks: list[Block] = []
             records: list[str] = []
+            parts: list[Statement] = []
             published = self.clock
             for tool in tools:
                 group = statements.get(tool)
@@ -599,16 +613,51 @@ class CorpusGenerator:
                     continue
                 meta = fetched[tool].meta
                 published = min(published, published_on(meta, group, self.clock))
+                table = group_table(meta, group, look, self.seed, f"report:{entity.code}:{tool}:{period}")
                 blocks.append(Heading(tool_title(meta, lang)))
-                blocks.append(group_table(meta, group, look, self.seed, f"report:{entity.code}:{tool}:{period}"))
+                blocks.append(table)
                 records.append(record_key(tool, entity.code, period))
-            blocks.append(Links(((f"/exchange/company/{entity.code}.html", name),
-                                 (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))))
+                parts.append(Statement(tool_title(meta, lang), table, records[-1]))
+            blocks.append(Links(back))
             title = (f"{name}（{entity.code}）{period}定期报告" if lang == "zh"
                      else f"{name} ({entity.code}) periodic report for the period ended {period}")
+            if paginated:
+                # An obscure entity's report: a long document, walked page by page from its cover;
+                # its statements in the one-page report's order (income, balance sheet, cash flow,
+                # indicators), each on a page of its own.
+                yield from report_document(site=look.site, lang=lang, code=entity.code, name=name,
+                                           exchange=entity.exchange, period=period, title=title, published=published,
+                                           statements=parts, back=back, seed=self.seed, fund=False,
+                                           make_page=self._page)
+                continue
             yield self._page(site=EXCHANGE, kind="report", path=f"/exchange/reports/{entity.code}/{period}.html",
                              lang=lang, title=title, published=published, entity=entity.code,
                              snippet=title, blocks=blocks, records=tuple(records))
+
+    def _fund_reports(self, entity: Entity, data: Fetched) -> Iterator[Page]:
+        """An obscure fund's periodic reports, one long document per published portfolio (its last
+        REPORTS_BACK), its holdings on a page of their own (web/reports.py)."""
+        lang = official_lang(entity)
+        name = display_name(entity, lang)
+        meta = data.meta
+        look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
+        back = ((f"/exchange/company/{entity.code}.html", name),
+                (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))
+        seen: set[str] = set()
+        for group in data.groups[:REPORTS_BACK]:
+            stamp = group[0].get(meta.time_key) if meta.time_key else None
+            period = str(group[0].get("end_date") or stamp or "")
+            if not period or period in seen:
+                continue
+            seen.add(period)
+            table = group_table(meta, group, look, self.seed, f"report:{entity.code}:{meta.name}:{period}")
+            title = (f"{name}（{entity.code}）{period}定期报告" if lang == "zh"
+                     else f"{name} ({entity.code}) periodic report for the period ended {period}")
+            yield from report_document(
+                site=look.site, lang=lang, code=entity.code, name=name, exchange=entity.exchange, period=period,
+                title=title, published=published_on(meta, group, self.clock),
+                statements=[Statement(tool_title(meta, lang), table, record_key(meta.name, entity.code, stamp))],
+                back=back, seed=self.seed, fund=True, make_page=self._page)
 
     def _news(self, entity: Entity, quote: Fetched, recent: list[dict[str, Any]]) -> Iterator[Page]:
         meta = quote.meta

@@ -148,17 +148,19 @@ def test_effort_is_the_fewest_reads_showing_every_deciding_record(depth: Depth, 
     mapped = build_evidence_map(web_dir, questions, _gold(questions), seed=service().config.seed, gold_sha256="t")
     entries = mapped["questions"]
     efforts = [entries[q.qid]["effort"] for q in questions]
-    # A lookup: its quote page. An obscure 20-session window: one bulletin per session (the three
-    # stocks of a session share its page). The middle one's: its history table. The famous one's:
-    # a history table or a digest. Two latest closes: two quote pages, or one bulletin of the
-    # latest session when both are listed on the same exchange.
-    assert efforts == [1, 20, 1, 1, 1 if obscure.exchange == middle.exchange else 2]
+    # A lookup: its quote page. An obscure 20-session window: its quote page (the latest session),
+    # then the archive it links and one bulletin per earlier session (the three stocks of a session
+    # share its page): the walk through the unindexed archive counts. The middle one's: its
+    # history table. The famous one's: a history table or a digest. Two latest closes: the two
+    # quote pages (a bulletin of the latest session shows both, but is two reads away).
+    assert efforts == [1, 21, 1, 1, 2]
     cover = entries[questions[1].qid]["cover"]
-    assert all(p.startswith(f"/exchange/bulletin/{obscure.exchange}/daily/") for p in cover)
-    assert {p.rsplit("/", 1)[1][:8] for p in cover} == {r["trade_date"] for r in depth.closes[:20]}
+    bulletins = [p for p in cover if p.startswith(f"/exchange/bulletin/{obscure.exchange}/daily/2")]
+    assert cover[:2] == [f"/exchange/daily/{obscure.code}.html", archive_path(obscure.exchange, "daily")]
+    assert {p.rsplit("/", 1)[1][:8] for p in bulletins} == {r["trade_date"] for r in depth.closes[1:20]}
     summary = mapped["summary"]["effort"]
-    assert summary["by_band"]["low"]["max"] == 20 and summary["by_band"]["high"] == {"n": 1, "median": 1, "mean": 1, "p90": 1, "max": 1}
-    assert summary["by_band_family"]["low/window"]["median"] == 20
+    assert summary["by_band"]["low"]["max"] == 21 and summary["by_band"]["high"] == {"n": 1, "median": 1, "mean": 1, "p90": 1, "max": 1}
+    assert summary["by_band_family"]["low/window"]["median"] == 21
 
 
 def test_greedy_cover_counts_a_digest_as_the_whole_window() -> None:

@@ -160,13 +160,15 @@ def test_every_link_of_multi_step_programs_has_evidence_at_visibility_zero(chain
     chain = entries[questions[0].qid]
     assert [link["tool"] for link in chain["links"]] == ["daily", "fund_portfolio"]
     assert f"/exchange/daily/{chains.holding}.html" in chain["links"][0]["pages"]
-    assert f"/exchange/fund_portfolio/{chains.fund.code}.html" in chain["links"][1]["pages"]
+    # An obscure fund's holdings: on their page of its periodic report (web/reports.py).
+    assert any(p.startswith(f"/exchange/reports/{chains.fund.code}/") for p in chain["links"][1]["pages"])
     assert f"/exchange/daily/{chains.constituent}.html" in entries[questions[1].qid]["links"][0]["pages"]
     # Both periods of a growth question, the window of an aggregate (one page holds it all).
     growth = entries[questions[2].qid]
-    assert {p for link in growth["links"] for p in link["pages"]} >= {
-        f"/exchange/reports/{chains.stock.code}/{chains.periods[0]}.html",
-        f"/exchange/reports/{chains.stock.code}/{chains.periods[1]}.html"}
+    # (An obscure stock's reports are long documents: the income statement's page of each.)
+    growth_pages = {p for link in growth["links"] for p in link["pages"]}
+    assert all(any(p.startswith(f"/exchange/reports/{chains.stock.code}/{period}/") for p in growth_pages)
+               for period in chains.periods[:2])
     window = entries[questions[3].qid]["links"][0]
     assert window["records"] >= 10 and f"/exchange/adj_factor/{chains.stock.code}.html" in window["pages"]
     assert any(p.startswith("/stats/fx_daily/") for p in entries[questions[4].qid]["links"][1]["pages"])

@@ -315,8 +315,10 @@ class _Chain:
                           if (m := _REPORT_LINK.match(href)) and m.group("code") == code}, reverse=True)
         if not periods:
             raise ChainFailure(f"the company page of {code} lists no periodic report")
-        report = await self.work.page(f"/exchange/reports/{code}/{periods[0]}.html")
-        day = report_announcement(report, tool)
+        # An obscure company's report is a long document: read on from its cover to the income
+        # statement, which prints the announcement date.
+        day = await self.work.report(f"/exchange/reports/{code}/{periods[0]}.html",
+                                     lambda page: report_announcement(page, tool))
         if day is None:
             raise ChainFailure(f"the report of {periods[0]} prints no announcement date")
         self.note(report=periods[0], announced=day)
@@ -361,8 +363,7 @@ async def _run(chain: _Chain, name: str, parts: dict[str, str]) -> str:
         period = record_value(record, "dividend", "end_date") or ""
         if cash is None or not _DAY.fullmatch(period):
             raise ChainFailure("the implemented dividend prints no pre-tax cash dividend or period")
-        report = await chain.work.page(f"/exchange/reports/{code}/{period}.html")
-        eps = fina_eps(report)
+        eps = await chain.work.report(f"/exchange/reports/{code}/{period}.html", fina_eps)
         chain.note(cash_div_tax=cash, period=period, eps=eps)
         if not eps:
             raise ChainFailure(f"the report of {period} prints no basic EPS")
@@ -388,7 +389,13 @@ async def _fund_industry(chain: _Chain, parts: dict[str, str], places: int) -> s
     from livesearch_pipeline.evaluation.agents.navigator import top_of_first_hop
 
     holder = chain.state.question.entity
-    stock = top_of_first_hop(await chain.work.page(f"/exchange/fund_portfolio/{holder}.html"), "fund_portfolio")
+    try:
+        stock = top_of_first_hop(await chain.work.page(f"/exchange/fund_portfolio/{holder}.html"), "fund_portfolio")
+    except ToolFailure:
+        # An obscure fund publishes its holdings only in its periodic reports: its newest one,
+        # from its company page, read on to the holdings.
+        stock = await chain.agent._from_reports(chain.state, holder,
+                                                lambda page: top_of_first_hop(page, "fund_portfolio"))
     if stock is None:
         raise ChainFailure(f"no stock found on the portfolio page of {holder}")
     industry = stock_industry(await chain.work.page(f"/exchange/stock_basic/{stock}.html"))

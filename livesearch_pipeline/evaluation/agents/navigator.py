@@ -22,7 +22,10 @@ latest session, and the statistic computed.
 
 Chains are followed hop by hop (`read_chain`: a fund's largest holding, an index's heaviest
 constituent, named by the first hop's page, then that stock's figure); statement growth and
-margins are computed from the company's report pages; chains through a date or an entity a first
+margins are computed from the company's report pages. An obscure entity's report is a long
+document (web/reports.py): it is read from its cover page by page, following each page's link to
+the next, to the statement it needs (an obscure fund's holdings likewise, from its newest report
+on its company page). Chains through a date or an entity a first
 hop names (a holding's industry index, the days since a report or an ex-date, a payout ratio, the
 session of the highest close, a figure converted into CNY at that day's closing bid rates) are
 worked in agents/chains.py (`read_chain_shape`). A snapshot's row is
@@ -46,7 +49,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -66,6 +69,7 @@ from livesearch_pipeline.evaluation.agents.reading import (
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
 from livesearch_pipeline.web.wording import TITLES, canonical_label
+from livesearch_pipeline.web.reports import continuation_number
 
 HTTP_TIMEOUT_S = 20.0
 RESULTS_PER_QUERY = 8
@@ -82,6 +86,8 @@ _SPAN = re.compile(r"^(\d+)")
 # The trading calendar of each asset class's market (a snapshot's session is counted on it).
 _CALENDARS = {"cn_equity": "XSHG", "fund": "XSHG", "index": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
 
+# Data sets an obscure entity publishes only inside its periodic reports (web/reports.py).
+_DOCUMENT_TOOLS = frozenset({"fund_portfolio"})
 _REPORT_TOOLS = frozenset({"income", "balancesheet", "cashflow", "fina_indicator", "hk_income", "hk_balancesheet",
                            "hk_cashflow", "hk_fina_indicator", "us_income", "us_balancesheet", "us_cashflow",
                            "us_fina_indicator"})
@@ -284,6 +290,21 @@ class NavigatorAgent:
                             "pages spent before the evidence was complete", "reads": state.reads})
         return Prediction(qid=state.question.qid, answer=None, trace=state.trace)
 
+    async def _read_report(self, state: _Question, cover: str, wanted: Callable[[ParsedPage], Any]) -> Any:
+        """What `wanted` finds first in a periodic report, reading from its cover on: a one-page
+        report at once, an obscure entity's long document page by page (each link to the next
+        page, as a reader turns them) until the page that has it. None at the document's end."""
+        url = cover
+        while True:
+            page = await self._read(state, url)
+            found = wanted(page)
+            if found is not None:
+                return found
+            following = next_report_page(page, urlsplit(url).path)
+            if following is None:
+                return None
+            url = self._url(following)
+
     # ------------------------------------------------------------------ the agent
 
     async def answer(self, question: ServedQuestion) -> Prediction:
@@ -330,13 +351,20 @@ class NavigatorAgent:
         state.trace.append({"type": "reading", "kind": "chain", "first_hop": tool, "holder": holder,
                             "quantity": noun, "budget": self.read_budget})
         try:
-            page = await self._read(state, self._url(f"/exchange/{tool}/{holder}.html"))
+            try:
+                page = await self._read(state, self._url(f"/exchange/{tool}/{holder}.html"))
+                stock = top_of_first_hop(page, tool)
+            except ToolFailure:
+                if tool not in _DOCUMENT_TOOLS:
+                    raise
+                # An obscure fund publishes its holdings only in its periodic reports: the newest
+                # one, from its company page, read on to the holdings.
+                stock = await self._from_reports(state, holder, lambda page: top_of_first_hop(page, tool))
         except ToolFailure as exc:
             state.trace.append({"type": "final", "answer": None, "reason": str(exc), "reads": state.reads})
             return Prediction(qid=question.qid, answer=None, trace=state.trace)
         except BudgetExhausted:
             return self._spent(state)
-        stock = top_of_first_hop(page, tool)
         if stock is None:
             state.trace.append({"type": "final", "answer": None, "reads": state.reads,
                                 "reason": f"no stock found on the {tool} page of {holder}"})
@@ -356,6 +384,34 @@ class NavigatorAgent:
         state.trace.append({"type": "chain", "stock": stock, "question": second.question})
         prediction = await self._answer_state(state)
         return prediction.model_copy(update={"qid": question.qid})
+
+    async def _report_candidates(self, state: _Question, cover: ParsedPage, url: str, rank: int,
+                                 tried: set[str]) -> list[Candidate]:
+        """The candidates of a long report's statement pages, read on from its cover page by page
+        until the first page without a table after them (the notes)."""
+        question, reading = state.question, state.reading
+        found: list[Candidate] = []
+        page, path, tables_seen = cover, urlsplit(url).path, False
+        while (following := next_report_page(page, path)) is not None:
+            link = self._url(following)
+            tried.add(link)
+            page, path = in_english(await self._read(state, link), question), urlsplit(link).path
+            if not page.tables:
+                if tables_seen:
+                    break
+                continue
+            tables_seen = True
+            found += candidates_from_page(page, link, rank, reading, question, self._snapshot_day(reading, question))
+        return found
+
+    async def _from_reports(self, state: _Question, code: str, wanted: Callable[[ParsedPage], Any]) -> Any:
+        """What `wanted` finds in the entity's newest periodic report (found on its company page)."""
+        hub = await self._read(state, self._url(f"/exchange/company/{code}.html"))
+        covers = sorted({(m.group(1), href) for href, _ in hub.links
+                         if (m := _REPORT.match(urlsplit(href).path)) and href.split("/")[3] == code}, reverse=True)
+        if not covers:
+            return None
+        return await self._read_report(state, self._url(covers[0][1]), wanted)
 
     async def _on_ex_date(self, question: ServedQuestion, found: re.Match[str]) -> Prediction:
         """A figure on the ex-dividend date of the latest implemented dividend: the dividend page
@@ -460,6 +516,19 @@ class NavigatorAgent:
                 and " in the most recent announcement" not in question.question):
             known = reports[:1] + known
         queue = list(dict.fromkeys(known + exchange))
+        # A statement's (or a fund's holdings') figure: an obscure entity's report is walked page by
+        # page when the quantity is first of all a statement's (an announcement's figure, a
+        # preliminary result or a forecast, is read from its own page instead).
+        walks_reports = bool(code) and any(tool in _REPORT_TOOLS or tool in _DOCUMENT_TOOLS
+                                           for tool in data_sets_for(reading, question)[:1])
+        hub_page: ParsedPage | None = None
+        if walks_reports and not reports:
+            # No report in the results (a long report's cover prints no statement): its newest
+            # cover from the company page.
+            hub_page = await self._read(state, self._url(f"/exchange/company/{code}.html"))
+            covers = sorted({(m.group(1), href) for href, _ in hub_page.links
+                             if (m := _REPORT.match(urlsplit(href).path)) and href.split("/")[3] == code}, reverse=True)
+            queue = list(dict.fromkeys([self._url(href) for _, href in covers[:1]] + queue))
         company_read = False
         while True:
             while queue:
@@ -471,20 +540,26 @@ class NavigatorAgent:
                     page = in_english(await self._read(state, url), question)
                 except ToolFailure:
                     continue  # a data set the entity has no page of (the read still counts)
-                found = [c for c in candidates_from_page(page, url, len(tried), reading, question,
+                rank = len(tried)
+                found = [c for c in candidates_from_page(page, url, rank, reading, question,
                                                          self._snapshot_day(reading, question, _tool_of(url)))
                          if not _date_like(c, reading)]
+                if walks_reports and next_report_page(page, urlsplit(url).path) is not None:
+                    # A long report: its statement pages' candidates together, as its one-page
+                    # version shows them (read on until the notes after the statements).
+                    found += [c for c in await self._report_candidates(state, page, url, rank, tried)
+                              if not _date_like(c, reading)]
                 if found:
                     chosen = choose(found, reading)
                     if chosen is not None:
                         if not (reading.kind == "latest" and " most recently reported period" in question.question
                                 and _stale(chosen[1].as_of, self.as_of)):
-                            return chosen[0], url
+                            return chosen[0], chosen[1].url
                         # A record over a year old (an earnings flash of two years ago) is not the
                         # most recently reported period while other pages may print a fresher one:
                         # kept, and read on while the budget allows.
                         if state.budget is not None and state.reads >= state.budget:
-                            return chosen[0], url
+                            return chosen[0], chosen[1].url
                         candidates.extend(found)
                 if (reading.kind in ("snapshot", "window") and not _has_history(page)
                         and self._has_column(page, reading, question)):
@@ -495,7 +570,7 @@ class NavigatorAgent:
                 break
             company_read = True
             company = self._url(f"/exchange/company/{code}.html")
-            hub = await self._read(state, company)
+            hub = hub_page or await self._read(state, company)
             links = _exchange_order([self._url(href) for href, _ in hub.links
                                      if _EXCHANGE_DATA.match(href) or _REPORT.match(href)])
             queue = [u for u in links if u not in tried][:MAX_DATA_PAGES]
@@ -835,6 +910,15 @@ def _statement_field(tool: str, noun: str) -> str | None:
     return None
 
 
+def next_report_page(page: ParsedPage, path: str) -> str | None:
+    """The link to the next page of a long periodic report, read at `path` (its cover or one of its
+    pages); None on a one-page report, at the document's end, or on any other page."""
+    if not (_REPORT.match(path) or continuation_number(path) is not None):
+        return None
+    current = continuation_number(path) or 0
+    return next((href for href, _ in page.links if continuation_number(urlsplit(href).path) == current + 1), None)
+
+
 def report_figure(page: ParsedPage, tool: str, field_name: str) -> float | None:
     """A report page's figure of `field_name` of the statement `tool` (its first item table naming it)."""
     for rows in page.tables:
@@ -910,6 +994,10 @@ class _Investigator:
 
     async def page(self, path: str) -> ParsedPage:
         return await self.agent._read(self.state, self.agent._url(path))
+
+    async def report(self, cover: str, wanted: Callable[[ParsedPage], Any]) -> Any:
+        """What `wanted` finds in the report at `cover`, walked page by page when it is long."""
+        return await self.agent._read_report(self.state, self.agent._url(cover), wanted)
 
     async def series(self, code: str, tool: str, fields: Sequence[str], n: int,
                      since: str | None = None) -> list[dict[str, Any]] | None:
@@ -1265,8 +1353,12 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         if not periods:
             return None
         latest = periods[0]
-        figures = [report_figure(await work.page(f"/exchange/reports/{question.entity}/{latest}.html"), tool, f)
-                   for f in fields]  # type: ignore[arg-type]
+
+        def statement(page: ParsedPage) -> list[float | None] | None:
+            found = [report_figure(page, tool, f) for f in fields]  # type: ignore[arg-type]
+            return found if any(v is not None for v in found) else None
+
+        figures = await work.report(f"/exchange/reports/{question.entity}/{latest}.html", statement) or [None] * len(fields)
         if name == "margin":
             if figures[0] is None or not figures[1]:
                 return None
@@ -1274,8 +1366,7 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         before = f"{int(latest[:4]) - 1}{latest[4:]}"
         if before not in periods:
             return None  # the same period a year earlier is not on the web
-        earlier = report_figure(await work.page(f"/exchange/reports/{question.entity}/{before}.html"), tool,
-                                fields[0])  # type: ignore[arg-type]
+        earlier = (await work.report(f"/exchange/reports/{question.entity}/{before}.html", statement) or [None])[0]
         if figures[0] is None or not earlier:
             return None
         return f"{(figures[0] - earlier) / abs(earlier) * 100:.{places}f}%"
