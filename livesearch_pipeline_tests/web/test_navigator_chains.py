@@ -314,9 +314,14 @@ def test_a_chain_fails_at_too_small_a_budget_and_succeeds_with_enough(case) -> N
         short = _answer(directory, served, reads - 1)
         assert short.answer is None and f"budget of {reads - 1}" in short.trace[-1]["reason"]
         assert sum(1 for t in short.trace if t.get("tool") == "fetch_page") == reads - 1
-    # The industry chain reads the portfolio, the holding's profile, the index's members and quotes.
+    # The industry chain reads the portfolio (an obscure fund's: no holdings page, so its company
+    # page and its newest report, walked to the holdings), then the holding's profile, the index's
+    # members and quotes.
     trace = _answer(directory, built.served("fund_industry"), None).trace
     fetched = [t["url"] for t in trace if t.get("tool") == "fetch_page"]
-    assert [u.split("/exchange/")[1].split("/")[0] for u in fetched[:4]] == [
-        "fund_portfolio", "stock_basic", "index_member", "index_daily"]
-    assert f"/exchange/index_member/{built.index}.html" in fetched[2]
+    kinds = [u.split("/exchange/")[1].split("/")[0] for u in fetched]
+    assert kinds[:3] == ["fund_portfolio", "company", "reports"]
+    profile = kinds.index("stock_basic")
+    assert set(kinds[2:profile]) == {"reports"}
+    assert kinds[profile:profile + 3] == ["stock_basic", "index_member", "index_daily"]
+    assert f"/exchange/index_member/{built.index}.html" in fetched[profile + 1]

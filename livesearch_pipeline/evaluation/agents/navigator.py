@@ -263,12 +263,12 @@ class NavigatorAgent:
 
     # ------------------------------------------------------------------ plumbing
 
-    async def _search(self, state: _Question, query: str) -> list[dict[str, Any]]:
+    async def _search(self, state: _Question, query: str, limit: int = RESULTS_PER_QUERY) -> list[dict[str, Any]]:
         result = self._searches.get(query)
         if result is None:
             result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
         state.trace.append({"tool": "web_search", **result.trace})
-        return json.loads(result.content)["results"][:RESULTS_PER_QUERY]
+        return json.loads(result.content)["results"][:limit]
 
     async def _read(self, state: _Question, url: str) -> ParsedPage:
         if state.budget is not None and state.reads >= state.budget:
@@ -1150,7 +1150,9 @@ class _Investigator:
         if not code:
             return None
         for query in (f"{code} constituents quotes", f"{code} 成分股行情"):
-            for item in await self.agent._search(self.state, query):
+            # A results page further down than a question's usual reading (the board's title is
+            # one of many pages naming the index's code).
+            for item in await self.agent._search(self.state, query, limit=2 * RESULTS_PER_QUERY):
                 if urlsplit(item["url"]).path.endswith(f"/constituents/{code}.html"):
                     return await self.page(urlsplit(item["url"]).path)
         return None
