@@ -35,13 +35,15 @@ def _shown_fields(meta: ToolMeta) -> list[FieldMeta]:
             and f.name != meta.entity_param]
 
 
-# Hong Kong prices are quoted at their tick sizes: three decimals below HKD 0.50, two above.
+# Hong Kong prices are quoted at their tick sizes: three decimals below HKD 0.50, two above. A
+# volume-weighted average price is a quotient, not a traded price: printed as the exchange computes
+# it (to four decimals), so that a change of it can be worked out from the page.
 _HK_PRICE_TOOLS = frozenset({"hk_daily", "hk_daily_adj"})
 
 
 def _hk_price_decimals(meta: ToolMeta, f: FieldMeta, number: float) -> int | None:
     if meta.name in _HK_PRICE_TOOLS and f.unit == "HKD" and f.name in ("open", "high", "low", "close", "pre_close",
-                                                                        "change", "vwap", "avg_price"):
+                                                                        "change"):
         return 3 if abs(number) < 0.5 and f.name != "change" else 2
     return None
 

@@ -143,3 +143,33 @@ def test_loader_rejects_a_chinese_currency_without_a_name(tmp_path):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(LexiconError, match=r"chinese_market.*CNH.*currency_names"):
         load_lexicon(path)
+
+
+def test_no_two_answerable_fields_of_a_tool_share_a_noun():
+    """A question names its figure by the noun alone: two columns of one data set with one noun
+    (a turnover rate on total and on free-float shares, both 换手率) leave a reader guessing."""
+    lexicon = load_lexicon()
+    clashes = []
+    for tool in CATALOG.data_tools():
+        for lang in ("en", "zh"):
+            seen: dict[str, str] = {}
+            for f in tool.fields:
+                if not f.answerable:
+                    continue
+                noun = getattr(lexicon.entry(tool.name, f.name), lang)
+                if noun in seen:
+                    clashes.append(f"{tool.name}: {seen[noun]} and {f.name} are both {noun!r} ({lang})")
+                seen.setdefault(noun, f.name)
+    assert clashes == []
+
+
+def test_the_float_holders_list_is_named_in_its_nouns():
+    """A shareholder appears in both top-10 lists with different figures: a question about the
+    float holders' list says so in both languages."""
+    lexicon = load_lexicon()
+    for f in ("hold_amount", "hold_change", "hold_ratio", "hold_float_ratio"):
+        holders, floats = lexicon.entry("top10_holders", f), lexicon.entry("top10_floatholders", f)
+        if holders is None or floats is None:
+            continue
+        assert floats.en != holders.en and "float-share holding" in floats.en, f
+        assert floats.zh != holders.zh and "流通股" in floats.zh, f

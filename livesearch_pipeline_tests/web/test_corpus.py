@@ -133,3 +133,17 @@ def test_bad_configurations_fail_with_a_clear_message() -> None:
 def test_parallel_generation_gives_the_same_pages(web: list[Page]) -> None:
     parallel = list(generate_pages(small_web().config(), workers=2))
     assert [(p.path, p.html) for p in parallel] == [(p.path, p.html) for p in web]
+
+
+def test_a_hong_kong_vwap_is_printed_as_computed_and_prices_at_their_tick() -> None:
+    """A change of a volume-weighted average price can be worked out from the page: it is a
+    quotient printed to four decimals, while traded prices keep their tick sizes."""
+    from livesearch_pipeline.dataservice.catalog import ServiceConfig, build_catalog, collect_tool_specs
+    from livesearch_pipeline.web.formatting import Look, _figure
+    from livesearch_pipeline.web.sites import EXCHANGE_EN
+
+    meta = build_catalog(collect_tool_specs(), ServiceConfig()).get("hk_daily_adj")
+    look = Look(EXCHANGE_EN, None)
+    vwap, close = meta.field("vwap"), meta.field("close")
+    assert _figure(look, vwap, 1.2346, 1, "s", meta)[0] == "1.2346"  # the service computes it to 4 decimals
+    assert _figure(look, close, 1.2346, 1, "s", meta)[0] == "1.23"
