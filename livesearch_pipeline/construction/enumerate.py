@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import multiprocessing
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -40,7 +39,6 @@ from livesearch_pipeline.construction.sampling import (
     records_of,
     window_dates,
 )
-from livesearch_pipeline.core import aio
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
@@ -406,42 +404,6 @@ def _echoes(answer, sent_args: Mapping[str, Mapping[str, Any]]) -> bool:
     return answer.answer in sent or str(answer.value) in sent
 
 
-# What the forked second execution inherits instead of receiving it pickled (the programs).
-_FORKED: tuple[list[Any], dt.date, ToolClient, ExecutorConfig] | None = None
-
-
-def _forked_execution() -> list[Any]:
-    assert _FORKED is not None, "the second execution must be forked by _execute_twice()"
-    jobs, as_of, client, executor = _FORKED
-    answers, _ = aio.run(execute_programs(jobs, as_of, client, executor))
-    return answers
-
-
-async def _execute_twice(jobs: list[Any], as_of: dt.date, client: ToolClient, executor: ExecutorConfig,
-                         fork: bool) -> tuple[list[Any], Any, list[Any]]:
-    """The two executions of the candidates: (first answers, first stats, second answers). With
-    `fork`, the second runs in a forked process at the same time as the first; the answers do not
-    depend on which process computed them (the same programs on the same service state)."""
-    global _FORKED
-    if not fork:
-        first, stats = await execute_programs(jobs, as_of, client, executor)
-        second, _ = await execute_programs(jobs, as_of, client, executor)
-        return first, stats, second
-    from concurrent.futures import ProcessPoolExecutor
-
-    _FORKED = (jobs, as_of, client, executor)
-    try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
-            pending = asyncio.get_running_loop().run_in_executor(pool, _forked_execution)
-            try:
-                first, stats = await execute_programs(jobs, as_of, client, executor)
-            finally:
-                second = await pending
-    finally:
-        _FORKED = None
-    return first, stats, second
-
-
 async def enumerate_candidates(
     client: ToolClient,
     catalog: Catalog,
@@ -451,14 +413,8 @@ async def enumerate_candidates(
     *,
     executor: ExecutorConfig = ExecutorConfig(),
     report: Report = None,
-    fork_second_run: bool = False,
 ) -> EnumerationResult:
-    """Explore, draft, execute twice and filter (module doc); `report` gets a line per phase.
-
-    `fork_second_run`: run the second execution in a forked process while this one runs the
-    first (one core each); only for a client that works in a forked child (the embedded service
-    called directly, whose market the child inherits warm), never for a session with a transport.
-    """
+    """Explore, draft, execute twice and filter (module doc); `report` gets a line per phase."""
     counts = _Counts()
     by_code = {e.code: e for group in entities.values() for e in group}
     explored: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -554,7 +510,8 @@ async def enumerate_candidates(
 
     job_list = [j for j, _ in jobs.values()]
     say(report, f"drafted {len(drafts):,} programs; executing the {len(job_list):,} distinct sound ones twice")
-    first, stats1, second = await _execute_twice(job_list, as_of, client, executor, fork_second_run)
+    first, stats1 = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
+    second, _ = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
     second_by_qid = {a.qid: a for a in second}
     # Adjusted returns are also executed unadjusted: equal answers mean the factor did not move in
     # the window, a plain return in disguise (semantics.plain_twin).

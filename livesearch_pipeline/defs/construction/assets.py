@@ -2,7 +2,6 @@
 
 
 import datetime as dt
-import os
 from collections import Counter
 from contextlib import AbstractAsyncContextManager
 from typing import Optional
@@ -178,14 +177,9 @@ def candidates(context: dg.AssetExecutionContext, config: ConstructionConfig, da
 
     as_of = _as_of(config, data_service)
 
-    # The embedded service called directly works in a forked process: the second execution of the
-    # candidates runs there, beside the first (one core each).
-    fork_second_run = point_in_time_source(data_service) is not None and (os.cpu_count() or 1) > 1
-
     async def run():
         async with construction_client(data_service, as_of) as client:
-            return await enumerate_candidates(client, catalog, rows, entities, as_of, report=context.log.info,
-                                              fork_second_run=fork_second_run)
+            return await enumerate_candidates(client, catalog, rows, entities, as_of, report=context.log.info)
 
     result = aio.run(run())
     write_table(paths.construction / TABLES["candidates"], result.candidates)
