@@ -58,9 +58,7 @@ from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.executor import (
     PROGRAM_ERRORS, CallFailure, CallKey, ExecutorConfig, call_key, call_with_retries,
 )
-from livesearch_pipeline.core.extract import (
-    ExtractionEmpty, is_not_meaningful, is_tie, located, run_extractor, shared_reads,
-)
+from livesearch_pipeline.core.extract import ExtractionEmpty, is_not_meaningful, is_tie, located, run_extractor
 from livesearch_pipeline.core.matching import clamp_rule, match_answer
 from livesearch_pipeline.core.models import (
     AnswerStatus,
@@ -171,15 +169,7 @@ async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, cli
     and shared, then each program's extractor runs on its responses. No task per program: a
     day of the default pool is ~30,000 programs over ~1,300 distinct calls.
     """
-    # Every response of the day stays alive until the day ends: the programs reading one response
-    # by the same time key share its ordering and screening (core/extract.shared_reads).
-    with shared_reads():
-        return await _run_programs_on_day(programs, day, client, config,
-                                          stats if stats is not None else ReplayStats())
-
-
-async def _run_programs_on_day(programs: Mapping[str, Program], day: dt.date, client: ToolClient,
-                               config: ExecutorConfig, stats: ReplayStats) -> dict[str, DayAnswer]:
+    stats = stats if stats is not None else ReplayStats()
     semaphore = asyncio.Semaphore(config.max_concurrency)
     done: dict[str, DayAnswer] = {}
     levels: dict[str, list] = {}

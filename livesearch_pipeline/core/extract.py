@@ -30,15 +30,13 @@ Semantics worth knowing:
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import datetime as dt
 import functools
 import math
 import statistics
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
-from typing import Any, Iterator, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 from livesearch_pipeline.core.dates import format_date, parse_datetime, resolve_date
 from livesearch_pipeline.core.models import (
@@ -218,71 +216,6 @@ def _key_time(record: dict[str, Any], key: str, fmt: str) -> dt.datetime:
         raise ExtractionError(f"time key {key!r}: {exc}") from None
 
 
-def _sorted_by_time(records: list[dict[str, Any]], key: str, fmt: str) -> list[tuple[dt.datetime, dict[str, Any]]]:
-    """(time, record) pairs ascending by time; records with equal times keep their order."""
-    return sorted(((_key_time(r, key, fmt), r) for r in records), key=lambda kr: kr[0])
-
-
-class _SharedReads:
-    """What the programs of a batch share when they read the same records list (`shared_reads`):
-    its (time, record) order by a time key, and a screen's members' records in it. Each entry
-    keeps its list alive, so the id it is keyed by cannot be reused by another list meanwhile."""
-
-    __slots__ = ("orders", "screens")
-
-    def __init__(self) -> None:
-        self.orders: dict[tuple[int, str, str], tuple[list[Any], list[tuple[dt.datetime, dict[str, Any]]]]] = {}
-        self.screens: dict[tuple[int, str, frozenset[Any]], tuple[list[Any], list[dict[str, Any]]]] = {}
-
-
-_SHARED: contextvars.ContextVar[_SharedReads | None] = contextvars.ContextVar("livesearch_shared_reads", default=None)
-
-
-@contextlib.contextmanager
-def shared_reads() -> Iterator[None]:
-    """Within the block (and the tasks started in it), programs reading the same records list share
-    one parse and sort of its time keys, and one filtering of it to a screen's members: a batch
-    where many programs read each response (a replayed day: ~26,000 programs over ~2,000
-    responses) pays for them once per response instead of once per program. The answers are the
-    same as without it. The caller promises that the responses are not changed in place during
-    the block, and the memo holds every list it saw until the block ends: use it around a batch
-    whose responses stay alive anyway."""
-    token = _SHARED.set(_SharedReads())
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
-def _time_order(records: list[dict[str, Any]], key: str, fmt: str) -> list[tuple[dt.datetime, dict[str, Any]]]:
-    """`_sorted_by_time(records, key, fmt)`, shared within `shared_reads`. Raises as
-    `_sorted_by_time` does (a list with an unreadable key is not memoised)."""
-    shared = _SHARED.get()
-    if shared is None:
-        return _sorted_by_time(records, key, fmt)
-    slot = (id(records), key, fmt)
-    hit = shared.orders.get(slot)
-    if hit is not None and hit[0] is records:
-        return hit[1]
-    ordered = _sorted_by_time(records, key, fmt)
-    shared.orders[slot] = (records, ordered)
-    return ordered
-
-
-def _screened(records: list[dict[str, Any]], key: str, members: set[Any]) -> list[dict[str, Any]]:
-    """The records whose `key` is a member, in response order; shared within `shared_reads`."""
-    shared = _SHARED.get()
-    if shared is None:
-        return [r for r in records if r.get(key) in members]
-    slot = (id(records), key, frozenset(members))
-    hit = shared.screens.get(slot)
-    if hit is not None and hit[0] is records:
-        return hit[1]
-    kept = [r for r in records if r.get(key) in members]
-    shared.screens[slot] = (records, kept)
-    return kept
-
-
 @dataclass(frozen=True)
 class _Selected:
     records: list[dict[str, Any]]
@@ -329,25 +262,6 @@ def _years_before(moment: dt.datetime, years: int) -> dt.datetime:
         return moment.replace(year=moment.year - years, day=28)
 
 
-def _kept_in_time_order(sel: Selection, records: list[dict[str, Any]], responses: Mapping[str, Any] | None,
-                        as_of: dt.date) -> list[tuple[dt.datetime, dict[str, Any]]]:
-    """The records `_keep` keeps, as (time, record) ascending by time. Within `shared_reads`, from
-    the shared order of the whole list: a stable sort of the whole list restricted to the kept
-    records is the stable sort of the kept records. Only the kept records' time keys must be
-    readable: when another record's is not, the kept records are sorted on their own."""
-    kept = _keep(sel, records, responses, as_of)
-    if _SHARED.get() is None:
-        return _sorted_by_time(kept, sel.key, sel.key_fmt)
-    try:
-        ordered = _time_order(records, sel.key, sel.key_fmt)
-    except ExtractionError:
-        return _sorted_by_time(kept, sel.key, sel.key_fmt)
-    if kept is records:
-        return ordered
-    wanted = {id(r) for r in kept}
-    return [(t, r) for t, r in ordered if id(r) in wanted]
-
-
 def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
             responses: Mapping[str, Any] | None = None) -> _Selected:
     sel = ref.select
@@ -355,7 +269,8 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
         # A screen reads the members' records only, before any mode: the latest session of a
         # cross-section of the whole market is the latest of its members, and a set of 50 costs
         # the same in a market of 300 instruments or of 5,000.
-        records = _screened(records, sel.within.key, _members(sel, responses, as_of))
+        members = _members(sel, responses, as_of)
+        records = [r for r in records if r.get(sel.within.key) in members]
     if sel.mode == "match":
         return _Selected([r for r in _keep(sel, records, responses, as_of) if _same_value(r.get(sel.key), sel.value)],
                          None)
@@ -363,7 +278,7 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
         # The latest time key of the whole response first, then the named series on it: a series
         # absent from the latest period (a holder that left the top ten, a delisted pair) selects
         # nothing, instead of silently answering with an older period's value.
-        timed = _time_order(records, sel.key, sel.key_fmt)
+        timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in records), key=lambda kr: kr[0])
         limit = resolve_date(sel.anchor, as_of) if sel.anchor else as_of
         eligible = [(t, r) for t, r in timed if t.date() <= limit]
         newest = eligible[-1][0] if eligible else None
@@ -374,7 +289,8 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
             on_newest = _where(sel, [r for t, r in eligible if format_date(t, sel.key_fmt) == wanted])
         return _Selected(on_newest, [str(r[sel.key]) for r in on_newest])
 
-    timed = _kept_in_time_order(sel, records, responses, as_of)
+    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _keep(sel, records, responses, as_of)),
+                   key=lambda kr: kr[0])
     if sel.mode == "snapshot":
         assert sel.anchor is not None  # Selection's validator
         wanted = format_date(resolve_date(sel.anchor, as_of), sel.key_fmt)
