@@ -655,6 +655,16 @@ def report(result: BenchmarkResult) -> list[str]:
     return lines
 
 
+def unanswered(answers: list[GoldAnswer]) -> tuple[list[GoldAnswer], list[GoldAnswer]]:
+    """(ties, failures) among the answers that are not `ok`. The synthetic programs are not
+    screened the way construction screens a pool: a ranking whose deciding value ties on the day
+    (two sessions at the same close) answers `empty` "tie: ...", which the refresh withdraws for
+    that day (issue 29); that is the core working, not failing. Anything else not `ok` fails."""
+    ties = [a for a in answers if a.status == "empty" and (a.error or "").startswith("tie:")]
+    tied = {a.qid for a in ties}
+    return ties, [a for a in answers if a.status != "ok" and a.qid not in tied]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", type=int, default=10_000)
@@ -668,7 +678,10 @@ def main(argv: list[str] | None = None) -> int:
         config=ExecutorConfig(max_concurrency=args.max_concurrency),
     )
     print("\n".join(report(result)))
-    bad = [a for a in result.answers if a.status != "ok"]
+    ties, bad = unanswered(result.answers)
+    if ties:
+        print(f"note  {len(ties)} program(s) tie on the day and are withdrawn, as the refresh withdraws a tie, "
+              f"e.g. {ties[0].qid}: {ties[0].error}")
     if bad:
         print(f"FAIL  {len(bad)} program(s) did not answer, e.g. {bad[0].qid}: {bad[0].error}")
     return 0 if not bad and all(ok for _, ok in result.checks()) else 1

@@ -252,20 +252,31 @@ def _statement_drafts(catalog: Catalog, entity: EntityInfo, records: Sequence[Ma
     return out
 
 
-def _since_report_drafts(catalog: Catalog, entity: EntityInfo, lookback: dict[str, DateSpec]) -> list[FamilyDraft]:
+def _since_report_calls(catalog: Catalog, entity: EntityInfo,
+                        lookback: dict[str, DateSpec]) -> tuple[ToolMeta, list[Call], Selection] | None:
+    """The calls of the window since the latest report: the statement (c1) and the stock's bars from
+    that report's announcement to D (c2, `start_date` read from c1); with the bar tool and the
+    selection of every bar of c2. None when the entity's class has no statement/bar pair."""
     pair = STATEMENT_TOOLS.get(entity.asset_class)
     tools = _tools(catalog, *pair) if pair else None
     if not tools or not entity.calendar:
-        return []
+        return None
     statement, bar = tools
     c1 = Call(id="c1", tool=statement.name, args={statement.entity_param: entity.code}, dates=lookback)
     announced = _latest("c1", statement.time_key, "ann_date")
     end = next(p for p in bar.date_params if p.role == "end")
     c2 = Call(id="c2", tool=bar.name, args={bar.entity_param: entity.code}, refs={"start_date": announced},
               dates={end.name: DateSpec(sessions_back=0, calendar=entity.calendar, fmt=end.fmt)})
-    ex = Extractor(call="c2", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="close",
-                   aggregate="pct_change", format=PERCENT)
-    return [FamilyDraft(Program(calls=[c1, c2], extract=ex), entity, bar, bar.field("close"), "since_report",
+    return bar, [c1, c2], Selection(mode="all", key=bar.time_key, key_fmt=YMD)
+
+
+def _since_report_drafts(catalog: Catalog, entity: EntityInfo, lookback: dict[str, DateSpec]) -> list[FamilyDraft]:
+    found = _since_report_calls(catalog, entity, lookback)
+    if found is None:
+        return []
+    bar, calls, every_bar = found
+    ex = Extractor(call="c2", select=every_bar, field="close", aggregate="pct_change", format=PERCENT)
+    return [FamilyDraft(Program(calls=calls, extract=ex), entity, bar, bar.field("close"), "since_report",
                         aggregate="pct_change")]
 
 
@@ -302,20 +313,13 @@ def _named_high_drafts(catalog: Catalog, entity: EntityInfo, lookback: dict[str,
                        handle: str) -> list[FamilyDraft]:
     """The highest close since the announcement of the latest report, the stock named by `handle`
     alone ("name" or "ticker"): the calls of `since_report`, another reading of them."""
-    pair = STATEMENT_TOOLS.get(entity.asset_class)
-    tools = _tools(catalog, *pair) if pair else None
-    if not tools or not entity.calendar:
+    found = _since_report_calls(catalog, entity, lookback)
+    if found is None:
         return []
-    statement, bar = tools
-    c1 = Call(id="c1", tool=statement.name, args={statement.entity_param: entity.code}, dates=lookback)
-    announced = _latest("c1", statement.time_key, "ann_date")
-    end = next(p for p in bar.date_params if p.role == "end")
-    c2 = Call(id="c2", tool=bar.name, args={bar.entity_param: entity.code}, refs={"start_date": announced},
-              dates={end.name: DateSpec(sessions_back=0, calendar=entity.calendar, fmt=end.fmt)})
+    bar, calls, every_bar = found
     f = bar.field("close")
-    ex = Extractor(call="c2", select=Selection(mode="all", key=bar.time_key, key_fmt=YMD), field="close",
-                   aggregate="max", format=_fmt(bar, f, 10.0))
-    return [FamilyDraft(Program(calls=[c1, c2], extract=ex), entity, bar, f, f"named_high:{handle}",
+    ex = Extractor(call="c2", select=every_bar, field="close", aggregate="max", format=_fmt(bar, f, 10.0))
+    return [FamilyDraft(Program(calls=calls, extract=ex), entity, bar, f, f"named_high:{handle}",
                         aggregate="max")]
 
 

@@ -126,9 +126,8 @@ def with_dynamics(questions: Sequence[Question], candidates: Sequence[Candidate]
         if dynamics is None:
             out.append(q)
             continue
-        # Validated again: the profile's class and tier must be the question's own.
-        out.append(Question.model_validate(
-            {**q.model_dump(), "provenance": {**q.provenance.model_dump(), "dynamics": dynamics.model_dump()}}))
+        # Checked: the profile's class and tier must be the question's own.
+        out.append(q.with_dynamics(dynamics))
     return out
 
 

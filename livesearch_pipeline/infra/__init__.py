@@ -1,1 +1,1 @@
-"""Shared infrastructure below the packages that use it: the LLM client and its cache."""
+"""Shared infrastructure below the packages that use it: the LLM client and its cache, the serve loop of the CLI servers."""

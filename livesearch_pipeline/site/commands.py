@@ -53,6 +53,7 @@ def build_command(args: argparse.Namespace) -> int:
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.infra.serving import serve_until_interrupted
     from livesearch_pipeline.settings import DataPaths
     from livesearch_pipeline.site.build import site_dir
     from livesearch_pipeline.site.serve import SiteServeError, make_server
@@ -68,10 +69,4 @@ def serve_command(args: argparse.Namespace) -> int:
         raise SystemExit(f"livesearch site serve: error: cannot listen on {args.host}:{args.port}: {exc}") from None
     host, port = server.server_address[:2]
     print(f"serving {folder} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return serve_until_interrupted(server)

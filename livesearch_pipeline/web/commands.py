@@ -87,6 +87,7 @@ def _evidence(paths, day, directory) -> None:
 
 
 def serve_web_command(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.infra.serving import serve_until_interrupted
     from livesearch_pipeline.settings import DataPaths
     from livesearch_pipeline.web.build import corpus_directory
     from livesearch_pipeline.web.index import INDEX_FILE, WebIndex, WebIndexError
@@ -112,10 +113,4 @@ def serve_web_command(args: argparse.Namespace) -> int:
         raise SystemExit(f"livesearch serve-web: error: {exc}") from None
     print(f"serving {index.identity} ({index.pages} pages) at {base_url(server)}  "
           f"(search: {base_url(server)}/search?q=...&format=json)", file=sys.stderr, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return serve_until_interrupted(server)

@@ -139,6 +139,23 @@ def test_a_T1_whose_answer_does_not_move_is_impossible():
                  signature=c.signature, provenance=Provenance(verbalizer="template", dynamics=slow))
 
 
+def test_with_dynamics_attaches_a_profile_as_a_validated_question_would_and_refuses_a_disagreeing_one():
+    kept = judged(candidate(), moving()).dynamics
+    slow = judged(candidate(), moving(changes=2)).dynamics
+    c = candidate()
+    bare = Question(qid=c.qid, question="What was the close?", program=c.program,
+                    match=MatchRule(rule="approx", unit="CNY", decimals=2), refresh_class="daily", tier="T1",
+                    asset_class="cn_equity", entity=c.entity, entity_name=c.entity_name, visibility=c.visibility,
+                    signature=c.signature, provenance=Provenance(verbalizer="template"))
+    attached = bare.with_dynamics(kept)
+    validated = Question.model_validate({**bare.model_dump(), "provenance": {"verbalizer": "template",
+                                                                            "dynamics": kept.model_dump()}})
+    assert attached == validated and attached.model_dump_json() == validated.model_dump_json()
+    assert bare.provenance.dynamics is None  # a copy: the question given is unchanged
+    with pytest.raises(ValueError, match="disagree with the dynamics profile"):
+        bare.with_dynamics(slow)
+
+
 @pytest.mark.parametrize("changes", range(0, 21))
 def test_a_snapshot_five_sessions_back_is_never_a_simple_historical_lookup(changes):
     decision = judged(snapshot_candidate(), moving(changes=changes))

@@ -335,3 +335,20 @@ def test_the_pool_has_no_lint_finding(built):
     glossed = q.question.rstrip("?") + " (the first minus the second)?"
     assert {f.rule for f in lint_question(glossed, None, question_lint_context(q, catalog))} >= {
         "parenthetical_gloss", "gloss_phrase"}
+
+
+
+def test_description_findings_name_the_pasted_run_text_and_aside_every_time_they_are_met():
+    tool = "Daily bars of an A-share stock as the exchange publishes them"
+    ctx = LintContext(descriptions=("turnover: volume / float shares, percent", "closing price (unadjusted)"),
+                      tool_descriptions=(tool,))
+    text = ("What was the close (unadjusted) of the stock as the exchange publishes them, "
+            "turnover: volume / float shares, percent?")
+    first = [f for f in lint_text(text, "en", ctx) if f.rule == "description_fragment"]
+    again = [f for f in lint_text(text, "en", ctx) if f.rule == "description_fragment"]
+    assert first == again  # each description's parts are computed once; the findings every time
+    assert [f.detail for f in first] == [
+        "shares the run 'stock as the exchange publishes them' with the tool description " + repr(tool),
+        "pastes the description 'turnover: volume / float shares, percent'",
+        "pastes '(unadjusted)' from 'closing price (unadjusted)'",
+    ]

@@ -91,3 +91,23 @@ def test_benchmark_rejects_impossible_sizes(bench):
     capacity = len(bench.SHAPES) * 10 * bench.VARIANTS
     with pytest.raises(ValueError, match=f"--programs must be in 1..{capacity}"):
         bench.build_questions(capacity + 1, market)
+
+
+def test_a_tie_is_withdrawn_not_a_failure_and_anything_else_not_ok_fails(bench):
+    import datetime as dt
+
+    from livesearch_pipeline.core.models import GoldAnswer, MatchRule
+
+    rule = MatchRule(rule="exact")
+    day = dt.date(2026, 11, 27)
+    answers = [
+        GoldAnswer(qid="ls-0000000000000001", date=day, status="ok", answer="1.00", value=1.0, match=rule),
+        GoldAnswer(qid="ls-0000000000000002", date=day, status="empty", match=rule,
+                   error="tie: 20260909 and 20260910 at 145.52 (call 'c1' path 'items' field 'close')"),
+        GoldAnswer(qid="ls-0000000000000003", date=day, status="empty", match=rule,
+                   error="selection 'latest' on key 'trade_date' matched no record"),
+        GoldAnswer(qid="ls-0000000000000004", date=day, status="error", match=rule, error="tie: not an empty"),
+    ]
+    ties, failures = bench.unanswered(answers)
+    assert [a.qid for a in ties] == ["ls-0000000000000002"]
+    assert [a.qid for a in failures] == ["ls-0000000000000003", "ls-0000000000000004"]
