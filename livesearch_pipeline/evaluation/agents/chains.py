@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Callable, Sequence
 
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
@@ -34,8 +34,14 @@ from livesearch_pipeline.evaluation.agents.reading import (
     ParsedPage, Reading, UnreadableQuestion, _precision, cell_number, read_question,
 )
 
-if TYPE_CHECKING:  # the navigator imports this module when it dispatches
-    from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent, _Question
+from livesearch_pipeline.evaluation.agents.page_reading import (
+    _ARCHIVE_ITEM, _FX_CONVERT, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows, top_of_first_hop,
+)
+
+# The navigator (evaluation/agents/navigator.py `NavigatorAgent`) imports this module and hands each
+# chain itself and its page reader (`_Investigator`): typed loosely here so that the two modules
+# do not import each other.
+NavigatorAgent = Any
 
 _SUBJ = r"(?P<subj>.+?)"
 CHAIN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -79,8 +85,6 @@ class ChainFailure(Exception):
 def read_chain_shape(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
     """Which of the chains above (or a figure converted into CNY, `_FX_CONVERT`) the question asks,
     and its parts (subject, window, noun, tail, market)."""
-    from livesearch_pipeline.evaluation.agents.navigator import _FX_CONVERT
-
     for name, pattern in (*CHAIN_SHAPES, ("fx_convert", _FX_CONVERT)):
         found = pattern.match(question.question)
         if found:
@@ -146,8 +150,6 @@ def item_records(page: ParsedPage) -> list[dict[str, str]]:
 
 def record_value(record: dict[str, str], tool: str, field_name: str) -> str | None:
     """The value an item record prints for `field_name` of `tool` (any of its labels)."""
-    from livesearch_pipeline.evaluation.agents.navigator import _column
-
     labels = list(record)
     position = _column(labels, tool, field_name)
     if position is None:
@@ -195,13 +197,11 @@ def fina_eps(page: ParsedPage) -> float | None:
 def latest_nav(page: ParsedPage) -> tuple[str, float]:
     """(NAV date, NAV per unit) of a fund's latest published NAV: its NAV page's history table
     (dated by NAV date), else its latest record (which also prints the publication date)."""
-    from livesearch_pipeline.evaluation.agents.navigator import _Investigator
-
     for record in item_records(page):
         day, value = record_value(record, "fund_nav", "nav_date"), record_value(record, "fund_nav", "unit_nav")
         nav = cell_number(value or "")
         if day and _DAY.fullmatch(day) and nav is not None:
-            rows = [r for r in _Investigator._history_rows(page, "fund_nav", ["unit_nav"]) if r["date"] == day]
+            rows = [r for r in history_rows(page, "fund_nav", ["unit_nav"]) if r["date"] == day]
             return day, rows[0]["unit_nav"] if rows else nav
     raise ChainFailure("the NAV page prints no NAV date")
 
@@ -248,11 +248,9 @@ def _change(closes_oldest_first: Sequence[float]) -> float:
 class _Chain:
     """One chain's reads, through the navigator (budget, trace, page cache)."""
 
-    def __init__(self, agent: NavigatorAgent, state: _Question) -> None:
-        from livesearch_pipeline.evaluation.agents.navigator import _Investigator
-
+    def __init__(self, agent: NavigatorAgent, state: _Question, investigator: Callable[..., Any]) -> None:
         self.agent, self.state = agent, state
-        self.work = _Investigator(agent, state)
+        self.work = investigator(agent, state)
 
     def note(self, **entry: Any) -> None:
         self.state.trace.append({"type": "chain", **entry})
@@ -271,8 +269,6 @@ class _Chain:
         covered = rows[-1]["date"]  # every session from here to the latest record is read
         archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
         if covered > first_day and len(rows) == 1 and archive is not None:
-            from livesearch_pipeline.evaluation.agents.navigator import _ARCHIVE_ITEM
-
             listing = await work.page(archive)
             for href, text in listing.links:
                 item = _ARCHIVE_ITEM.match(text)
@@ -386,8 +382,6 @@ async def _run(chain: _Chain, name: str, parts: dict[str, str]) -> str:
 
 async def _fund_industry(chain: _Chain, parts: dict[str, str], places: int) -> str:
     from livesearch_pipeline.core.program import window_rows
-    from livesearch_pipeline.evaluation.agents.navigator import top_of_first_hop
-
     holder = chain.state.question.entity
     try:
         stock = top_of_first_hop(await chain.work.page(f"/exchange/fund_portfolio/{holder}.html"), "fund_portfolio")
@@ -434,8 +428,6 @@ async def _fund_industry(chain: _Chain, parts: dict[str, str], places: int) -> s
 
 def latest_item(page: ParsedPage, tool: str, field_name: str) -> tuple[str, float, str] | None:
     """(session, figure, unit) of `field_name` in a quote page's latest record (its item table)."""
-    from livesearch_pipeline.evaluation.agents.navigator import _column
-
     for rows in page.tables:
         if not rows or len(rows[0]) != 3 or rows[0][0].lower() not in ("item", "项目"):
             continue
@@ -454,7 +446,6 @@ async def _fx_convert(chain: _Chain, parts: dict[str, str], places: int) -> str:
     """A figure of the latest session converted into CNY: the figure as the exchange's quote page
     prints it (exact, in its own currency), then that session's closing bid rates from the FX
     release of the day (USD/CNH, and USD/HKD for a Hong Kong figure)."""
-    from livesearch_pipeline.evaluation.agents.navigator import fx_bid_closes
     from livesearch_pipeline.evaluation.agents.reading import convert
 
     question = chain.state.question
@@ -534,15 +525,13 @@ async def _top_close_day(agent: NavigatorAgent, chain: _Chain, parts: dict[str, 
 
 
 async def answer_chain_shape(agent: NavigatorAgent, question: ServedQuestion, name: str,
-                             parts: dict[str, str]) -> Prediction:
+                             parts: dict[str, str], investigator: Callable[..., Any]) -> Prediction:
     """The answer of one chain above, within the navigator's read budget."""
-    from livesearch_pipeline.evaluation.agents.navigator import BudgetExhausted, _Question
-
     state = _Question(question, Reading(kind="chain", name="", quantity_en=name, quantity_zh=None),
                       agent.read_budget)
     state.trace.append({"type": "reading", "kind": "chain", "chain": name, "parts": parts,
                         "budget": agent.read_budget})
-    chain = _Chain(agent, state)
+    chain = _Chain(agent, state, investigator)
     try:
         if name == "top_close_day":
             result = await _top_close_day(agent, chain, parts)

@@ -66,6 +66,9 @@ from livesearch_pipeline.evaluation.agents.reading import (
     candidates_from_page,
     cell_number, choose, convert, label_matches, parse_page, read_question,
 )
+from livesearch_pipeline.evaluation.agents.page_reading import (  # noqa: F401 (chains and tests read them here too)
+    _ARCHIVE_ITEM, _FIRST_HOP_FIELD, _FX_CONVERT, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows, top_of_first_hop,
+)
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
 from livesearch_pipeline.web.wording import TITLES, canonical_label
@@ -75,7 +78,6 @@ HTTP_TIMEOUT_S = 20.0
 RESULTS_PER_QUERY = 8
 # Exchange data-set pages tried from a company page before giving up on finding the quantity.
 MAX_DATA_PAGES = 8
-_ARCHIVE_ITEM = re.compile(r"^(\d{4}-\d{2}-\d{2})\D.*?(\S+)\s*[–-]\s*(\S+)$")
 _EXCHANGE_DATA = re.compile(r"^/exchange/(?!company/|filings/|reports/|bulletin/)[a-z0-9_]+/[^/]+\.html$")
 _REPORT = re.compile(r"^/exchange/reports/[^/]+/(\d{8})\.html$")
 # The quote data sets: read first among an entity's exchange pages.
@@ -225,25 +227,10 @@ def _precise_enough(cell: str, unit: str | None, reading: Reading) -> bool:
     return places - math.log10(factor) >= reading.decimals - 1e-9
 
 
-class BudgetExhausted(Exception):
-    """The question's page-read budget is spent."""
-
-
 def window_records(reading: Reading, aggregate: str) -> int:
     """How many records the question's window spans for `aggregate` (DESIGN's window convention,
     `core.program.window_rows`): N + 1 closes for a change over N sessions, else N."""
     return window_rows(aggregate, reading.sessions)
-
-
-@dataclass
-class _Question:
-    """One question's state: its reading, what it has opened, its budget."""
-
-    question: ServedQuestion
-    reading: Reading
-    budget: int | None
-    trace: list[dict[str, Any]] = field(default_factory=list)
-    reads: int = 0
 
 
 @dataclass
@@ -318,7 +305,7 @@ class NavigatorAgent:
 
         shape = read_chain_shape(question)  # chains through a date or an entity a first hop names
         if shape is not None:
-            return await answer_chain_shape(self, question, *shape)
+            return await answer_chain_shape(self, question, *shape, investigator=_Investigator)
         exdate = _EXDATE_CLOSE.match(question.question)
         if exdate is not None:
             return await self._on_ex_date(question, exdate)
@@ -805,29 +792,6 @@ _CHAINS = (
                                 r"most recent rebalance, what was that stock's (?P<noun>.+?) on the most recent trading "
                                 r"day(?P<tail>, .+)$")),
 )
-# The first hop's ranking column: a holding's market value, a constituent's weight.
-_FIRST_HOP_FIELD = {"fund_portfolio": "mkv", "index_weight": "weight"}
-
-
-_FX_CONVERT = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the most recent "
-                         r"(?P<market>Hong Kong|New York) trading day, converted into CNY at that day's closing ")
-
-
-def fx_bid_closes(page: ParsedPage, day: str) -> dict[str, float]:
-    """The closing bid rate of each pair (USDCNH, ...) on `day` from an FX release's table."""
-    out: dict[str, float] = {}
-    for rows in page.tables:
-        if len(rows) < 2:
-            continue
-        column = _column(rows[0], "fx_daily", "bid_close")
-        if column is None:
-            continue
-        for row in rows[1:]:
-            if len(row) > column and day in row:
-                value = cell_number(row[column])
-                if value is not None:
-                    out[row[0].split(".")[0].replace("/", "")] = value
-    return out
 
 
 _EXDATE_CLOSE = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the ex-dividend date of "
@@ -864,32 +828,6 @@ def read_chain(question: ServedQuestion) -> tuple[str, str, str, str] | None:
         if found:
             return tool, found.group("holder"), found.group("noun"), found.group("tail")
     return None
-
-
-def top_of_first_hop(page: ParsedPage, tool: str) -> str | None:
-    """The stock a fund's portfolio page (largest market value in its latest report) or an index's
-    weights page (highest weight at its latest rebalance) names first; the earliest listed on a tie."""
-    best: tuple[str, float, int, str] | None = None  # (period, value, -position, code)
-    for rows in page.tables:
-        if len(rows) < 2:
-            continue
-        header = list(rows[0])
-        value_col = _column(header, tool, _FIRST_HOP_FIELD[tool])
-        code_col = next((i for i, cell in enumerate(rows[1]) if re.fullmatch(r"\d{6}\.(?:SH|SZ|BJ)", cell)), None)
-        if value_col is None or code_col is None:
-            continue
-        date_cols = [i for i, cell in enumerate(rows[1]) if re.fullmatch(r"\d{8}", cell)]
-        for position, row in enumerate(rows[1:]):
-            if len(row) <= max(value_col, code_col):
-                continue
-            value = cell_number(row[value_col])
-            period = max((row[i] for i in date_cols if i < len(row)), default="")
-            if value is None:
-                continue
-            key = (period, value, -position, row[code_col])
-            if best is None or key[:3] > best[:3]:
-                best = key
-    return best[3] if best else None
 
 
 # The income statement of each asset class's reports and the fields its growth and margin
@@ -953,21 +891,6 @@ def _drawdown(closes: Sequence[float]) -> tuple[float, int, int]:
     trough = falls.index(max(falls))
     before = list(closes[: trough + 1])
     return max(falls), before.index(max(before)), trough
-
-
-def _column(header: Sequence[str], tool: str, field_name: str) -> int | None:
-    """The column of `header` printing `field_name` of `tool` (its label in any site's words)."""
-    from livesearch_pipeline.web.wording import canonical_label
-
-    entry = load_lexicon().entry(tool, field_name)
-    if entry is None:
-        return None
-    for position, label in enumerate(header):
-        bare = UNIT_SUFFIX.sub("", label).strip()
-        for lang, noun in (("en", entry.en), ("zh", entry.zh)):
-            if noun and canonical_label(bare, lang) == canonical_label(noun, lang):
-                return position
-    return None
 
 
 def _class_of(code: str, default: str) -> str:
@@ -1078,31 +1001,7 @@ class _Investigator:
                             units[f] = suffix.group(1)
         return sorted(bars, key=lambda b: b["date"], reverse=True), units
 
-    @staticmethod
-    def _history_rows(page: ParsedPage, tool: str, fields: Sequence[str]) -> list[dict[str, Any]]:
-        for rows in page.tables:
-            if len(rows) < 2 or rows[0][0].lower() not in ("date", "日期"):
-                continue
-            columns = [_column(rows[0], tool, f) for f in fields]
-            if any(c is None for c in columns):
-                continue
-            out = []
-            for row in rows[1:]:
-                values = [cell_number(row[c]) if c is not None and c < len(row) else None for c in columns]
-                if all(v is not None for v in values):
-                    out.append({"date": row[0], **dict(zip(fields, values))})
-            return out
-        # An item table (the latest record only).
-        for rows in page.tables:
-            if rows and len(rows[0]) == 3:
-                labels = [row[0] for row in rows[1:] if row]
-                columns = [_column(labels, tool, f) for f in fields]
-                day = next((r[1] for r in rows[1:] if len(r) > 1 and re.fullmatch(r"\d{8}", r[1])), None)
-                if day is not None and all(c is not None for c in columns):
-                    values = [cell_number(rows[1 + c][1]) for c in columns if c is not None]
-                    if all(v is not None for v in values):
-                        return [{"date": day, **dict(zip(fields, values))}]
-        return []
+    _history_rows = staticmethod(history_rows)
 
     async def _bulletin_rows(self, archive_href: str, code: str, tool: str, fields: Sequence[str],
                              n: int, skip_unlisted: bool = False) -> list[dict[str, Any]]:

@@ -1,0 +1,127 @@
+"""What the navigator (evaluation/agents/navigator.py) and its chains (agents/chains.py) read off
+one page, and one question's reading state: a column by its label in any site's words, the stock a
+first hop's page names, the FX release's closing bids, a page's rows of a data set; the budget's
+exception. Both modules import it; it imports neither.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from livesearch_pipeline.core.lexicon import load_lexicon
+from livesearch_pipeline.core.models import ServedQuestion
+from livesearch_pipeline.evaluation.agents.reading import UNIT_SUFFIX, ParsedPage, Reading, cell_number
+
+# A bulletin archive's item: the session's date, then its page's first and last codes.
+_ARCHIVE_ITEM = re.compile(r"^(\d{4}-\d{2}-\d{2})\D.*?(\S+)\s*[–-]\s*(\S+)$")
+
+
+class BudgetExhausted(Exception):
+    """The question's page-read budget is spent."""
+
+
+@dataclass
+class _Question:
+    """One question's state: its reading, what it has opened, its budget."""
+
+    question: ServedQuestion
+    reading: Reading
+    budget: int | None
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    reads: int = 0
+
+
+# The first hop's ranking column: a holding's market value, a constituent's weight.
+_FIRST_HOP_FIELD = {"fund_portfolio": "mkv", "index_weight": "weight"}
+
+
+_FX_CONVERT = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the most recent "
+                         r"(?P<market>Hong Kong|New York) trading day, converted into CNY at that day's closing ")
+
+
+def fx_bid_closes(page: ParsedPage, day: str) -> dict[str, float]:
+    """The closing bid rate of each pair (USDCNH, ...) on `day` from an FX release's table."""
+    out: dict[str, float] = {}
+    for rows in page.tables:
+        if len(rows) < 2:
+            continue
+        column = _column(rows[0], "fx_daily", "bid_close")
+        if column is None:
+            continue
+        for row in rows[1:]:
+            if len(row) > column and day in row:
+                value = cell_number(row[column])
+                if value is not None:
+                    out[row[0].split(".")[0].replace("/", "")] = value
+    return out
+
+
+def top_of_first_hop(page: ParsedPage, tool: str) -> str | None:
+    """The stock a fund's portfolio page (largest market value in its latest report) or an index's
+    weights page (highest weight at its latest rebalance) names first; the earliest listed on a tie."""
+    best: tuple[str, float, int, str] | None = None  # (period, value, -position, code)
+    for rows in page.tables:
+        if len(rows) < 2:
+            continue
+        header = list(rows[0])
+        value_col = _column(header, tool, _FIRST_HOP_FIELD[tool])
+        code_col = next((i for i, cell in enumerate(rows[1]) if re.fullmatch(r"\d{6}\.(?:SH|SZ|BJ)", cell)), None)
+        if value_col is None or code_col is None:
+            continue
+        date_cols = [i for i, cell in enumerate(rows[1]) if re.fullmatch(r"\d{8}", cell)]
+        for position, row in enumerate(rows[1:]):
+            if len(row) <= max(value_col, code_col):
+                continue
+            value = cell_number(row[value_col])
+            period = max((row[i] for i in date_cols if i < len(row)), default="")
+            if value is None:
+                continue
+            key = (period, value, -position, row[code_col])
+            if best is None or key[:3] > best[:3]:
+                best = key
+    return best[3] if best else None
+
+
+def _column(header: Sequence[str], tool: str, field_name: str) -> int | None:
+    """The column of `header` printing `field_name` of `tool` (its label in any site's words)."""
+    from livesearch_pipeline.web.wording import canonical_label
+
+    entry = load_lexicon().entry(tool, field_name)
+    if entry is None:
+        return None
+    for position, label in enumerate(header):
+        bare = UNIT_SUFFIX.sub("", label).strip()
+        for lang, noun in (("en", entry.en), ("zh", entry.zh)):
+            if noun and canonical_label(bare, lang) == canonical_label(noun, lang):
+                return position
+    return None
+
+
+def history_rows(page: ParsedPage, tool: str, fields: Sequence[str]) -> list[dict[str, Any]]:
+    """The records of `fields` of `tool` on a page, newest first ({"date", field: value}): its
+    history table, else its item table (the latest record only)."""
+    for rows in page.tables:
+        if len(rows) < 2 or rows[0][0].lower() not in ("date", "日期"):
+            continue
+        columns = [_column(rows[0], tool, f) for f in fields]
+        if any(c is None for c in columns):
+            continue
+        out = []
+        for row in rows[1:]:
+            values = [cell_number(row[c]) if c is not None and c < len(row) else None for c in columns]
+            if all(v is not None for v in values):
+                out.append({"date": row[0], **dict(zip(fields, values))})
+        return out
+    # An item table (the latest record only).
+    for rows in page.tables:
+        if rows and len(rows[0]) == 3:
+            labels = [row[0] for row in rows[1:] if row]
+            columns = [_column(labels, tool, f) for f in fields]
+            day = next((r[1] for r in rows[1:] if len(r) > 1 and re.fullmatch(r"\d{8}", r[1])), None)
+            if day is not None and all(c is not None for c in columns):
+                values = [cell_number(rows[1 + c][1]) for c in columns if c is not None]
+                if all(v is not None for v in values):
+                    return [{"date": day, **dict(zip(fields, values))}]
+    return []
