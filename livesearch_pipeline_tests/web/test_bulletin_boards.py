@@ -28,8 +28,8 @@ from livesearch_pipeline.web.index import WebIndex
 from livesearch_pipeline.web.pages import MONTHLY_BARS, CorpusGenerator
 from livesearch_pipeline.web.sites import SITES, depth_of
 from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
-from livesearch_pipeline_tests.web.test_evidence import _gold, _question
-from livesearch_pipeline_tests.web.web_fixtures import CLOCK, service
+from livesearch_pipeline_tests.web.test_evidence import _question
+from livesearch_pipeline_tests.web.web_fixtures import CLOCK, gold_of, service
 
 TOOLS = ("daily", "daily_basic", "index_daily", "index_monthly", "index_weekly", "index_weight", "index_member")
 DAY = session_on_or_before("XSHG", CLOCK).strftime("%Y%m%d")
@@ -205,7 +205,7 @@ def test_screen_and_best_month_effort_by_visibility(boards: Boards, web_dir: Pat
                            famous.visibility),
                  _question(4, _best_month(famous.code, 24), famous.code, famous.visibility),
                  _question(5, _best_month(obscure.code, 24), obscure.code, obscure.visibility)]
-    answers = _gold(questions)
+    answers = gold_of(questions)
     assert [a.status for a in answers] == ["ok"] * len(questions), [a.error for a in answers]
     entries = build_evidence_map(web_dir, questions, answers, seed=service().config.seed,
                                  gold_sha256="t")["questions"]

@@ -25,7 +25,8 @@ from livesearch_pipeline.web.digest import digest_key
 from livesearch_pipeline.web.evidence import build_evidence_map, effort_cover
 from livesearch_pipeline.web.index import WebIndex
 from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
-from livesearch_pipeline_tests.web.test_evidence import NUMBER, _gold, _latest, _question
+from livesearch_pipeline_tests.web.test_evidence import NUMBER, _latest, _question
+from livesearch_pipeline_tests.web.web_fixtures import gold_of
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
 
 WINDOW = "What was the average closing price of {name} ({code}) over the last 20 trading days, in CNY to 2 decimals?"
@@ -145,7 +146,7 @@ def test_effort_is_the_fewest_reads_showing_every_deciding_record(depth: Depth, 
     questions = [_question(1, lookup, obscure.code, 0), _question(2, window(obscure.code), obscure.code, 0),
                  _question(3, window(middle.code), middle.code, 5), _question(4, window(famous.code), famous.code, 10),
                  _question(5, versus, obscure.code, 0)]
-    mapped = build_evidence_map(web_dir, questions, _gold(questions), seed=service().config.seed, gold_sha256="t")
+    mapped = build_evidence_map(web_dir, questions, gold_of(questions), seed=service().config.seed, gold_sha256="t")
     entries = mapped["questions"]
     efforts = [entries[q.qid]["effort"] for q in questions]
     # A lookup: its quote page. An obscure 20-session window: its quote page (the latest session),
@@ -310,7 +311,8 @@ def test_a_snapshot_is_read_at_its_calendar_session_and_a_rounded_statistic_is_n
 
 
 def test_the_navigator_reads_the_days_closing_bid_rates_for_a_conversion() -> None:
-    from livesearch_pipeline.evaluation.agents.navigator import _FX_CONVERT, fx_bid_closes
+    from livesearch_pipeline.evaluation.agents.chains import _FX_CONVERT
+    from livesearch_pipeline.evaluation.agents.navigator import fx_bid_closes
     from livesearch_pipeline.evaluation.agents.reading import parse_page
 
     asked = _FX_CONVERT.match("What was the closing price of X控股 (00829.HK) on the most recent Hong Kong trading day, "

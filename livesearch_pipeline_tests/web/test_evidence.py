@@ -5,25 +5,22 @@ published after the clock."""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import re
 from pathlib import Path
 
 import pytest
 
-from livesearch_pipeline.core.executor import execute_programs
 from livesearch_pipeline.core.models import (
     Call, Combine, DateSpec, Extractor, Format, MatchRule, Program, Provenance, Question, Selection, ValueRef,
 )
-from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.web.audit import giveaways, pages_giving_the_game_away
 from livesearch_pipeline.web.build import build_web
 from livesearch_pipeline.web.corpus import CorpusConfig
 from livesearch_pipeline.web.evidence import build_evidence_map, family_of
 from livesearch_pipeline.web.generate import generate_pages
 from livesearch_pipeline.web.index import WebIndex
-from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
+from livesearch_pipeline_tests.web.web_fixtures import CLOCK, gold_of, pick, service
 
 NUMBER = Format(kind="number", decimals=2)
 TOOLS = ("daily", "adj_factor", "income", "fund_portfolio", "fund_nav", "index_weight", "index_daily", "hk_daily")
@@ -137,16 +134,10 @@ def web_dir(chains: Chains, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_web(config, tmp_path_factory.mktemp("web"), workers=1).directory
 
 
-def _gold(questions: list[Question]):
-    async def run():
-        async with McpToolClient.in_process(service()) as client:
-            return (await execute_programs(questions, CLOCK, client))[0]
-    return asyncio.run(run())
-
 
 def test_every_link_of_multi_step_programs_has_evidence_at_visibility_zero(chains: Chains, web_dir: Path) -> None:
     questions = chains.questions()
-    answers = _gold(questions)
+    answers = gold_of(questions)
     assert [a.status for a in answers] == ["ok"] * len(questions), [a.error for a in answers]
     mapped = build_evidence_map(web_dir, questions, answers, seed=service().config.seed, gold_sha256="test")
     entries = mapped["questions"]
@@ -190,7 +181,7 @@ def test_a_record_missing_from_the_web_is_missing_from_the_map(chains: Chains, t
     config = CorpusConfig(clock=CLOCK, history_sessions=5, entities=others, tools=TOOLS, market_tools=())
     directory = build_web(config, tmp_path, workers=1).directory
     question = chains.questions()[0]
-    mapped = build_evidence_map(directory, [question], _gold([question]), seed=service().config.seed,
+    mapped = build_evidence_map(directory, [question], gold_of([question]), seed=service().config.seed,
                                 gold_sha256="test")
     entry = mapped["questions"][question.qid]
     assert not entry["present"] and entry["links"][0]["missing"] and entry["links"][1]["present"]

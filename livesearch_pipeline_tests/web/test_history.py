@@ -5,7 +5,6 @@ on their month's last session, never after the clock, and name neither the gener
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import re
 from pathlib import Path
@@ -13,11 +12,9 @@ from pathlib import Path
 import pytest
 
 from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
-from livesearch_pipeline.core.executor import execute_programs
 from livesearch_pipeline.core.models import (
     Call, Combine, DateSpec, Extractor, Format, MatchRule, Program, Provenance, Question, Selection, ValueRef,
 )
-from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
 from livesearch_pipeline.web.audit import pages_giving_the_game_away
 from livesearch_pipeline.web.build import build_web
@@ -28,7 +25,7 @@ from livesearch_pipeline.web.index import WebIndex
 from livesearch_pipeline.web.needs import history_from
 from livesearch_pipeline.web.pages import RECENT_HISTORY_MONTHS
 from livesearch_pipeline.web.reader import month_start
-from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
+from livesearch_pipeline_tests.web.web_fixtures import CLOCK, gold_of, pick, service
 
 TOOLS = ("daily", "dividend", "income", "fina_indicator", "hk_daily", "hk_income")
 PERCENT = Format(kind="percent", decimals=2)
@@ -94,19 +91,13 @@ def _questions(stock: str, hk: str) -> list[Question]:
     ]
 
 
-def _gold(questions: list[Question]):
-    async def run():
-        async with McpToolClient.in_process(service()) as client:
-            return (await execute_programs(questions, CLOCK, client))[0]
-    return asyncio.run(run())
-
 
 @pytest.fixture(scope="module")
 def case(tmp_path_factory: pytest.TempPathFactory):
     stock, ex_date = _old_dividend_payer()
     hk = pick("hk_equity", 0).code
     questions = _questions(stock, hk)
-    answers = _gold(questions)
+    answers = gold_of(questions)
     assert [a.status for a in answers] == ["ok"] * len(questions), [a.error for a in answers]
     config = CorpusConfig(clock=CLOCK, history_sessions=5, entities=(stock, hk), tools=TOOLS, market_tools=(),
                           history_from=history_from(questions, answers))

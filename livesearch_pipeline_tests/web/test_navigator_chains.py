@@ -12,13 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from livesearch_pipeline.core.executor import execute_programs
 from livesearch_pipeline.core.matching import match_answer
 from livesearch_pipeline.core.models import (
     Call, Combine, DateSpec, Extractor, Format, MatchRule, Program, Provenance, Question, Selection, ServedQuestion,
     ValueRef,
 )
-from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.dataservice.market import DEFAULT_SEED, shared_market
 from livesearch_pipeline.evaluation.agents.chains import (
     fina_eps, latest_implemented, latest_nav, lists_member, read_chain_shape, record_value, report_announcement, stock_industry,
@@ -30,7 +28,7 @@ from livesearch_pipeline.web.corpus import CorpusConfig
 from livesearch_pipeline.web.needs import history_from
 from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
 from livesearch_pipeline_tests.web.test_history import _old_dividend_payer
-from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
+from livesearch_pipeline_tests.web.web_fixtures import CLOCK, gold_of, pick, service
 
 TOOLS = ("daily", "daily_basic", "dividend", "income", "fina_indicator", "hk_daily", "hk_daily_adj", "hk_income", "fund_portfolio", "stock_basic",
          "index_member", "index_daily", "fund_nav", "fund_daily")
@@ -260,18 +258,12 @@ class Case:
                               asset_class=asset_class, refresh_class="daily", visibility=0, entity=code)
 
 
-def _gold(questions: list[Question]):
-    async def run():
-        async with McpToolClient.in_process(service()) as client:
-            return (await execute_programs(questions, CLOCK, client))[0]
-    return asyncio.run(run())
-
 
 @pytest.fixture(scope="module")
 def case(tmp_path_factory: pytest.TempPathFactory):
     built = Case()
     questions = [q for q, _, _ in built.cases.values()]
-    answers = _gold(questions)
+    answers = gold_of(questions)
     assert [a.status for a in answers] == ["ok"] * len(questions), [a.error for a in answers]
     entities = tuple(sorted({built.stock, built.hk, built.fund, built.holding, built.index, built.etf}))
     config = CorpusConfig(clock=CLOCK, history_sessions=5, entities=entities, tools=TOOLS, market_tools=("fx_daily",),

@@ -21,7 +21,8 @@ from livesearch_pipeline.web.evidence import Link, Walks, build_evidence_map, ef
 from livesearch_pipeline.web.index import WebIndex
 from livesearch_pipeline.web.reports import continuation_number, cover_path, page_path
 from livesearch_pipeline_tests.evaluation.agents_fakes import served_question
-from livesearch_pipeline_tests.web.test_evidence import NUMBER, _gold, _latest, _question
+from livesearch_pipeline_tests.web.test_evidence import NUMBER, _latest, _question
+from livesearch_pipeline_tests.web.web_fixtures import gold_of
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, pick, service
 
 REPORT_TOOLS = ("income", "balancesheet", "cashflow", "fina_indicator")
@@ -161,7 +162,7 @@ def test_effort_counts_the_walk_from_the_cover(reports: Reports, web_dir: Path) 
 
     questions = [_question(1, lookup(code, "cashflow", "n_cashflow_act"), code, 1),
                  _question(2, lookup(reports.famous.code, "cashflow", "n_cashflow_act"), reports.famous.code, 8)]
-    answers = _gold(questions)
+    answers = gold_of(questions)
     assert [a.status for a in answers] == ["ok", "ok"], [a.error for a in answers]
     entries = build_evidence_map(web_dir, questions, answers, seed=service().config.seed, gold_sha256="t")["questions"]
     obscure = entries[questions[0].qid]

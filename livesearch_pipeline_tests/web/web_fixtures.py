@@ -60,3 +60,16 @@ def build_small_web(root: Path) -> Path:
     from livesearch_pipeline.web.build import build_web
 
     return build_web(small_web().config(), root, workers=1).directory
+
+
+def gold_of(questions: list, clock: dt.date = CLOCK) -> list:
+    """The gold of `questions` at `clock`: the executor's answers over the in-process MCP service."""
+    import asyncio
+
+    from livesearch_pipeline.core.executor import execute_programs
+    from livesearch_pipeline.dataservice.client import McpToolClient
+
+    async def run():
+        async with McpToolClient.in_process(service(clock)) as client:
+            return (await execute_programs(questions, clock, client))[0]
+    return asyncio.run(run())

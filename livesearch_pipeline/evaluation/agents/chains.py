@@ -35,13 +35,18 @@ from livesearch_pipeline.evaluation.agents.reading import (
 )
 
 from livesearch_pipeline.evaluation.agents.page_reading import (
-    _ARCHIVE_ITEM, _FX_CONVERT, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows, top_of_first_hop,
+    archive_index, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows, report_periods,
+    top_of_first_hop,
 )
 
 # The navigator (evaluation/agents/navigator.py `NavigatorAgent`) imports this module and hands each
 # chain itself and its page reader (`_Investigator`): typed loosely here so that the two modules
 # do not import each other.
 NavigatorAgent = Any
+
+# A figure of the latest Hong Kong or New York session converted into CNY.
+_FX_CONVERT = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the most recent "
+                         r"(?P<market>Hong Kong|New York) trading day, converted into CNY at that day's closing ")
 
 _SUBJ = r"(?P<subj>.+?)"
 CHAIN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -73,7 +78,6 @@ CHAIN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
          "fund": "fund_daily"}
 _INCOME = {"cn_equity": "income", "hk_equity": "hk_income", "us_equity": "us_income"}
-_REPORT_LINK = re.compile(r"^/exchange/reports/(?P<code>[^/]+)/(?P<period>\d{8})\.html$")
 _IMPLEMENTED = frozenset({"实施", "implemented"})
 _DAY = re.compile(r"\d{8}")
 
@@ -262,20 +266,16 @@ class _Chain:
         then its monthly history pages, until the sessions read reach back to `first_day`."""
         work = self.work
         page = await work.page(f"/exchange/{tool}/{code}.html")
-        rows = work._history_rows(page, tool, ["close"])
+        rows = history_rows(page, tool, ["close"])
         if not rows:
             raise ChainFailure(f"the quote page of {code} prints no close")
         found = {r["date"]: r["close"] for r in rows}
         covered = rows[-1]["date"]  # every session from here to the latest record is read
         archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
         if covered > first_day and len(rows) == 1 and archive is not None:
-            listing = await work.page(archive)
-            for href, text in listing.links:
-                item = _ARCHIVE_ITEM.match(text)
-                if item is None:
-                    continue
-                day, low, high = item.group(1).replace("-", ""), item.group(2), item.group(3)
-                if day >= covered or not low <= code <= high:
+            listed, page_of = archive_index(await work.page(archive), code)
+            for day, href in ((d.replace("-", ""), page_of[d]) for d in listed if d in page_of):
+                if day >= covered:
                     continue
                 if day < first_day:
                     covered = first_day
@@ -291,7 +291,7 @@ class _Chain:
             ym = month.rsplit("/", 1)[1][:7].replace("-", "")
             if ym > covered[:6] or ym < first_day[:6]:
                 continue
-            for r in work._history_rows(await work.page(month), tool, ["close"]):
+            for r in history_rows(await work.page(month), tool, ["close"]):
                 found.setdefault(r["date"], r["close"])
             covered = ym + "01"
         if covered > first_day:
@@ -307,8 +307,7 @@ class _Chain:
         if tool is None:
             raise ChainFailure("no periodic reports for this asset class")
         hub = await self.work.page(f"/exchange/company/{code}.html")
-        periods = sorted({m.group("period") for href, _ in hub.links
-                          if (m := _REPORT_LINK.match(href)) and m.group("code") == code}, reverse=True)
+        periods = report_periods(hub, code)
         if not periods:
             raise ChainFailure(f"the company page of {code} lists no periodic report")
         # An obscure company's report is a long document: read on from its cover to the income

@@ -67,7 +67,8 @@ from livesearch_pipeline.evaluation.agents.reading import (
     cell_number, choose, convert, label_matches, parse_page, read_question,
 )
 from livesearch_pipeline.evaluation.agents.page_reading import (  # noqa: F401 (chains and tests read them here too)
-    _ARCHIVE_ITEM, _FIRST_HOP_FIELD, _FX_CONVERT, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows, top_of_first_hop,
+    _ARCHIVE_ITEM, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows,
+    archive_index, report_periods, top_of_first_hop,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
@@ -394,11 +395,10 @@ class NavigatorAgent:
     async def _from_reports(self, state: _Question, code: str, wanted: Callable[[ParsedPage], Any]) -> Any:
         """What `wanted` finds in the entity's newest periodic report (found on its company page)."""
         hub = await self._read(state, self._url(f"/exchange/company/{code}.html"))
-        covers = sorted({(m.group(1), href) for href, _ in hub.links
-                         if (m := _REPORT.match(urlsplit(href).path)) and href.split("/")[3] == code}, reverse=True)
-        if not covers:
+        periods = report_periods(hub, code)
+        if not periods:
             return None
-        return await self._read_report(state, self._url(covers[0][1]), wanted)
+        return await self._read_report(state, self._url(f"/exchange/reports/{code}/{periods[0]}.html"), wanted)
 
     async def _on_ex_date(self, question: ServedQuestion, found: re.Match[str]) -> Prediction:
         """A figure on the ex-dividend date of the latest implemented dividend: the dividend page
@@ -513,9 +513,8 @@ class NavigatorAgent:
             # No report in the results (a long report's cover prints no statement): its newest
             # cover from the company page.
             hub_page = await self._read(state, self._url(f"/exchange/company/{code}.html"))
-            covers = sorted({(m.group(1), href) for href, _ in hub_page.links
-                             if (m := _REPORT.match(urlsplit(href).path)) and href.split("/")[3] == code}, reverse=True)
-            queue = list(dict.fromkeys([self._url(href) for _, href in covers[:1]] + queue))
+            newest = report_periods(hub_page, code)[:1]
+            queue = list(dict.fromkeys([self._url(f"/exchange/reports/{code}/{p}.html") for p in newest] + queue))
         company_read = False
         while True:
             while queue:
@@ -665,18 +664,7 @@ class NavigatorAgent:
                               question: ServedQuestion) -> tuple[str | None, str | None]:
         """A snapshot or window of an obscure entity from its exchange's daily bulletins."""
         code = question.entity
-        archive = await self._read(state, archive_url)
-        sessions: list[str] = []
-        page_of: dict[str, str] = {}
-        for href, text in archive.links:
-            found = _ARCHIVE_ITEM.match(text)
-            if found is None:
-                continue
-            day, first, last = found.groups()
-            if day not in sessions:
-                sessions.append(day)
-            if first <= code <= last:
-                page_of.setdefault(day, href)
+        sessions, page_of = archive_index(await self._read(state, archive_url), code)
         if reading.kind == "snapshot":
             wanted = sessions[reading.sessions: reading.sessions + 1]
         else:
@@ -930,7 +918,7 @@ class _Investigator:
         (YYYYMMDD, the first of the market's last `n` sessions): the records of those sessions,
         fewer when the entity was suspended on some."""
         page = await self.page(f"/exchange/{tool}/{code}.html")
-        rows = self._history_rows(page, tool, fields)
+        rows = history_rows(page, tool, fields)
         if len(rows) < n:
             archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
             if archive is not None and len(rows) <= 1:
@@ -944,7 +932,7 @@ class _Investigator:
             oldest = rows[-1]["date"] if rows else "99999999"
             if month.rsplit("/", 1)[1][:7].replace("-", "") > oldest[:6]:
                 continue
-            older = [r for r in self._history_rows(await self.page(month), tool, fields) if r["date"] < oldest]
+            older = [r for r in history_rows(await self.page(month), tool, fields) if r["date"] < oldest]
             rows.extend(older)
         if since is not None:
             # The window's records, once the rows reach back to its first session.
@@ -979,14 +967,10 @@ class _Investigator:
         archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
         if len(bars) > 1 or archive is None:
             return bars, units
-        listing = await self.page(archive)
-        periods: list[tuple[str, str]] = []
-        for href, text in listing.links:
-            found = _ARCHIVE_ITEM.match(text)
-            if found and found.group(2) <= code <= found.group(3):
-                periods.append((found.group(1).replace("-", ""), href))
+        listed, page_of = archive_index(await self.page(archive), code)
+        periods = [(day.replace("-", ""), page_of[day]) for day in listed if day in page_of]
         bars = []
-        for day, href in list(dict(periods).items())[:limit]:
+        for day, href in periods[:limit]:
             bulletin = await self.page(href)
             row = self._bulletin_row(bulletin, code, tool, fields)
             if row is None:
@@ -1001,21 +985,10 @@ class _Investigator:
                             units[f] = suffix.group(1)
         return sorted(bars, key=lambda b: b["date"], reverse=True), units
 
-    _history_rows = staticmethod(history_rows)
 
     async def _bulletin_rows(self, archive_href: str, code: str, tool: str, fields: Sequence[str],
                              n: int, skip_unlisted: bool = False) -> list[dict[str, Any]]:
-        archive = await self.page(archive_href)
-        sessions: list[str] = []
-        page_of: dict[str, str] = {}
-        for href, text in archive.links:
-            found = _ARCHIVE_ITEM.match(text)
-            if found:
-                day, first, last = found.groups()
-                if day not in sessions:
-                    sessions.append(day)
-                if first <= code <= last:
-                    page_of.setdefault(day, href)
+        sessions, page_of = archive_index(await self.page(archive_href), code)
         rows = []
         for day in sessions[:n]:
             if day not in page_of:
@@ -1247,8 +1220,7 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         if any(f is None for f in fields):
             return None
         hub = await work.page(f"/exchange/company/{question.entity}.html")
-        periods = sorted({m.group(1) for href, _ in hub.links if (m := _REPORT.match(href))
-                          and href.split("/")[3] == question.entity}, reverse=True)
+        periods = report_periods(hub, question.entity)
         if name == "growth_year":
             periods = [p for p in periods if p.endswith("1231")]
         if not periods:

@@ -1,12 +1,13 @@
 """What the navigator (evaluation/agents/navigator.py) and its chains (agents/chains.py) read off
 one page, and one question's reading state: a column by its label in any site's words, the stock a
-first hop's page names, the FX release's closing bids, a page's rows of a data set; the budget's
-exception. Both modules import it; it imports neither.
+first hop's page names, the FX release's closing bids, a page's rows of a data set, the report
+periods a company page links, a bulletin archive's pages for a code; the budget's exception. Both modules import it; it imports neither.
 """
 
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -37,8 +38,6 @@ class _Question:
 _FIRST_HOP_FIELD = {"fund_portfolio": "mkv", "index_weight": "weight"}
 
 
-_FX_CONVERT = re.compile(r"^What was the (?P<noun>.+?) of (?P<subj>.+? \([0-9A-Z.]+\)) on the most recent "
-                         r"(?P<market>Hong Kong|New York) trading day, converted into CNY at that day's closing ")
 
 
 def fx_bid_closes(page: ParsedPage, day: str) -> dict[str, float]:
@@ -125,3 +124,30 @@ def history_rows(page: ParsedPage, tool: str, fields: Sequence[str]) -> list[dic
                 if all(v is not None for v in values):
                     return [{"date": day, **dict(zip(fields, values))}]
     return []
+
+
+_REPORT_COVER = re.compile(r"^/exchange/reports/(?P<code>[^/]+)/(?P<period>\d{8})\.html$")
+
+
+def report_periods(hub: ParsedPage, code: str) -> list[str]:
+    """The report periods (YYYYMMDD) of `code`'s periodic reports its company page links, newest
+    first; each report's page (a long report's cover) is /exchange/reports/<code>/<period>.html."""
+    return sorted({m.group("period") for href, _ in hub.links
+                   if (m := _REPORT_COVER.match(urlsplit(href).path)) and m.group("code") == code}, reverse=True)
+
+
+def archive_index(listing: ParsedPage, code: str) -> tuple[list[str], dict[str, str]]:
+    """A bulletin archive read for `code`: every period it lists (YYYY-MM-DD, newest first, as
+    listed) and, for each, the link to the page whose code range holds `code`."""
+    periods: list[str] = []
+    page_of: dict[str, str] = {}
+    for href, text in listing.links:
+        found = _ARCHIVE_ITEM.match(text)
+        if found is None:
+            continue
+        day, first, last = found.groups()
+        if day not in periods:
+            periods.append(day)
+        if first <= code <= last:
+            page_of.setdefault(day, href)
+    return periods, page_of
