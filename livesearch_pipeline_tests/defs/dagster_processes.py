@@ -66,9 +66,9 @@ def start_process(name: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str
     return DagsterProcess(name=name, popen=popen, log_path=log_path)
 
 
-def process_group_members(pgid: int) -> list[int]:
-    """Pids of live (non-zombie) processes whose process group is `pgid`."""
-    members = []
+def _live_processes() -> list[tuple[int, int, int]]:
+    """(pid, parent pid, process group) of every live (non-zombie) process, from /proc."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -77,26 +77,20 @@ def process_group_members(pgid: int) -> list[int]:
         except (FileNotFoundError, ProcessLookupError):
             continue  # exited while we looked
         # The command name (field 2) may hold spaces; the fields after its closing ')' do not.
-        state, _ppid, group = stat.rsplit(")", 1)[1].split()[:3]
-        if int(group) == pgid and state != "Z":
-            members.append(int(entry.name))
-    return members
+        state, ppid, group = stat.rsplit(")", 1)[1].split()[:3]
+        if state != "Z":
+            found.append((int(entry.name), int(ppid), int(group)))
+    return found
+
+
+def process_group_members(pgid: int) -> list[int]:
+    """Pids of live (non-zombie) processes whose process group is `pgid`."""
+    return [pid for pid, _, group in _live_processes() if group == pgid]
 
 
 def child_pids(pid: int) -> list[int]:
     """Pids of the live direct children of `pid`."""
-    children = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        if int(ppid) == pid and state != "Z":
-            children.append(int(entry.name))
-    return children
+    return [child for child, ppid, _ in _live_processes() if ppid == pid]
 
 
 def ui_members(process: "DagsterProcess") -> list[int]:

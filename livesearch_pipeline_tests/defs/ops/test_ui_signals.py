@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,11 +18,10 @@ import httpx
 import pytest
 
 from livesearch_pipeline_tests.defs.dagster_processes import (
-    LOOPBACK, free_loopback_port, start_process, stop_processes, ui_members, wait_for_server_info,
+    LOOPBACK, stop_processes, ui_members, wait_for_server_info,
 )
-from livesearch_pipeline_tests.defs.refresh.test_webserver_backfill import STARTUP_TIMEOUT_S, service_env
+from livesearch_pipeline_tests.defs.refresh.test_webserver_backfill import STARTUP_TIMEOUT_S, start_livesearch_ui
 
-VENV_BIN = Path(sys.executable).parent
 STOP_TIMEOUT_S = 60.0
 
 
@@ -45,12 +43,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signalling_livesearch_ui_stops_the_webserver_and_the_daemon(tmp_path: Path, sig: signal.Signals) -> None:
-    data_dir, dagster_home, logs = tmp_path / "data", tmp_path / "dagster_home", tmp_path / "logs"
-    for directory in (data_dir, logs):
-        directory.mkdir()
-    port = free_loopback_port()
-    ui = start_process("livesearch-ui", [str(VENV_BIN / "livesearch"), "ui", "--port", str(port)],
-                       cwd=tmp_path, env=service_env(dagster_home, data_dir), log_dir=logs)
+    ui, port, _ = start_livesearch_ui(tmp_path)
     members: list[int] = []
     try:
         base_url = f"http://{LOOPBACK}:{port}"

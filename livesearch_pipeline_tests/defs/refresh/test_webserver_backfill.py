@@ -117,6 +117,18 @@ def service_env(dagster_home: Path, data_dir: Path) -> dict[str, str]:
     return env
 
 
+def start_livesearch_ui(tmp_path: Path) -> tuple[DagsterProcess, int, Path]:
+    """`livesearch ui` on a free loopback port with a fresh data root and Dagster home under
+    `tmp_path`: (its process, its port, its Dagster home)."""
+    data_dir, dagster_home, logs = tmp_path / "data", tmp_path / "dagster_home", tmp_path / "logs"
+    for directory in (data_dir, logs):
+        directory.mkdir()
+    port = free_loopback_port()
+    ui = start_process("livesearch-ui", [str(VENV_BIN / "livesearch"), "ui", "--port", str(port)],
+                       cwd=tmp_path, env=service_env(dagster_home, data_dir), log_dir=logs)
+    return ui, port, dagster_home
+
+
 def stop_all(processes: list[DagsterProcess]) -> None:
     leftover = {name: pids for name, pids in stop_processes(processes).items() if pids}
     if leftover:
@@ -229,12 +241,7 @@ def test_backfill_through_graphql_freezes_both_partitions(services: Services) ->
 
 def test_livesearch_ui_listens_on_loopback_only(tmp_path: Path) -> None:
     """`livesearch ui` (dagster dev: webserver, daemon, code server) opens no TCP port beyond 127.0.0.1."""
-    data_dir, dagster_home, logs = tmp_path / "data", tmp_path / "dagster_home", tmp_path / "logs"
-    for directory in (data_dir, logs):
-        directory.mkdir()
-    port = free_loopback_port()
-    ui = start_process("livesearch-ui", [str(VENV_BIN / "livesearch"), "ui", "--port", str(port)],
-                       cwd=tmp_path, env=service_env(dagster_home, data_dir), log_dir=logs)
+    ui, port, dagster_home = start_livesearch_ui(tmp_path)
     try:
         base_url = f"http://{LOOPBACK}:{port}"
         wait_for_server_info(base_url, [ui], STARTUP_TIMEOUT_S)
