@@ -13,6 +13,9 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LIVESEARCH_DATA_DIR ?= $(CURDIR)/data
 export DAGSTER_HOME ?= $(LIVESEARCH_DATA_DIR)/dagster_home
 
+# `make test` runs the suite in TEST_WORKERS processes (pytest-xdist), each test file in one of them.
+TEST_WORKERS ?= 2
+
 .PHONY: install run test test-fast snapshot ui clean-venv
 
 $(STAMP): pyproject.toml requirements.lock
@@ -30,7 +33,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check livesearch_pipeline livesearch_pipeline_tests benchmarks
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 # Core and unit tests (pure functions, no Dagster run, no server): under a minute.
 FAST_TESTS := livesearch_pipeline_tests/core livesearch_pipeline_tests/infra livesearch_pipeline_tests/test_cliargs.py
