@@ -85,6 +85,29 @@ def _figure(look: Look, f: FieldMeta, value: Any, seed: int, salt: str,
     return f"{number:.{decimals}f}", unit
 
 
+def _plain_figure(value: Any, tick: bool, not_change: bool, rounding: int | None) -> str:
+    """`_figure`'s text of a number field's value (not None) on a site that prints figures as they
+    are: `tick`, a Hong Kong price at its tick size; `not_change`, not the field "change"."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, float):
+        number = float(value)
+        text = repr(number)
+        dot = text.find(".")
+        decimals = len(text) - dot - 1 if dot >= 0 and "e" not in text else 0
+        if tick:
+            decimals = 3 if abs(number) < 0.5 and not_change else 2
+        if rounding is not None and decimals > rounding:
+            decimals = rounding
+    elif isinstance(value, int):
+        return str(value)
+    else:
+        number, decimals = float(value), 0
+    if not math.isfinite(number):
+        raise ValueError(f"non-finite figure {number!r}")
+    return f"{number:.{decimals}f}"
+
+
 def third_party_figure(number: float, disagree_seed: float, f: FieldMeta, seed: int, salt: str,
                        meta: ToolMeta | None = None) -> float:
     """A third-party feed's copy of a figure: off by 0.5-3%, never impossible (issue 28). One shift
@@ -210,15 +233,26 @@ def history_table(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]], look: 
         sample = groups[0][0]
         units = {f.name: (restate_amount(float(sample[f.name]), f.unit, lang) or (0, f.unit))[1]
                  if isinstance(sample.get(f.name), (int, float)) else f.unit for f in fields}
+    # A site printing the figures as they are (no third-party feed, no restating): `_figure`'s text
+    # for each cell, column by column (`_plain_figure`), without a call per cell to `_figure`.
+    plain = look.disagree_seed is None and not look.site.restates
+    columns = [(f.name, meta.name in _HK_PRICE_TOOLS and f.unit == "HKD" and f.name in _HK_PRICE_FIELDS,
+                f.name != "change") for f in fields]
+    none_text, rounding = ("—" if lang == "en" else "--"), look.site.rounding
     rows = []
     for index, group in enumerate(groups):
         for position, record in enumerate(group):
             cells = [str(record.get(meta.time_key))]
             cells += [str(record.get(f.name) if record.get(f.name) is not None else "") for f in series]
-            record_salt = f"{salt}:h{index}:{position}"
-            for f in fields:
-                text, _ = _figure(look, f, record.get(f.name), seed, record_salt, meta)
-                cells.append(text)
+            if plain:
+                for name, tick, not_change in columns:
+                    value = record.get(name)
+                    cells.append(none_text if value is None else _plain_figure(value, tick, not_change, rounding))
+            else:
+                record_salt = f"{salt}:h{index}:{position}"
+                for f in fields:
+                    text, _ = _figure(look, f, record.get(f.name), seed, record_salt, meta)
+                    cells.append(text)
             rows.append(tuple(cells))
     header = ("Date" if lang == "en" else "日期", *(_label(meta, f, lang, look.site.key) for f in series),
               *(_label(meta, f, lang, look.site.key) + (f" ({unit_text(units[f.name], lang)})" if units[f.name] else "")
