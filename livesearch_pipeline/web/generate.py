@@ -114,10 +114,12 @@ def _generate(config: CorpusConfig, workers: int, progress: Callable[[str], None
                 continue  # the market series' pages: counted in the first entity batch's line
             entities_done += len(batches[done - 1])
             told.advance()
-        # The archives go to the workers (all at once: their pages are a tenth of the web) while
-        # this process makes the market wraps.
+        # The archives go to the workers (all at once: their pages are a tenth of the web; the
+        # largest first, so that no large one is left running alone at the end) while this
+        # process makes the market wraps.
         groups = bulletin_groups(rows)
-        archives = runner.ordered([("archive", group, periods) for group, periods in groups], len(groups))
+        archives = runner.all_at_once([("archive", group, periods) for group, periods in groups],
+                                      [sum(map(len, periods.values())) for _, periods in groups])
         wraps = _finish(list(generator.wraps(moves)), tokenizer)
         yield from wraps
         entries: list[ArchiveEntry] = []
@@ -182,6 +184,16 @@ class _Runner:
             if len(pending) >= max(1, ahead):
                 break
         return self._parallel(self.pool, queue, pending)
+
+    def all_at_once(self, tasks: Sequence[_Task], sizes: Sequence[int]) -> Iterator[_Result]:
+        """The tasks' results in task order; in the workers, every task is submitted at once, the
+        largest (by `sizes`) first."""
+        if self.pool is None:
+            return (_run_task(task, self.tokenizer, self.generator) for task in tasks)
+        futures: list[Future[_Result] | None] = [None] * len(tasks)
+        for position in sorted(range(len(tasks)), key=lambda i: -sizes[i]):
+            futures[position] = self.pool.submit(_run_task, tasks[position], self.tokenizer)
+        return (future.result() for future in futures if future is not None)
 
     def _parallel(self, pool: ProcessPoolExecutor, queue: Iterator[_Task],
                   pending: deque[Future[_Result]]) -> Iterator[_Result]:
