@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
-from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError
-from livesearch_pipeline.web.generate import generate_pages
-from livesearch_pipeline.web.index import INDEX_FILE, BuildStats, Tokenizer, build_index
+from livesearch_pipeline.web.corpus import CorpusConfig, WebCorpusError
+from livesearch_pipeline.web.generate import generate_prepared
+from livesearch_pipeline.web.index import INDEX_FILE, BuildStats, PreparedPage, Tokenizer, build_index
 
 MANIFEST_FILE = "manifest.json"
 # Processes used to generate pages: the reference machine has two cores.
@@ -62,7 +62,8 @@ def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WO
             progress(f"quote histories: {len(config.history_from):,} entities' reach back past the recent months "
                      f"(the pool's questions at the clock, {time.monotonic() - started:.1f} s)")
     needs_s = time.monotonic() - started
-    pages = generate_pages(config, workers=workers, progress=progress)
+    # The workers prepare the index's rows of their pages (web/generate.py); this process inserts them.
+    pages = generate_prepared(config, workers=workers, tokenizer=tokenizer, progress=progress)
     if progress is not None:
         pages = _then_report_indexing(pages, progress)
     stats = build_index(pages, directory, identity=config.identity,
@@ -85,7 +86,7 @@ def build_web(config: CorpusConfig, web_root: Path, *, workers: int = DEFAULT_WO
     return WebBuild(directory, config.identity, market_identity, stats, elapsed)
 
 
-def _then_report_indexing(pages: Iterable[Page], progress: Callable[[str], None]) -> Iterator[Page]:
+def _then_report_indexing(pages: Iterable[PreparedPage], progress: Callable[[str], None]) -> Iterator[PreparedPage]:
     """`pages`, then a line saying the index is being finished: merging the full-text index and
     counting its terms take some seconds after the last page."""
     count = 0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
@@ -80,6 +81,22 @@ class BulletinRow:
     cells: tuple[str, ...]  # the figures, as the exchange's history table prints them
     record: str  # its record_key
 
+    def __reduce__(self) -> tuple:
+        # Pickled as its fields: a web's 350,000 rows go to the building process and back to the
+        # workers, which a frozen dataclass' own pickling (a state dict per row) makes slow.
+        return type(self), tuple([getattr(self, name) for name in self.__slots__])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _key_date_of_text(value: str) -> dt.date | None:
+    return key_date(value, None)
+
+
+def day_of(value: object) -> dt.date | None:
+    """`key_date(value, None)`, remembered: a web reads the same few thousand time keys (sessions,
+    months, quarters) hundreds of thousands of times."""
+    return _key_date_of_text(value) if isinstance(value, str) else None
+
 
 def _period(row: BulletinRow) -> str:
     """The period a row's bulletin covers: its session, or the ISO week (the month) of its bar."""
@@ -88,7 +105,7 @@ def _period(row: BulletinRow) -> str:
         return row.day
     if cadence == "month":
         return row.day[:6]
-    day = key_date(row.day, None)
+    day = day_of(row.day)
     assert day is not None, row.day
     year, week, _ = day.isocalendar()
     return f"{year}W{week:02d}"
@@ -116,7 +133,7 @@ def bulletin_rows(*, exchange: str, lang: str, code: str, name: str, data: Fetch
     if meta.time_key is None or any(len(group) != 1 for group in data.groups):
         return []
     groups = [group for group in data.groups
-              if (day := key_date(group[0].get(meta.time_key), None)) is not None and day >= since]
+              if (day := day_of(group[0].get(meta.time_key))) is not None and day >= since]
     if not groups:
         return []
     table = history_table(meta, groups, look, seed, f"bulletin:{code}:{meta.name}")
@@ -134,73 +151,107 @@ def bulletin_header(meta: ToolMeta, look: Look) -> tuple[str, ...]:
 MakePage = Callable[..., Page]
 
 
+BulletinGroup = tuple[str, str, str]  # (exchange, tool, lang): one archive's bulletins
+# An archive's entry in its exchange's list: (exchange, archive path, heading, newest day, lang).
+ArchiveEntry = tuple[str, str, str, str, str]
+
+
+def bulletin_groups(rows: Sequence[BulletinRow]) -> list[tuple[BulletinGroup, dict[str, list[BulletinRow]]]]:
+    """The rows by archive (exchange, data set, language), in `bulletin_pages`' order, each
+    archive's rows by period (as the rows came within a period)."""
+    grouped: dict[BulletinGroup, dict[str, list[BulletinRow]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        grouped[(row.exchange, row.tool, row.lang)][_period(row)].append(row)
+    return [(group, dict(grouped[group])) for group in sorted(grouped)]
+
+
 def bulletin_pages(rows: Sequence[BulletinRow], metas: Mapping[str, ToolMeta], looks: Mapping[str, Look],
                    make_page: MakePage) -> Iterator[Page]:
     """Every bulletin page and archive, in a fixed order (exchange, data set, session newest first).
     `make_page(site=, kind=, path=, lang=, title=, published=, entity=, snippet=, blocks=, records=)`
     renders a page (the generator's, which refuses a date after the clock); `looks` gives the
-    exchange's look per language."""
-    grouped: dict[tuple[str, str, str], dict[str, list[BulletinRow]]] = defaultdict(lambda: defaultdict(list))
-    for row in rows:
-        grouped[(row.exchange, row.tool, row.lang)][_period(row)].append(row)
+    exchange's look per language. The archives are independent of each other
+    (`archive_pages`), so a caller may render them in several processes and put them in this
+    order, then the exchanges' lists (`exchange_indexes`)."""
+    entries: list[ArchiveEntry] = []
+    for group, periods in bulletin_groups(rows):
+        pages, entry = archive_pages(group, periods, metas, looks, make_page)
+        yield from pages
+        entries.append(entry)
+    yield from exchange_indexes(entries, looks, make_page)
+
+
+def archive_pages(group: BulletinGroup, periods: Mapping[str, Sequence[BulletinRow]], metas: Mapping[str, ToolMeta],
+                  looks: Mapping[str, Look], make_page: MakePage) -> tuple[list[Page], ArchiveEntry]:
+    """One archive's bulletin pages (session newest first) and the archive page itself, last; and
+    the archive's entry in its exchange's list."""
+    exchange, tool, lang = group
+    out: list[Page] = []
+    # Each bulletin is dated on its period's last session: a week's or a month's bars of
+    # instruments that stopped trading early in the period are listed in that bulletin too.
+    sessions = {max(r.day for r in rows): rows for rows in periods.values()}
+    meta, look = metas[tool], looks[lang]
+    cadence = cadence_of(tool)
+    (kind_en, kind_zh), earlier, later = _CADENCE[cadence]
+    header = bulletin_header(meta, look)
+    heading = tool_title(meta, lang)
+    market = exchange_name(exchange, lang)
+    days = sorted(sessions, reverse=True)
+    listing: list[tuple[str, list[tuple[str, str, str]]]] = []  # day, [(path, first code, last code)]
+    archive = archive_path(exchange, tool)
+    for position, day in enumerate(days):
+        ordered = sorted(sessions[day], key=lambda r: r.code)
+        chunks = [ordered[i: i + BULLETIN_ROWS] for i in range(0, len(ordered), BULLETIN_ROWS)]
+        parts = []
+        for number, chunk in enumerate(chunks, start=1):
+            path = bulletin_path(exchange, tool, day, number)
+            parts.append((path, chunk[0].code, chunk[-1].code))
+            date = day_of(day)
+            assert date is not None, day
+            iso = date.isoformat()
+            if lang == "zh":
+                title = f"{market}{kind_zh} {heading} {iso} 第{number}/{len(chunks)}页"
+                period = {"day": "", "week": "当周（截至该日）", "month": "当月（截至该日）"}[cadence]
+                lead = (f"{market} {iso} {period}{heading}：全部{len(ordered)}只证券，本页第{number}页，"
+                        f"代码 {chunk[0].code} 至 {chunk[-1].code}。")
+                labels = ("归档", earlier[1], later[1])
+            else:
+                title = f"{market} {kind_en}: {heading}, {iso}, page {number} of {len(chunks)}"
+                period = {"day": "session of", "week": "week ended", "month": "month ended"}[cadence]
+                lead = (f"{market}, {period} {iso}, {heading}: all {len(ordered)} instruments; page {number}, "
+                        f"codes {chunk[0].code} to {chunk[-1].code}.")
+                labels = ("Archive", earlier[0], later[0])
+            links = [(archive, labels[0])]
+            if position + 1 < len(days):
+                links.append((bulletin_path(exchange, tool, days[position + 1], 1), labels[1]))
+            if position > 0:
+                links.append((bulletin_path(exchange, tool, days[position - 1], 1), labels[2]))
+            blocks: list[Block] = [Paragraph(lead),
+                                   Table(header, tuple((r.code, r.name, *r.cells) for r in chunk)),
+                                   Links(tuple(links))]
+            page = make_page(site=look.site, kind="bulletin", path=path, lang=lang, title=title,
+                             published=date, entity=None, snippet=lead, blocks=blocks,
+                             records=tuple(r.record for r in chunk))
+            # Tables of figures the search engine leaves out: found from the archive.
+            out.append(dataclasses.replace(page, indexed=False))
+        listing.append((day, parts))
+    # The archive lists code ranges, not what a name search should find first: the engine
+    # indexes the exchange's list of its bulletins instead (`_exchange_index`).
+    out.append(dataclasses.replace(_archive(exchange, tool, lang, market, heading, listing, look, make_page,
+                                            cadence), indexed=False))
+    return out, (exchange, archive, heading, days[0], lang)
+
+
+def exchange_indexes(entries: Sequence[ArchiveEntry], looks: Mapping[str, Look], make_page: MakePage) -> list[Page]:
+    """Each exchange's list of its archives, from the archives' entries in `bulletin_pages`' order."""
     archives: dict[str, list[tuple[str, str, str, str]]] = defaultdict(list)
-    for (exchange, tool, lang) in sorted(grouped):
-        # Each bulletin is dated on its period's last session: a week's or a month's bars of
-        # instruments that stopped trading early in the period are listed in that bulletin too.
-        sessions = {max(r.day for r in rows): rows for rows in grouped[(exchange, tool, lang)].values()}
-        meta, look = metas[tool], looks[lang]
-        cadence = cadence_of(tool)
-        (kind_en, kind_zh), earlier, later = _CADENCE[cadence]
-        header = bulletin_header(meta, look)
-        heading = tool_title(meta, lang)
-        market = exchange_name(exchange, lang)
-        days = sorted(sessions, reverse=True)
-        listing: list[tuple[str, list[tuple[str, str, str]]]] = []  # day, [(path, first code, last code)]
-        archive = archive_path(exchange, tool)
-        for position, day in enumerate(days):
-            ordered = sorted(sessions[day], key=lambda r: r.code)
-            chunks = [ordered[i: i + BULLETIN_ROWS] for i in range(0, len(ordered), BULLETIN_ROWS)]
-            parts = []
-            for number, chunk in enumerate(chunks, start=1):
-                path = bulletin_path(exchange, tool, day, number)
-                parts.append((path, chunk[0].code, chunk[-1].code))
-                date = key_date(day, None)
-                assert date is not None, day
-                iso = date.isoformat()
-                if lang == "zh":
-                    title = f"{market}{kind_zh} {heading} {iso} 第{number}/{len(chunks)}页"
-                    period = {"day": "", "week": "当周（截至该日）", "month": "当月（截至该日）"}[cadence]
-                    lead = (f"{market} {iso} {period}{heading}：全部{len(ordered)}只证券，本页第{number}页，"
-                            f"代码 {chunk[0].code} 至 {chunk[-1].code}。")
-                    labels = ("归档", earlier[1], later[1])
-                else:
-                    title = f"{market} {kind_en}: {heading}, {iso}, page {number} of {len(chunks)}"
-                    period = {"day": "session of", "week": "week ended", "month": "month ended"}[cadence]
-                    lead = (f"{market}, {period} {iso}, {heading}: all {len(ordered)} instruments; page {number}, "
-                            f"codes {chunk[0].code} to {chunk[-1].code}.")
-                    labels = ("Archive", earlier[0], later[0])
-                links = [(archive, labels[0])]
-                if position + 1 < len(days):
-                    links.append((bulletin_path(exchange, tool, days[position + 1], 1), labels[1]))
-                if position > 0:
-                    links.append((bulletin_path(exchange, tool, days[position - 1], 1), labels[2]))
-                blocks: list[Block] = [Paragraph(lead),
-                                       Table(header, tuple((r.code, r.name, *r.cells) for r in chunk)),
-                                       Links(tuple(links))]
-                page = make_page(site=look.site, kind="bulletin", path=path, lang=lang, title=title,
-                                 published=date, entity=None, snippet=lead, blocks=blocks,
-                                 records=tuple(r.record for r in chunk))
-                # Tables of figures the search engine leaves out: found from the archive.
-                yield dataclasses.replace(page, indexed=False)
-            listing.append((day, parts))
-        # The archive lists code ranges, not what a name search should find first: the engine
-        # indexes the exchange's list of its bulletins instead (`_exchange_index`).
-        yield dataclasses.replace(_archive(exchange, tool, lang, market, heading, listing, look, make_page,
-                                           cadence), indexed=False)
-        archives[exchange].append((archive_path(exchange, tool), heading, days[0], lang))
+    for exchange, path, heading, newest, lang in entries:
+        archives[exchange].append((path, heading, newest, lang))
+    pages = []
     for exchange, listed in sorted(archives.items()):
         lang = listed[0][3]  # an exchange publishes in one language
-        yield _exchange_index(exchange, lang, [item[:3] for item in listed], looks[lang], make_page)
+        pages.append(_exchange_index(exchange, lang, [item[:3] for item in listed], looks[lang], make_page))
+    return pages
 
 
 def exchange_index_path(exchange: str) -> str:

@@ -81,6 +81,10 @@ class Page:
     # its URL and linked from the entity's company page: found by browsing, not by searching.
     indexed: bool = True
 
+    def __reduce__(self) -> tuple:
+        # Pickled as its fields (from a worker process), not as a frozen dataclass' state dict.
+        return type(self), tuple([getattr(self, name) for name in self.__slots__])
+
 
 def record_key(tool: str, subject: str | None, time_key: Any) -> str:
     """The identity of one record (or one time key's records) of a tool for an entity or a

@@ -10,6 +10,7 @@ by its tool. `group_table` prints one time key's records, `history_table` a dail
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -17,14 +18,9 @@ from typing import Any, Sequence
 from livesearch_pipeline.core.catalog import FieldMeta, ToolMeta
 from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.dataservice.market.universe import Entity
-from livesearch_pipeline.web.render import Table, format_number, restate_amount
+from livesearch_pipeline.web.render import Table, restate_amount
 from livesearch_pipeline.web.sites import Site, uniform
 from livesearch_pipeline.web.wording import data_title, site_label
-
-
-def _decimals_of(value: float) -> int:
-    text = repr(value)
-    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
 
 
 def _shown_fields(meta: ToolMeta) -> list[FieldMeta]:
@@ -39,13 +35,7 @@ def _shown_fields(meta: ToolMeta) -> list[FieldMeta]:
 # volume-weighted average price is a quotient, not a traded price: printed as the exchange computes
 # it (to four decimals), so that a change of it can be worked out from the page.
 _HK_PRICE_TOOLS = frozenset({"hk_daily", "hk_daily_adj"})
-
-
-def _hk_price_decimals(meta: ToolMeta, f: FieldMeta, number: float) -> int | None:
-    if meta.name in _HK_PRICE_TOOLS and f.unit == "HKD" and f.name in ("open", "high", "low", "close", "pre_close",
-                                                                        "change"):
-        return 3 if abs(number) < 0.5 and f.name != "change" else 2
-    return None
+_HK_PRICE_FIELDS = frozenset({"open", "high", "low", "close", "pre_close", "change"})
 
 
 @dataclass
@@ -58,31 +48,64 @@ class Look:
 
 def _figure(look: Look, f: FieldMeta, value: Any, seed: int, salt: str,
             meta: ToolMeta | None = None) -> tuple[str, str]:
-    """(value text, unit text) of one field as `look` prints it."""
+    """(value text, unit text) of one field as `look` prints it.
+
+    Called for every figure of every table (millions per web): the decimals of the record's
+    figure (its shortest repr) and `render.format_number` are inlined here, with the same results."""
     if value is None:
         return ("—" if look.site.lang == "en" else "--"), ""
-    if f.type not in ("number", "integer") or isinstance(value, str):
+    if (f.type != "number" and f.type != "integer") or isinstance(value, str):
         return str(value), ""
     number = float(value)
-    decimals: int | None = _decimals_of(number) if isinstance(value, float) else 0
-    tick = _hk_price_decimals(meta, f, number) if meta is not None and isinstance(value, float) else None
-    if tick is not None:
-        decimals = tick
+    decimals = 0
+    if isinstance(value, float):
+        text = repr(number)
+        dot = text.find(".")
+        if dot >= 0 and "e" not in text:
+            decimals = len(text) - dot - 1
+        if meta is not None and meta.name in _HK_PRICE_TOOLS and f.unit == "HKD" and f.name in _HK_PRICE_FIELDS:
+            decimals = 3 if abs(number) < 0.5 and f.name != "change" else 2
+    site = look.site
     if look.disagree_seed is not None and f.role == "measure" and number != 0:
         number = third_party_figure(number, look.disagree_seed, f, seed, salt, meta)
     unit = f.unit or ""
-    if look.site.restates:
-        restated = restate_amount(number, f.unit, look.site.lang)
+    if site.restates:
+        restated = restate_amount(number, f.unit, site.lang)
         if restated is not None:
             number, unit = restated
             decimals = 2
-    if look.site.rounding is not None and isinstance(decimals, int) and decimals > look.site.rounding:
-        decimals = look.site.rounding
-    if unit == "points" and look.site.lang == "zh":
+    if site.rounding is not None and decimals > site.rounding:
+        decimals = site.rounding
+    if unit == "points" and site.lang == "zh":
         unit = "点"
-    if isinstance(value, int) and decimals == 0 and look.disagree_seed is None and not look.site.restates:
+    if isinstance(value, int) and decimals == 0 and look.disagree_seed is None and not site.restates:
         return str(value), unit
-    return format_number(number, decimals), unit
+    if not math.isfinite(number):
+        raise ValueError(f"non-finite figure {number!r}")
+    return f"{number:.{decimals}f}", unit
+
+
+def _plain_figure(value: Any, tick: bool, not_change: bool, rounding: int | None) -> str:
+    """`_figure`'s text of a number field's value (not None) on a site that prints figures as they
+    are: `tick`, a Hong Kong price at its tick size; `not_change`, not the field "change"."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, float):
+        number = float(value)
+        text = repr(number)
+        dot = text.find(".")
+        decimals = len(text) - dot - 1 if dot >= 0 and "e" not in text else 0
+        if tick:
+            decimals = 3 if abs(number) < 0.5 and not_change else 2
+        if rounding is not None and decimals > rounding:
+            decimals = rounding
+    elif isinstance(value, int):
+        return str(value)
+    else:
+        number, decimals = float(value), 0
+    if not math.isfinite(number):
+        raise ValueError(f"non-finite figure {number!r}")
+    return f"{number:.{decimals}f}"
 
 
 def third_party_figure(number: float, disagree_seed: float, f: FieldMeta, seed: int, salt: str,
@@ -103,11 +126,22 @@ def _label(meta: ToolMeta, f: FieldMeta, lang: str, site: str = "exchange") -> s
     """A field's label as `site` prints it: the reviewed lexicon's noun in the site's own words
     ("Close", "收盘"; web/wording.py), the catalog's description where the lexicon has no entry
     (non-answer fields)."""
-    entry = load_lexicon().entry(meta.name, f.name)
-    if entry is None:
-        text = (f.description_zh or f.description) if lang == "zh" else f.description
-        return re.split(r"[;(（]", text, maxsplit=1)[0].strip() or f.name
-    return site_label(entry.zh if lang == "zh" else entry.en, lang, site)
+    key = (meta.name, f.name, f.description, f.description_zh, lang, site)
+    label = _LABELS.get(key)
+    if label is None:
+        entry = load_lexicon().entry(meta.name, f.name)
+        if entry is None:
+            text = (f.description_zh or f.description) if lang == "zh" else f.description
+            label = re.split(r"[;(（]", text, maxsplit=1)[0].strip() or f.name
+        else:
+            label = site_label(entry.zh if lang == "zh" else entry.en, lang, site)
+        _LABELS[key] = label
+    return label
+
+
+# Labels already worked out: a pure function of the tool, the field, the language and the site
+# (the lexicon is read once per process), asked for again by every table of the data set.
+_LABELS: dict[tuple[str, str, str | None, str | None, str, str], str] = {}
 
 
 # The market names its industry indices after their construction ("Synthetic Bank Industry Index",
@@ -199,14 +233,26 @@ def history_table(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]], look: 
         sample = groups[0][0]
         units = {f.name: (restate_amount(float(sample[f.name]), f.unit, lang) or (0, f.unit))[1]
                  if isinstance(sample.get(f.name), (int, float)) else f.unit for f in fields}
+    # A site printing the figures as they are (no third-party feed, no restating): `_figure`'s text
+    # for each cell, column by column (`_plain_figure`), without a call per cell to `_figure`.
+    plain = look.disagree_seed is None and not look.site.restates
+    columns = [(f.name, meta.name in _HK_PRICE_TOOLS and f.unit == "HKD" and f.name in _HK_PRICE_FIELDS,
+                f.name != "change") for f in fields]
+    none_text, rounding = ("—" if lang == "en" else "--"), look.site.rounding
     rows = []
     for index, group in enumerate(groups):
         for position, record in enumerate(group):
             cells = [str(record.get(meta.time_key))]
             cells += [str(record.get(f.name) if record.get(f.name) is not None else "") for f in series]
-            for f in fields:
-                text, _ = _figure(look, f, record.get(f.name), seed, f"{salt}:h{index}:{position}", meta)
-                cells.append(text)
+            if plain:
+                for name, tick, not_change in columns:
+                    value = record.get(name)
+                    cells.append(none_text if value is None else _plain_figure(value, tick, not_change, rounding))
+            else:
+                record_salt = f"{salt}:h{index}:{position}"
+                for f in fields:
+                    text, _ = _figure(look, f, record.get(f.name), seed, record_salt, meta)
+                    cells.append(text)
             rows.append(tuple(cells))
     header = ("Date" if lang == "en" else "日期", *(_label(meta, f, lang, look.site.key) for f in series),
               *(_label(meta, f, lang, look.site.key) + (f" ({unit_text(units[f.name], lang)})" if units[f.name] else "")

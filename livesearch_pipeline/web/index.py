@@ -41,7 +41,6 @@ from livesearch_pipeline.web.corpus import Page
 Tokenizer = Literal["cjk", "trigram"]
 TOKENIZERS: dict[str, str] = {"cjk": "unicode61 remove_diacritics 2", "trigram": "trigram"}
 INDEX_FILE = "web.sqlite"
-_CJK = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 TITLE_WEIGHT, BODY_WEIGHT = 4.0, 1.0
@@ -108,9 +107,14 @@ def page_links(html: str) -> list[str]:
     return [h for h in _HREF.findall(html) if h != "/"]
 
 
+def _spaced_run(match: re.Match[str]) -> str:
+    return " " + "  ".join(match.group()) + " "
+
+
 def _spaced(text: str) -> str:
-    """Text as the `cjk` mode indexes it: each Han character a token of its own."""
-    return _CJK.sub(r" \1 ", text)
+    """Text as the `cjk` mode indexes it: each Han character a token of its own (" 市  值 ": each
+    character between two spaces, one call per run of them rather than per character)."""
+    return _CJK_RUN.sub(_spaced_run, text)
 
 
 def query_terms(query: str) -> list[str]:
@@ -161,6 +165,38 @@ def search_plans(phrases: list[tuple[str, int]], pages: int) -> list[str]:
     return list(dict.fromkeys(plans))
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedPage:
+    """A page as the index stores it, worked out from a `Page` wherever it was generated (a worker
+    process prepares its own pages, so the process writing the index only inserts them): the
+    `pages` row but its id, the full-text row (None: a page the engine has not indexed), the
+    site paths it links to (once each, in order) and the records it prints."""
+
+    path: str
+    kind: str
+    tokenizer: str
+    row: tuple
+    fts: tuple[str, str] | None
+    links: tuple[str, ...]
+    records: tuple[str, ...]
+
+    def __reduce__(self) -> tuple:
+        # Pickled as its fields (from a worker to the building process), not as a state dict.
+        return type(self), tuple([getattr(self, name) for name in self.__slots__])
+
+
+def prepare_page(page: Page, tokenizer: Tokenizer = "cjk") -> PreparedPage:
+    """What `build_index` stores of `page`."""
+    if tokenizer not in TOKENIZERS:
+        raise WebIndexError(f"unknown tokenizer {tokenizer!r}; expected one of {', '.join(TOKENIZERS)}")
+    row = (page.path, page.site, page.kind, page.lang, page.title, page.published.isoformat(), page.entity,
+           page.snippet, zlib.compress(page.html.encode("utf-8"), 6), content_key(page))
+    fts = None
+    if page.indexed:
+        fts = (_spaced(page.title), _spaced(page.text)) if tokenizer == "cjk" else (page.title, page.text)
+    return PreparedPage(page.path, page.kind, tokenizer, row, fts, tuple(dict.fromkeys(page_links(page.html))), page.records)
+
+
 def write_term_table(connection: sqlite3.Connection) -> None:
     """The vocabulary with its page counts, as a plain table (fts5vocab recounts on every read)."""
     connection.executescript("""
@@ -171,10 +207,11 @@ def write_term_table(connection: sqlite3.Connection) -> None:
     """)
 
 
-def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokenizer: Tokenizer = "cjk",
+def build_index(pages: Iterable[Page | PreparedPage], directory: Path, *, identity: str, tokenizer: Tokenizer = "cjk",
                 extra_meta: dict[str, object] | None = None) -> BuildStats:
-    """Write `directory/web.sqlite` from `pages` (a path may appear once). Atomic: a temporary file
-    is renamed into place only when the index is complete."""
+    """Write `directory/web.sqlite` from `pages` (a path may appear once), each a `Page` or the
+    `PreparedPage` that `prepare_page(page, tokenizer)` made of it (the same rows either way).
+    Atomic: a temporary file is renamed into place only when the index is complete."""
     if tokenizer not in TOKENIZERS:
         raise WebIndexError(f"unknown tokenizer {tokenizer!r}; expected one of {', '.join(TOKENIZERS)}")
     started = time.monotonic()
@@ -199,7 +236,6 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
             CREATE TEMP TABLE all_links(src INTEGER NOT NULL, dst TEXT NOT NULL);
             CREATE VIRTUAL TABLE fts USING fts5(title, body, content='', tokenize='{TOKENIZERS[tokenizer]}');
         """)
-        spacer = _spaced if tokenizer == "cjk" else (lambda s: s)
         rows: list[tuple] = []
         texts: list[tuple] = []
         keys: list[tuple[str, int]] = []
@@ -219,19 +255,21 @@ def build_index(pages: Iterable[Page], directory: Path, *, identity: str, tokeni
             hidden.clear()
 
         seen: set[str] = set()
-        for page in pages:
+        for item in pages:
+            page = item if isinstance(item, PreparedPage) else prepare_page(item, tokenizer)
+            if page.tokenizer != tokenizer:
+                raise WebIndexError(f"{page.path} was prepared for the {page.tokenizer} tokenizer, not {tokenizer}")
             if page.path in seen:
                 raise WebIndexError(f"corpus for {directory} holds the path {page.path} twice")
             seen.add(page.path)
             count += 1
             by_kind[page.kind] = by_kind.get(page.kind, 0) + 1
-            rows.append((count, page.path, page.site, page.kind, page.lang, page.title, page.published.isoformat(),
-                         page.entity, page.snippet, zlib.compress(page.html.encode("utf-8"), 6), content_key(page)))
-            if page.indexed:
-                texts.append((count, spacer(page.title), spacer(page.text)))
+            rows.append((count, *page.row))
+            if page.fts is not None:
+                texts.append((count, *page.fts))
             else:
                 hidden.append((page.path,))
-            edges.extend((count, href) for href in dict.fromkeys(page_links(page.html)))
+            edges.extend((count, href) for href in page.links)
             keys.extend((key, count) for key in page.records)
             if len(rows) >= BATCH:
                 flush()

@@ -38,13 +38,14 @@ import dataclasses
 import datetime as dt
 import re
 from collections import defaultdict
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.core.catalog import ToolMeta
 from livesearch_pipeline.dataservice.market.universe import Entity
 from livesearch_pipeline.web.bulletins import (
-    BULLETIN_SESSIONS, PERIOD_BAR_TOOLS, BulletinRow, archive_path, bulletin_label, bulletin_pages, bulletin_rows,
+    BULLETIN_SESSIONS, PERIOD_BAR_TOOLS, ArchiveEntry, BulletinGroup, BulletinRow, archive_pages, archive_path,
+    bulletin_label, bulletin_pages, bulletin_rows, day_of, exchange_indexes,
 )
 from livesearch_pipeline.web.constituents import CONSTITUENT_TOOLS, constituents_page
 from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError, record_key
@@ -54,7 +55,7 @@ from livesearch_pipeline.web.formatting import (
     unit_text,
 )
 from livesearch_pipeline.web.reader import (
-    Fetched, Reader, key_date, month_of, month_start, published_on, release_date,
+    Fetched, Reader, month_start, published_on, release_date,
 )
 from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table, render_page
 from livesearch_pipeline.web.reports import Statement, continuation_number, report_document
@@ -137,6 +138,7 @@ class CorpusGenerator:
         self.history_from = dict(config.history_from)
         self._since: dict[tuple[str, bool], dt.date] = {}
         self._sections: dict[tuple[str, dt.date], dict[str, dict[str, Any]]] = {}
+        self.marker = config.identity_digest  # each page's head carries it (worked out once)
 
     def _entity_tools(self) -> dict[str, list[str]]:
         by_class: dict[str, list[str]] = defaultdict(list)
@@ -187,9 +189,21 @@ class CorpusGenerator:
 
     def bulletins(self, rows: Sequence[BulletinRow]) -> Iterator[Page]:
         """The exchanges' daily bulletins and their archives, from every entity's rows (web/bulletins.py)."""
+        return bulletin_pages(rows, *self._bulletin_looks(), self._page)
+
+    def bulletin_archive(self, group: BulletinGroup,
+                         periods: Mapping[str, Sequence[BulletinRow]]) -> tuple[list[Page], ArchiveEntry]:
+        """One archive's bulletin pages and archive page, from its rows by period
+        (`bulletin_groups`): a part of `bulletins`, for a worker process."""
+        return archive_pages(group, periods, *self._bulletin_looks(), self._page)
+
+    def bulletin_indexes(self, entries: Sequence[ArchiveEntry]) -> list[Page]:
+        """The exchanges' lists of their archives: the last pages of `bulletins`."""
+        return exchange_indexes(entries, self._bulletin_looks()[1], self._page)
+
+    def _bulletin_looks(self) -> tuple[dict[str, ToolMeta], dict[str, Look]]:
         metas = {spec.name: spec.meta for spec in self.reader.specs.values()}
-        looks = {"zh": Look(EXCHANGE, None), "en": Look(EXCHANGE_EN, None)}
-        return bulletin_pages(rows, metas, looks, self._page)
+        return metas, {"zh": Look(EXCHANGE, None), "en": Look(EXCHANGE_EN, None)}
 
     def market_batch(self) -> list[Page]:
         return [page for tool in self.market_tools() for page in self._market_tool_pages(tool)]
@@ -344,7 +358,7 @@ class CorpusGenerator:
             raise WebCorpusError(f"{path}: published {published} after the clock {self.clock}")
         body, text = render_page(lang=lang, site_name=site.name, title=title, published=published,
                                  description=snippet, blocks=blocks, url_path=path,
-                                 marker=self.config.identity_digest)
+                                 marker=self.marker)
         return Page(path=path, site=site.key, kind=kind, lang=lang, title=title, published=published,
                     entity=entity, snippet=snippet, text=text, html=body, records=records)
 
@@ -373,11 +387,13 @@ class CorpusGenerator:
         if meta.time_key is None or any(len(g) != 1 for g in data.groups):
             return []
         by_month: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
+        first = f"{start.year:04d}-{start.month:02d}"
         for group in data.groups:
-            if before is not None and (key_date(group[0].get(meta.time_key), None) or before) >= before:
+            day = day_of(group[0].get(meta.time_key))
+            if before is not None and (day or before) >= before:
                 continue
-            month = month_of(group[0].get(meta.time_key))
-            if month is not None and month >= f"{start.year:04d}-{start.month:02d}":
+            month = f"{day.year:04d}-{day.month:02d}" if day is not None else None  # reader.month_of
+            if month is not None and month >= first:
                 by_month[month].append(group)
         months = sorted(by_month)
         lang = official_lang(entity)
@@ -666,7 +682,7 @@ class CorpusGenerator:
                 continue
             for record in recent:
                 key = record.get(meta.time_key)
-                day = key_date(key, None)
+                day = day_of(key)
                 if day is None or uniform(self.seed, "news", entity.code, site.key, key) >= news_probability(entity.visibility):
                     continue
                 yield self._news_item(entity, site, meta, record, day)
@@ -731,7 +747,7 @@ class CorpusGenerator:
         universe = self.reader.market.universe
         sessions: dict[str, dict[dt.date, list[tuple[Entity, dict[str, Any]]]]] = defaultdict(lambda: defaultdict(list))
         for calendar, code, record in moves:
-            day = key_date(record.get("trade_date") or record.get("nav_date"), None)
+            day = day_of(record.get("trade_date") or record.get("nav_date"))
             if day is not None:
                 sessions[calendar][day].append((universe.get(code), record))
         for calendar in sorted(sessions):

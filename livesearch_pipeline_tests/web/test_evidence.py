@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from livesearch_pipeline.web.build import build_web
 from livesearch_pipeline.web.corpus import CorpusConfig
 from livesearch_pipeline.web.evidence import build_evidence_map, family_of
 from livesearch_pipeline.web.generate import generate_pages
-from livesearch_pipeline.web.index import WebIndex
+from livesearch_pipeline.web.index import INDEX_FILE, WebIndex
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, gold_of, pick, service
 
 NUMBER = Format(kind="number", decimals=2)
@@ -127,11 +128,43 @@ def chains() -> Chains:
     return Chains()
 
 
+def _chains_web(chains: Chains) -> CorpusConfig:
+    return CorpusConfig(clock=CLOCK, history_sessions=5, entities=chains.entities(), tools=TOOLS,
+                        market_tools=("fx_daily",))
+
+
 @pytest.fixture(scope="module")
 def web_dir(chains: Chains, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    config = CorpusConfig(clock=CLOCK, history_sessions=5, entities=chains.entities(), tools=TOOLS,
-                          market_tools=("fx_daily",))
-    return build_web(config, tmp_path_factory.mktemp("web"), workers=1).directory
+    return build_web(_chains_web(chains), tmp_path_factory.mktemp("web"), workers=1).directory
+
+
+def _stored(directory: Path) -> dict[str, list[tuple]]:
+    """Every row of every table of a web's index (the full-text index's own tables included)."""
+    with sqlite3.connect(directory / INDEX_FILE) as connection:
+        names = [name for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")]
+        return {name: connection.execute(f'SELECT * FROM "{name}"').fetchall() for name in names}
+
+
+def test_two_worker_processes_build_the_same_web_and_evidence_as_one(chains: Chains, web_dir: Path,
+                                                                    tmp_path: Path) -> None:
+    """Entity batches, index rows and bulletin archives made by forked workers (web/generate.py)
+    give the same pages, in the same order and with the same ids, as one process."""
+    parallel = build_web(_chains_web(chains), tmp_path, workers=2).directory
+    one, two = _stored(web_dir), _stored(parallel)
+    kinds = {row[3] for row in one["pages"]}
+    assert {"bulletin", "archive", "report", "history", "quote"} <= kinds, kinds
+    assert len({row[1].rsplit("/", 1)[0] for row in one["pages"] if row[3] == "bulletin"}) > 1, "several archives"
+    assert one.keys() == two.keys() and {"pages", "records", "links", "hidden", "terms", "fts_data"} <= one.keys()
+    for name in one:
+        assert one[name] == two[name], name
+    questions = chains.questions()
+    answers = gold_of(questions)
+    maps = [build_evidence_map(directory, questions, answers, seed=service().config.seed, gold_sha256="test")
+            for directory in (web_dir, parallel)]
+    for mapped in maps:
+        mapped.pop("index_fingerprint")  # the file's size and time: which build, not what it holds
+    assert maps[0] == maps[1] and maps[0]["summary"]["evidence"]["present"] == len(questions)
 
 
 

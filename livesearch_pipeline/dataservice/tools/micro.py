@@ -136,6 +136,17 @@ def _moneyflow_hsgt(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     return records
 
 
+@lru_cache(maxsize=None)
+def _top_by_amount(market, k: int, suffix: str) -> tuple[tuple[int, float], ...]:
+    """(panel row, turnover) of a session's ten largest turnovers on one exchange (by code
+    suffix), largest first: worked out once per session and exchange, not once per stock asked
+    about (the web asks for each A-share's list)."""
+    panel = _panel(market)
+    amount = np.nan_to_num(panel["amount"][:, k], nan=-1.0)
+    rows = [i for i in np.argsort(-amount, kind="stable") if panel["codes"][i].endswith(suffix) and amount[i] > 0][:10]
+    return tuple((int(i), float(amount[i])) for i in rows)
+
+
 def _hsgt_top10(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     entity = entity_arg(ctx, args, CN, "hsgt_top10")
     start, end = _market_window(ctx, args, "hsgt_top10", default_sessions=None if entity is not None else 1)
@@ -143,18 +154,16 @@ def _hsgt_top10(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     panel, days = _panel_days(ctx, start, end)
     records = []
     for k in days:
-        amount = np.nan_to_num(panel["amount"][:, k], nan=-1.0)
         for mtype, suffix in (("1", ".SH"), ("3", ".SZ")):
             if market_type not in (None, mtype):
                 continue
-            rows = [i for i in np.argsort(-amount, kind="stable") if panel["codes"][i].endswith(suffix) and amount[i] > 0][:10]
-            for rank, i in enumerate(rows, start=1):
+            for rank, (i, turnover) in enumerate(_top_by_amount(ctx.market, k, suffix), start=1):
                 code = panel["codes"][i]
                 if entity is not None and code != entity.code:
                     continue
                 day = panel["days"][k]
                 rng = _day_rng(ctx, code, "hsgt", day)
-                total = float(amount[i]) * 1000 * float(rng.uniform(0.05, 0.2))
+                total = turnover * 1000 * float(rng.uniform(0.05, 0.2))
                 buy = round(total * float(rng.uniform(0.3, 0.7)), 2)
                 close, pre = float(panel["close"][i, k]), float(panel["pre_close"][i, k])
                 records.append({"trade_date": ymd(day), "ts_code": code, "name": panel["entities"][i].name, "close": close,
