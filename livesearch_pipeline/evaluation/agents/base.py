@@ -1,13 +1,14 @@
 """The agent protocol and the runner that puts a day's served questions to an agent.
 
 The runner asks questions concurrently with bounded parallelism, appends each prediction to
-`predictions.jsonl` in the served order as soon as it and the questions before it exist (write,
-flush, fsync: an interrupted run loses at most the answers waiting for an earlier question, which
-it writes before it stops, and the line being written), and resumes an interrupted run without
-re-asking the questions already answered. An agent that can be forked (`ForkableAgent`: the
-deterministic web baselines) may answer in several forked worker processes (`workers`), each
-taking chunks of the questions in turn; the lines are written in the served order whatever the
-number of workers, so one worker and two write the same bytes. An agent failing on one question is recorded on that question's line
+`predictions.jsonl` in the order asked as soon as it and the questions asked before it are
+answered (write, flush, fsync: an interrupted run loses at most the line being written; the
+answers still waiting for an earlier question are written before it stops), and resumes an
+interrupted run without re-asking the questions already answered. The order asked is the served
+order; an agent that can be forked (`ForkableAgent`: the deterministic web baselines) is asked
+each entity's questions together (`by_entity`) and may answer in several forked worker processes
+(`workers`), each taking chunks of whole entities in turn: one worker and two write the same
+bytes. An agent failing on one question is recorded on that question's line
 (`Prediction.error`) and the run goes on — except for an error every question would hit (no
 credentials, an unknown model, an unreachable endpoint: `ChatModelConfigurationError`), which
 stops the run at once with `AgentConfigurationError`, the question unrecorded so a fixed rerun
@@ -185,9 +186,6 @@ class _PredictionAppender:
     def __init__(self, path: Path, trajectories: Path | None = None) -> None:
         self._trajectories = trajectories.open("ab") if trajectories is not None else None
         self._handle = path.open("ab")
-
-    def append(self, prediction: Prediction) -> None:
-        self.append_lines(prediction_line(prediction), trajectory_line(prediction))
 
     def append_lines(self, prediction: bytes, trajectory: bytes) -> None:
         if self._trajectories is not None:
@@ -384,8 +382,8 @@ def _forked_chunk(questions: Sequence[ServedQuestion]) -> _Lines:
 
 async def _run_forked(agent: ForkableAgent, pending: Sequence[ServedQuestion], concurrency: int, workers: int,
                       appender: _PredictionAppender, answered: Progress) -> int:
-    """Answer `pending` in `workers` forked processes, chunk by chunk; append the lines in the
-    served order as the chunks come back. The errors recorded."""
+    """Answer `pending` in `workers` forked processes, chunk by chunk (`prepare` is called per
+    chunk); append the lines in the order asked as the chunks come back. The errors recorded."""
     global _FORKED
     chunks = _chunks(pending)
     errors = 0
@@ -395,7 +393,7 @@ async def _run_forked(agent: ForkableAgent, pending: Sequence[ServedQuestion], c
             loop = asyncio.get_running_loop()
             futures = [loop.run_in_executor(pool, _forked_chunk, chunk) for chunk in chunks]
             try:
-                for future in futures:  # in order: the served order of the lines
+                for future in futures:  # in order: the order asked
                     for _qid, prediction, trajectory, error in await future:
                         appender.append_lines(prediction, trajectory)
                         errors += error
