@@ -55,6 +55,9 @@ class _Handler(BaseHTTPRequestHandler):
     # Keep-alive: an agent's client sends its many requests over a few connections, each served by
     # one thread with one index connection, instead of a thread and an index connection per request.
     protocol_version = "HTTP/1.1"
+    # A response goes out as two writes (headers, then body): without TCP_NODELAY the body waits for
+    # the client's delayed ACK of the headers on a kept-alive connection (tens of ms per request).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: object) -> None:
         log.debug("%s %s", self.address_string(), format % args)
