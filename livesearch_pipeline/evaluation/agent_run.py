@@ -40,15 +40,17 @@ def _judge(llm: LLMSettings, llm_cache: Path):
 
 async def run_registered_agent(spec: AgentSpec, inputs: AgentDay, client: ToolClient, *,
                                llm: LLMSettings | None = None,
-                               progress: Report = None) -> AgentRunResult:
+                               progress: Report = None, workers: int | None = None) -> AgentRunResult:
     """Put D's served questions to one agent (resuming an interrupted run) and score it on D's gold.
 
     `inputs` is the day, built once by its caller (`AgentDay.build`: the served file, the gold,
     the run folder, the LLM cache), so that the run, its scoring and its record of the web read
     the same files and a missing one fails before the agent opens. `llm`: the LLM settings of the
     LLM kinds and of their judge (Dagster passes its LLM resource's; default: the environment,
-    read now). `progress` receives a line about every 10% of the questions answered (`run_agent`)."""
-    from livesearch_pipeline.evaluation.agents.base import run_agent
+    read now). `progress` receives a line about every 10% of the questions answered (`run_agent`).
+    `workers`: the processes a forkable agent (the web baselines) answers in (default
+    `default_workers()`: one per core, at most two); the run's files do not depend on it."""
+    from livesearch_pipeline.evaluation.agents.base import default_workers, run_agent
 
     out_dir = inputs.run_dir(spec.name)
     llm = llm if llm is not None else LLMSettings.from_env()
@@ -60,7 +62,7 @@ async def run_registered_agent(spec: AgentSpec, inputs: AgentDay, client: ToolCl
     with run_folder_writer(out_dir, what=f"agent {spec.name!r}'s run of {inputs.day}", protected=protected):
         async with open_agent(spec, inputs, client=client, llm=llm) as agent:
             await run_agent(agent, inputs.served, out_dir, date=inputs.day, concurrency=spec.concurrency,
-                            progress=progress)
+                            progress=progress, workers=workers if workers is not None else default_workers())
         judge = _judge(llm, inputs.llm_cache) if spec.kind in LLM_KINDS else None
         predictions_path = out_dir / "predictions.jsonl"
         result = await asyncio.to_thread(evaluate, inputs.served_path, inputs.gold_path, predictions_path,

@@ -15,6 +15,11 @@ numbers or the qids (first few + count):
 - `outputs` writes `verdicts.jsonl` and `summary.json` as one unit and reads them back
   (the caller writes: `evaluate` returns the result and writes nothing).
 
+The same files (by path and content) scored again without a judge in the same process (the
+leaderboard re-deriving the verdicts of a run `agent_runs` has just scored: `rescore`) give the
+result computed the first time: every input is read and hashed again, and the result is reused
+only when every byte is the same, so no figure is taken from a file the inputs did not produce.
+
 Nothing is ever read from another date's gold. Every agent is scored on exactly the scoring
 set: a scoring qid without a prediction, or with an empty answer or an agent error, scores 0;
 a prediction for a withdrawn qid is ignored. A prediction's `lang` decides the text it is scored
@@ -26,18 +31,38 @@ summary counts them as `unresolved_without_judge`.
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from livesearch_pipeline.core.models import PredictionRunMeta, Verdict
-from livesearch_pipeline.core.snapshot import sha256_file
+from livesearch_pipeline.core.snapshot import SnapshotStore, sha256_file, snapshot_date
 from livesearch_pipeline.evaluation.consistency import check_answer_languages, check_consistency
 from livesearch_pipeline.evaluation.errors import EvaluationError
-from livesearch_pipeline.evaluation.inputs import load_gold, load_predictions, load_served
+from livesearch_pipeline.evaluation.inputs import load_gold, load_predictions, load_served, meta_path_beside
 from livesearch_pipeline.evaluation.judge import JudgeIndependenceError, LLMJudge, ensure_judge_independent
 from livesearch_pipeline.evaluation.scoring import score_deterministic
 from livesearch_pipeline.evaluation.settlement import PendingJudgement, settle_with_judge
 from livesearch_pipeline.evaluation.summary import EvaluationResult, summarise
+
+
+# Results of this process's judge-free evaluations, by their inputs' paths and bytes (`_inputs_key`).
+_SCORED: OrderedDict[tuple, EvaluationResult] = OrderedDict()
+_SCORED_KEEP = 16
+
+
+def _inputs_key(served_path: Path, gold_path: Path, predictions_path: Path) -> tuple | None:
+    """Every file `evaluate` reads (served, gold, its manifest, predictions, their metadata), each
+    as (path, sha256 of its bytes); None when one cannot be read (`evaluate` then says why)."""
+    date = snapshot_date(gold_path)
+    files = [served_path, gold_path, predictions_path, meta_path_beside(predictions_path)]
+    if date is not None:
+        files.append(SnapshotStore(gold_path.parent).manifest_path_for(date))
+    try:
+        return tuple((str(path), hashlib.sha256(path.read_bytes()).hexdigest()) for path in files)
+    except OSError:
+        return None
 
 
 def evaluate(
@@ -54,6 +79,21 @@ def evaluate(
     `run_meta` stands in for the predictions' missing metadata file (`evaluate --agent`: the
     caller writes it once the evaluation succeeded) and is checked like one."""
     served_path, gold_path, predictions_path = Path(served_path), Path(gold_path), Path(predictions_path)
+    key = _inputs_key(served_path, gold_path, predictions_path) if judge is None and run_meta is None else None
+    if key is not None and key in _SCORED:
+        done = _SCORED[key]
+        return EvaluationResult(verdicts=list(done.verdicts), summary=done.summary)
+    result = _evaluate(served_path, gold_path, predictions_path, judge=judge, judge_concurrency=judge_concurrency,
+                       run_meta=run_meta)
+    if key is not None:
+        _SCORED[key] = EvaluationResult(verdicts=list(result.verdicts), summary=result.summary)
+        while len(_SCORED) > _SCORED_KEEP:
+            _SCORED.popitem(last=False)
+    return result
+
+
+def _evaluate(served_path: Path, gold_path: Path, predictions_path: Path, *, judge: LLMJudge | None,
+              judge_concurrency: int, run_meta: PredictionRunMeta | None) -> EvaluationResult:
     served = load_served(served_path)
     gold = load_gold(gold_path)
     predictions, meta = load_predictions(predictions_path, run_meta)

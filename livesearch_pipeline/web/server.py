@@ -52,6 +52,12 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     server_version = "livesearch-offline-web/1"
+    # Keep-alive: an agent's client sends its many requests over a few connections, each served by
+    # one thread with one index connection, instead of a thread and an index connection per request.
+    protocol_version = "HTTP/1.1"
+    # A response goes out as two writes (headers, then body): without TCP_NODELAY the body waits for
+    # the client's delayed ACK of the headers on a kept-alive connection (tens of ms per request).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: object) -> None:
         log.debug("%s %s", self.address_string(), format % args)
@@ -60,6 +66,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(body)))
+        if self.command == "POST":
+            # A refused POST leaves its body unread: the connection ends with the answer.
+            self.send_header("connection", "close")
         self.end_headers()
         self.wfile.write(body)
 

@@ -227,3 +227,86 @@ def test_progress_of_a_days_questions_is_ten_lines_with_thousands_grouped(tmp_pa
                           concurrency=8, progress=lines.append))
     assert len(lines) == PROGRESS_STEPS
     assert lines[2] == "search-read: 698 of 2,325 answered" and lines[-1] == "search-read: 2,325 of 2,325 answered"
+
+
+# --------------------------------------------------------------------------- forked workers
+
+
+class ForkableScripted(ScriptedAgent):
+    """A scripted agent the runner may fork (`ForkableAgent`); a varying delay makes the completion
+    order differ from the order asked."""
+
+    def forked(self):
+        import contextlib
+
+        @contextlib.asynccontextmanager
+        async def opened():
+            yield self
+
+        return opened()
+
+    async def answer(self, question):
+        await asyncio.sleep(0.001 * (hash(question.qid) % 5))
+        return await super().answer(question)
+
+
+def _entities(n: int) -> list:
+    # Entities interleaved in the served order: e0, e1, e2, e0, e1, ...
+    return [served_question(f"What was the close of instrument {i} on the most recent trading day?",
+                            entity=f"60000{i % 3}.SH") for i in range(n)]
+
+
+def test_workers_write_the_same_bytes_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from livesearch_pipeline.evaluation.agents import base
+
+    monkeypatch.setattr(base, "FORK_CHUNK", 4)  # several chunks for a few questions
+    served = _entities(30)
+    broken = served[7].qid
+
+    def answer(question: object) -> str:
+        if question.qid == broken:
+            raise ValueError("page layout changed")
+        return question.qid[-4:]
+
+    reports, agents = {}, {}
+    for workers in (1, 2, 3):
+        agents[workers] = ForkableScripted(answer)
+        reports[workers] = asyncio.run(run_agent(agents[workers], served, tmp_path / str(workers), date=DAY,
+                                                 concurrency=3, workers=workers))
+    for name in (PREDICTIONS_FILE, "trajectories.jsonl"):
+        assert (tmp_path / "2" / name).read_bytes() == (tmp_path / "1" / name).read_bytes()
+        assert (tmp_path / "3" / name).read_bytes() == (tmp_path / "1" / name).read_bytes()
+    # The order: the served order with each entity's questions together (entities as they first come).
+    lines = _lines(tmp_path / "2" / PREDICTIONS_FILE)
+    by_qid = {q.qid: q for q in served}
+    assert [p.qid for p in lines] == [q.qid for e in ("600000.SH", "600001.SH", "600002.SH")
+                                      for q in served if q.entity == e]
+    assert [by_qid[p.qid].entity for p in lines] == sorted(by_qid[p.qid].entity for p in lines)
+    assert {p.qid: p.error for p in lines if p.error} == {broken: "ValueError: page layout changed"}
+    assert all(r.errors == 1 and r.asked == 30 for r in reports.values())
+    # One worker asks here; more ask in forked processes (this process's agent asked nothing).
+    assert len(agents[1].asked) == 30 and agents[2].asked == agents[3].asked == []
+
+
+def test_chunks_keep_an_entitys_questions_together() -> None:
+    from livesearch_pipeline.evaluation.agents.base import FORK_CHUNK, _chunks, by_entity
+
+    served = _entities(3 * FORK_CHUNK + 5)
+    chunks = _chunks(by_entity(served))
+    assert [q for chunk in chunks for q in chunk] == by_entity(served)
+    for before, after in zip(chunks, chunks[1:]):
+        assert len(before) >= FORK_CHUNK and before[-1].entity != after[0].entity
+    assert len({frozenset(q.entity for q in chunk) for chunk in chunks}) == len(chunks)
+
+
+def test_workers_below_one_are_rejected(tmp_path: Path) -> None:
+    with pytest.raises(AgentRunError, match="workers"):
+        _run(ForkableScripted(lambda q: "x"), tmp_path, workers=0)
+
+
+def test_an_agent_that_cannot_be_forked_answers_in_one_process_in_the_served_order(tmp_path: Path) -> None:
+    served = _entities(20)
+    agent = ScriptedAgent(lambda q: "1", delay_s=0.001)
+    asyncio.run(run_agent(agent, served, tmp_path, date=DAY, concurrency=4, workers=2))
+    assert sorted(agent.asked) == sorted(q.qid for q in served)  # asked here, not in a worker
+    assert [p.qid for p in _lines(tmp_path / PREDICTIONS_FILE)] == [q.qid for q in served]

@@ -166,3 +166,39 @@ def test_a_run_reads_each_page_once_and_answers_as_without_its_cache(web_root: P
     first, again, after_first, gets = asyncio.run(run())
     assert after_first > 0 and len(gets) == after_first  # the second question fetched nothing
     assert again.answer == first.answer and again.trace == first.trace
+
+
+def test_a_run_in_two_forked_workers_writes_what_one_process_writes(web_root: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The web baselines answer in forked workers (`run_agent`'s workers): the same predictions and
+    trajectories, byte for byte, as one process, over the same web (one server, one port)."""
+    from livesearch_pipeline.evaluation.agents import base
+    from livesearch_pipeline.evaluation.agents.base import PREDICTIONS_FILE, TRAJECTORIES_FILE, run_agent
+    from livesearch_pipeline.evaluation.agents.navigator import open_navigator
+    from livesearch_pipeline.web.server import running_web
+
+    monkeypatch.setattr(base, "FORK_CHUNK", 2)  # several chunks, so that both workers answer
+    chosen = small_web()
+    asked = [_question(template, entity.name, entity.code, zh)
+             for entity in (chosen.famous, chosen.obscure, chosen.famous)
+             for template, zh in ((LATEST, LATEST_ZH), (WINDOW, None))]
+    asked = list({q.qid: q for q in asked}.values())
+
+    async def run(url: str, kind: str, out: Path, workers: int):
+        opened = (open_search_read_agent(web_dir=web_root / CLOCK.isoformat(), day=CLOCK, name=kind, searxng_url=url)
+                  if kind == "search-read" else
+                  open_navigator(web_dir=web_root / CLOCK.isoformat(), day=CLOCK, name=kind, read_budget=6,
+                                 searxng_url=url))
+        async with opened as agent:
+            await run_agent(agent, asked, out, date=CLOCK, concurrency=2, workers=workers)
+            return len(agent._pages)
+
+    with running_web(web_root / CLOCK.isoformat(), clock=CLOCK) as url:
+        for kind in ("search-read", "navigator"):
+            read_here = {workers: asyncio.run(run(url, kind, tmp_path / kind / str(workers), workers))
+                         for workers in (1, 2)}
+            assert read_here[1] > 0 and read_here[2] == 0  # two workers: every page was read in a worker
+            for name in (PREDICTIONS_FILE, TRAJECTORIES_FILE):
+                one, two = ((tmp_path / kind / str(w) / name).read_bytes() for w in (1, 2))
+                assert one == two and one.count(b"\n") == len(asked)
+            assert b'"answer":' in (tmp_path / kind / "2" / PREDICTIONS_FILE).read_bytes()  # not only misses

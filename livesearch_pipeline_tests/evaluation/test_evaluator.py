@@ -293,3 +293,34 @@ def test_a_line_with_two_objects_is_malformed(tmp_path: Path) -> None:
     write_jsonl(predictions, [lines[0] + "," + lines[1], *lines[2:]])
     with pytest.raises(EvaluationError, match="line 1"):
         evaluate(served, gold, predictions)
+
+
+def test_the_same_inputs_scored_again_give_the_first_result_and_any_changed_byte_scores_anew(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import livesearch_pipeline.evaluation.evaluator as evaluator
+
+    scored: list[str] = []
+    real = evaluator.score_deterministic
+
+    def counting(gold, prediction):
+        scored.append(gold.qid)
+        return real(gold, prediction)
+
+    monkeypatch.setattr(evaluator, "score_deterministic", counting)
+    served, gold, predictions = write_day(tmp_path, standard_cases(), ALL_RIGHT)
+    first = evaluate(served, gold, predictions)
+    assert len(scored) == 4
+    again = evaluate(served, gold, predictions)  # the leaderboard re-deriving the run's verdicts
+    assert len(scored) == 4 and again.verdicts == first.verdicts and again.summary == first.summary
+    # One byte more in the predictions (or any other input) and they are scored again.
+    predictions.write_bytes(predictions.read_bytes().replace(b"1,234.56 CNY", b"1,234.57 CNY"))
+    changed = evaluate(served, gold, predictions)
+    assert len(scored) == 8 and changed.summary.correct == 3
+    meta = predictions.with_name("predictions.meta.json")
+    meta.write_bytes(meta.read_bytes() + b" ")  # the same metadata, other bytes
+    evaluate(served, gold, predictions)
+    assert len(scored) == 12
+    # With a judge nothing is reused (its verdicts are its own).
+    judge, _ = _judge()
+    evaluate(served, gold, predictions, judge=judge)
+    assert len(scored) == 16

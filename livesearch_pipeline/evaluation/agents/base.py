@@ -1,9 +1,14 @@
 """The agent protocol and the runner that puts a day's served questions to an agent.
 
 The runner asks questions concurrently with bounded parallelism, appends each prediction to
-`predictions.jsonl` as soon as it exists (write, flush, fsync: an interrupted run loses at
-most the line being written), and resumes an interrupted run without re-asking the questions
-already answered. An agent failing on one question is recorded on that question's line
+`predictions.jsonl` in the order asked as soon as it and the questions asked before it are
+answered (write, flush, fsync: an interrupted run loses at most the line being written; the
+answers still waiting for an earlier question are written before it stops), and resumes an
+interrupted run without re-asking the questions already answered. The order asked is the served
+order; an agent that can be forked (`ForkableAgent`: the deterministic web baselines) is asked
+each entity's questions together (`by_entity`) and may answer in several forked worker processes
+(`workers`), each taking chunks of whole entities in turn: one worker and two write the same
+bytes. An agent failing on one question is recorded on that question's line
 (`Prediction.error`) and the run goes on — except for an error every question would hit (no
 credentials, an unknown model, an unreachable endpoint: `ChatModelConfigurationError`), which
 stops the run at once with `AgentConfigurationError`, the question unrecorded so a fixed rerun
@@ -17,14 +22,17 @@ kept in step with the predictions on resume.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
+import multiprocessing
 import os
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import AsyncContextManager, Protocol, Sequence, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -38,7 +46,7 @@ from livesearch_pipeline.evaluation.inputs import load_served
 
 # Served files are read exactly as the evaluator reads them (`evaluation.inputs.load_served` and
 # `qid_set_hash` are re-exported), so a run's qid-set hash always equals the one the evaluator computes.
-__all__ = ["Agent", "AgentConfigurationError", "AgentRunError", "RunReport", "date_from_served_path", "load_served", "qid_set_hash",
+__all__ = ["Agent", "AgentConfigurationError", "AgentRunError", "ForkableAgent", "RunReport", "date_from_served_path", "load_served", "qid_set_hash",
            "read_predictions_for_resume", "run_agent"]
 
 log = logging.getLogger(__name__)
@@ -71,6 +79,22 @@ class Agent(Protocol):
 
     async def answer(self, question: ServedQuestion) -> Prediction:
         """Answer one question. Raising is allowed: the runner records it on that question."""
+
+
+@runtime_checkable
+class ForkableAgent(Agent, Protocol):
+    """An agent whose answers do not depend on which process asks them, so that the runner may
+    fork worker processes that answer chunks of the questions side by side (`run_agent`'s
+    `workers`)."""
+
+    def forked(self) -> AsyncContextManager[Agent]:
+        """In a forked worker process: this agent with its own connections (opened on the worker's
+        event loop, closed at exit); what it inherited at the fork (caches) it may keep."""
+
+
+def default_workers() -> int:
+    """Worker processes of a forkable agent's run: one per core, at most two."""
+    return min(2, os.cpu_count() or 1)
 
 
 # --------------------------------------------------------------------------- served questions
@@ -163,12 +187,12 @@ class _PredictionAppender:
         self._trajectories = trajectories.open("ab") if trajectories is not None else None
         self._handle = path.open("ab")
 
-    def append(self, prediction: Prediction) -> None:
+    def append_lines(self, prediction: bytes, trajectory: bytes) -> None:
         if self._trajectories is not None:
-            self._trajectories.write(trajectory_line(prediction))
+            self._trajectories.write(trajectory)
             self._trajectories.flush()
             os.fsync(self._trajectories.fileno())
-        self._handle.write(prediction_line(prediction))
+        self._handle.write(prediction)
         self._handle.flush()
         os.fsync(self._handle.fileno())
 
@@ -176,6 +200,30 @@ class _PredictionAppender:
         self._handle.close()
         if self._trajectories is not None:
             self._trajectories.close()
+
+
+class _InOrder:
+    """Holds the lines of answered questions until every question asked before them has its
+    lines, then appends them: the file is in the order asked however the answers complete."""
+
+    def __init__(self, qids: Sequence[str], appender: _PredictionAppender) -> None:
+        self._order = list(qids)
+        self._next = 0
+        self._ready: dict[str, tuple[bytes, bytes]] = {}
+        self._appender = appender
+
+    def add(self, qid: str, prediction: bytes, trajectory: bytes) -> None:
+        self._ready[qid] = (prediction, trajectory)
+        while self._next < len(self._order) and self._order[self._next] in self._ready:
+            self._appender.append_lines(*self._ready.pop(self._order[self._next]))
+            self._next += 1
+
+    def flush(self) -> None:
+        """A stopped run: the answers still waiting for an earlier question are written too (in
+        order), so that a resumed run does not ask them again."""
+        for qid in self._order[self._next:]:
+            if qid in self._ready:
+                self._appender.append_lines(*self._ready.pop(qid))
 
 
 # --------------------------------------------------------------------------- runner
@@ -252,6 +300,112 @@ async def _ask(agent: Agent, question: ServedQuestion) -> Prediction:
 
 
 PROGRESS_STEPS = 10  # progress lines per run: about one every 10% of the served questions
+# Questions per chunk handed to a forked worker: small enough that the workers finish together
+# and the served-order writes keep up, large enough that a chunk's event loop and connections
+# cost little next to its answers.
+FORK_CHUNK = 32
+
+
+def by_entity(questions: Sequence[ServedQuestion]) -> list[ServedQuestion]:
+    """The order a forkable agent is asked (and its lines written) in: the served order with each
+    entity's questions together (entities in the order they first come), so that a worker that
+    reads an entity's pages for one question has them at hand for the next."""
+    groups: dict[str, list[ServedQuestion]] = {}
+    for question in questions:
+        groups.setdefault(question.entity, []).append(question)
+    return [question for group in groups.values() for question in group]
+
+
+def _chunks(questions: Sequence[ServedQuestion]) -> list[list[ServedQuestion]]:
+    """Consecutive chunks of at least `FORK_CHUNK` questions (the last may be shorter), cut only
+    between two entities: an entity's questions go to one worker."""
+    chunks: list[list[ServedQuestion]] = [[]]
+    for question in questions:
+        current = chunks[-1]
+        if len(current) >= FORK_CHUNK and current[-1].entity != question.entity:
+            chunks.append(current := [])
+        current.append(question)
+    return [chunk for chunk in chunks if chunk]
+
+
+async def _answer_all(agent: Agent, questions: Sequence[ServedQuestion], concurrency: int, done) -> None:
+    """Ask `questions`, `concurrency` at a time; `done(question, prediction)` as each is answered."""
+    queue: asyncio.Queue[ServedQuestion] = asyncio.Queue()
+    for question in questions:
+        queue.put_nowait(question)
+
+    async def worker() -> None:
+        while not queue.empty():
+            question = queue.get_nowait()
+            done(question, await _ask(agent, question))
+
+    try:
+        # A task group: a configuration error in one worker cancels the others at once.
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(concurrency, len(questions))):
+                group.create_task(worker())
+    except BaseExceptionGroup as failed:  # the first worker's error, as asyncio.gather raised it
+        raise failed.exceptions[0] from None
+
+
+# What forked workers inherit instead of receiving it pickled: the agent and the concurrency.
+_FORKED: tuple[ForkableAgent, int] | None = None
+
+_Lines = list[tuple[str, bytes, bytes, bool]]  # (qid, prediction line, trajectory line, error?)
+
+
+async def _answer_chunk(agent: Agent, questions: Sequence[ServedQuestion], concurrency: int) -> _Lines:
+    answers: dict[str, Prediction] = {}
+    await agent.prepare(questions)
+    await _answer_all(agent, questions, concurrency, lambda q, p: answers.__setitem__(q.qid, p))
+    return [(q.qid, prediction_line(answers[q.qid]), trajectory_line(answers[q.qid]), answers[q.qid].error is not None)
+            for q in questions]
+
+
+# In a forked worker: its event loop and the agent opened on it (`ForkableAgent.forked`), kept for
+# the worker's next chunks (its connections and what it has read with them); the worker process
+# ends with its pool.
+_WORKER: tuple[asyncio.AbstractEventLoop, Agent, contextlib.AsyncExitStack] | None = None
+
+
+def _forked_chunk(questions: Sequence[ServedQuestion]) -> _Lines:
+    """A forked worker's chunk, on the worker's own event loop with the agent's own connections."""
+    global _WORKER
+    assert _FORKED is not None, "agent workers must be forked by run_agent()"
+    agent, concurrency = _FORKED
+    if _WORKER is None:
+        loop, stack = asyncio.new_event_loop(), contextlib.AsyncExitStack()  # the stack held: never closed
+        _WORKER = (loop, loop.run_until_complete(stack.enter_async_context(agent.forked())), stack)
+    loop, worker, _ = _WORKER
+    return loop.run_until_complete(_answer_chunk(worker, questions, concurrency))
+
+
+async def _run_forked(agent: ForkableAgent, pending: Sequence[ServedQuestion], concurrency: int, workers: int,
+                      appender: _PredictionAppender, answered: Progress) -> int:
+    """Answer `pending` in `workers` forked processes, chunk by chunk (`prepare` is called per
+    chunk); append the lines in the order asked as the chunks come back. The errors recorded."""
+    global _FORKED
+    chunks = _chunks(pending)
+    errors = 0
+    _FORKED = (agent, concurrency)
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            loop = asyncio.get_running_loop()
+            futures = [loop.run_in_executor(pool, _forked_chunk, chunk) for chunk in chunks]
+            try:
+                for future in futures:  # in order: the order asked
+                    for _qid, prediction, trajectory, error in await future:
+                        appender.append_lines(prediction, trajectory)
+                        errors += error
+                        answered.advance()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    finally:
+        _FORKED = None
+    return errors
 
 
 async def run_agent(
@@ -263,10 +417,13 @@ async def run_agent(
     concurrency: int = 4,
     retry_errors: bool = False,
     progress: Report = None,
+    workers: int = 1,
 ) -> RunReport:
     """Ask every served question not yet answered in `out_dir`, `concurrency` at a time.
 
-    Writes `predictions.jsonl` (one `Prediction` per line, in completion order) and
+    Writes `predictions.jsonl` (one `Prediction` per line, in the served order, each entity's
+    questions together for a `ForkableAgent` (`by_entity`); a resumed run's new lines after the
+    earlier ones) and
     `predictions.meta.json` (`PredictionRunMeta`; `finished_at` set when every question has a
     line). With `retry_errors`, lines that recorded an error are removed and asked again.
 
@@ -275,9 +432,15 @@ async def run_agent(
     in order, at most `PROGRESS_STEPS` of them: a run of minutes says how far it is (the Dagster
     asset passes its step's log, which the command line prints below the step). It changes
     nothing written.
+
+    `workers` > 1 forks that many worker processes for a `ForkableAgent` (others ignore it), each
+    answering chunks of `FORK_CHUNK` questions, `concurrency` at a time; what is written does not
+    depend on it.
     """
     if concurrency < 1:
         raise AgentRunError(f"concurrency must be at least 1, got {concurrency}")
+    if workers < 1:
+        raise AgentRunError(f"workers must be at least 1, got {workers}")
     started = time.monotonic()
     out_dir.mkdir(parents=True, exist_ok=True)
     qids = [q.qid for q in served]
@@ -290,28 +453,27 @@ async def run_agent(
     answered = Progress(total=len(served), what=agent.name, report=progress, unit="answered",
                         steps=PROGRESS_STEPS, done=len(done))
     if pending:
-        await agent.prepare(pending)
-        queue: asyncio.Queue[ServedQuestion] = asyncio.Queue()
-        for question in pending:
-            queue.put_nowait(question)
         appender = _PredictionAppender(predictions_path, out_dir / TRAJECTORIES_FILE)
-
-        async def worker() -> None:
-            nonlocal errors
-            while not queue.empty():
-                question = queue.get_nowait()
-                prediction = await _ask(agent, question)
-                errors += prediction.error is not None
-                appender.append(prediction)
-                answered.advance()
-
         try:
-            # A task group: a configuration error in one worker cancels the others at once.
-            async with asyncio.TaskGroup() as group:
-                for _ in range(min(concurrency, len(pending))):
-                    group.create_task(worker())
-        except BaseExceptionGroup as failed:  # the first worker's error, as asyncio.gather raised it
-            raise failed.exceptions[0] from None
+            if isinstance(agent, ForkableAgent):
+                pending = by_entity(pending)
+            workers = min(workers, -(-len(pending) // FORK_CHUNK))
+            if workers > 1 and isinstance(agent, ForkableAgent):
+                errors = await _run_forked(agent, pending, concurrency, workers, appender, answered)
+            else:
+                await agent.prepare(pending)
+                ordered = _InOrder([q.qid for q in pending], appender)
+
+                def record(question: ServedQuestion, prediction: Prediction) -> None:
+                    nonlocal errors
+                    errors += prediction.error is not None
+                    ordered.add(question.qid, prediction_line(prediction), trajectory_line(prediction))
+                    answered.advance()
+
+                try:
+                    await _answer_all(agent, pending, concurrency, record)
+                finally:
+                    ordered.flush()
         finally:
             appender.close()
     finished = meta.model_copy(update={"finished_at": _now()})

@@ -60,11 +60,11 @@ from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
-    fetch_text,
+    fetch_text, forked_web_agent,
     UNIT_SUFFIX, Candidate, ParsedPage, Reading, UnreadableQuestion, _english_nouns, aggregate_values,
     best_label,
     candidates_from_page,
-    cell_number, choose, convert, label_matches, parse_page, read_question,
+    cell_number, choose, convert, label_matcher, parse_page, read_question,
 )
 from livesearch_pipeline.evaluation.agents.page_reading import (  # noqa: F401 (chains and tests read them here too)
     _ARCHIVE_ITEM, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows,
@@ -173,14 +173,14 @@ def data_sets_for(reading: Reading, question: ServedQuestion) -> list[str]:
     from livesearch_pipeline.web.wording import canonical_label
 
     wanted = canonical_label(reading.quantity_en, "en")
+    matches = label_matcher(reading, question)
     exact, partial = [], []
     for tool, classes, noun_en, noun_zh in _nouns():
         if question.asset_class not in classes.split():
             continue
         if noun_en and canonical_label(noun_en, "en") == wanted:
             exact.append(tool)
-        elif noun_en and label_matches(noun_en, reading, question) or noun_zh and label_matches(noun_zh, reading,
-                                                                                              question):
+        elif noun_en and matches(noun_en) or noun_zh and matches(noun_zh):
             partial.append((len(noun_en), tool))
     ordered = exact + [tool for _, tool in sorted(partial, key=lambda item: -item[0])]
     return list(dict.fromkeys(ordered))
@@ -245,6 +245,11 @@ class NavigatorAgent:
     read_budget: int | None = None
     _searches: dict[str, Any] = field(default_factory=dict, repr=False)
     _pages: dict[str, ParsedPage] = field(default_factory=dict, repr=False)
+
+    def forked(self):
+        """This agent in a forked worker process (`base.ForkableAgent`): its own HTTP client, the
+        same web; its answers do not depend on the process that reads."""
+        return forked_web_agent(self)
 
     async def prepare(self, questions: Sequence[ServedQuestion]) -> None:
         """Nothing is prepared: each question is read, searched and browsed on its own."""

@@ -7,6 +7,8 @@ the arithmetic of a window (`aggregate`), unit conversion and the choice among p
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import math
 import re
@@ -14,7 +16,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Sequence
+from typing import Callable, Sequence
 from urllib.parse import urlsplit
 
 import httpx
@@ -291,21 +293,33 @@ def label_matches(label: str, reading: Reading, question: ServedQuestion) -> boo
     """The row or column label names the quantity the question asks for, in the question's words or
     in a site's synonyms for them ("Close" for closing price, "归母净利润" for 归属于母公司股东的净利润):
     both are compared in the lexicon's canonical wording (web/wording.py)."""
-    bare = UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
+    return label_matcher(reading, question)(label)
+
+
+def label_matcher(reading: Reading, question: ServedQuestion) -> Callable[[str], bool]:
+    """`label_matches` for one question and reading, its question texts put in canonical wording
+    once for the many labels it is asked about."""
     # The question itself, not the definition that may follow it ("DIF is the 12-day EMA minus
     # the 26-day EMA of the back-adjusted close" names no quantity asked).
     asked_en = canonical_label(_asked(question.question, "?"), "en")
-    for candidate in {label, bare}:
-        if len(candidate) < 2:
-            continue
-        english = canonical_label(candidate, "en")
-        if len(english) >= 4 and english in asked_en:
-            return True
-        if question.question_zh and reading.quantity_zh:
-            chinese = canonical_label(candidate, "zh")
-            if len(chinese) >= 2 and chinese in canonical_label(_asked(question.question_zh, "？"), "zh"):
+    asked_zh = (canonical_label(_asked(question.question_zh, "？"), "zh")
+                if question.question_zh and reading.quantity_zh else None)
+
+    def matches(label: str) -> bool:
+        bare = UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
+        for candidate in {label, bare}:
+            if len(candidate) < 2:
+                continue
+            english = canonical_label(candidate, "en")
+            if len(english) >= 4 and english in asked_en:
                 return True
-    return False
+            if asked_zh is not None:
+                chinese = canonical_label(candidate, "zh")
+                if len(chinese) >= 2 and chinese in asked_zh:
+                    return True
+        return False
+
+    return matches
 
 
 def _asked(text: str, mark: str) -> str:
@@ -330,7 +344,8 @@ def best_label(labels: Sequence[str], reading: Reading, question: ServedQuestion
     """Index of the label that is the quantity's noun, else of the longest label that names the
     quantity (a longer label is the more specific; "trading day" is named by "on the most recent
     trading day" but is not the quantity)."""
-    matching = [(len(label), -i, i) for i, label in enumerate(labels) if label_matches(label, reading, question)]
+    matches = label_matcher(reading, question)
+    matching = [(len(label), -i, i) for i, label in enumerate(labels) if matches(label)]
     if len(matching) > 1 and reading.quantity_en:
         noun = canonical_label(reading.quantity_en, "en")
         exact = [m for m in matching if noun in _english_forms(labels[m[2]])]
@@ -551,3 +566,12 @@ async def fetch_text(http: httpx.AsyncClient, url: str, *, timeout: float) -> st
     if response.status_code != 200:
         raise ToolFailure(f"{url} answered HTTP {response.status_code}")
     return response.text
+
+
+@contextlib.asynccontextmanager
+async def forked_web_agent(agent):
+    """`agent` (a scripted web agent: a dataclass with `tools` and `http`) in a forked worker
+    process: the same agent, caches included, over its own HTTP client on the worker's event loop
+    (the parent's client belongs to the parent's loop). Its `ForkableAgent.forked`."""
+    async with httpx.AsyncClient() as http:
+        yield dataclasses.replace(agent, tools=type(agent.tools)(agent.tools.config, http), http=http)

@@ -32,7 +32,8 @@ import httpx
 
 from livesearch_pipeline.core.models import Prediction, ServedQuestion
 from livesearch_pipeline.evaluation.agents.reading import (
-    Candidate, ParsedPage, fetch_text, Reading, UnreadableQuestion, candidates_from_page, choose, parse_page, read_question,
+    Candidate, ParsedPage, fetch_text, forked_web_agent, Reading, UnreadableQuestion, candidates_from_page, choose,
+    parse_page, read_question,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 
@@ -60,6 +61,11 @@ class SearchReadAgent:
     # and traces are those of a run without them.
     _searches: dict[str, Any] = field(default_factory=dict, repr=False)
     _pages: dict[str, ParsedPage] = field(default_factory=dict, repr=False)
+
+    def forked(self):
+        """This agent in a forked worker process (`base.ForkableAgent`): its own HTTP client, the
+        same web; its answers do not depend on the process that reads."""
+        return forked_web_agent(self)
 
     async def prepare(self, questions: Sequence[ServedQuestion]) -> None:
         """Nothing is prepared: each question is read, searched and answered on its own."""
