@@ -179,7 +179,9 @@ def candidates(context: dg.AssetExecutionContext, config: ConstructionConfig, da
 
     async def run():
         async with construction_client(data_service, as_of) as client:
-            return await enumerate_candidates(client, catalog, rows, entities, as_of, report=context.log.info)
+            # With a point-in-time service the second execution runs in a forked process.
+            return await enumerate_candidates(client, catalog, rows, entities, as_of, report=context.log.info,
+                                              open_at=point_in_time_source(data_service))
 
     result = aio.run(run())
     write_table(paths.construction / TABLES["candidates"], result.candidates)
