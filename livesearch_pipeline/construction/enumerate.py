@@ -416,8 +416,8 @@ OpenAt = Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]
 # The status and answer of each job (by qid) of an execution: what the stability check compares.
 _Outcomes = dict[str, tuple[str, str | None]]
 
-# What the forked second execution inherits instead of receiving it pickled (the jobs).
-_FORKED: tuple[Sequence[_Job], dt.date, OpenAt, ExecutorConfig] | None = None
+# What the forked second execution inherits instead of receiving it pickled (the jobs, the twins).
+_FORKED: tuple[Sequence[_Job], Sequence[_Job], dt.date, OpenAt, ExecutorConfig] | None = None
 
 
 def default_workers() -> int:
@@ -428,36 +428,38 @@ def _outcomes(answers: Sequence[Any]) -> _Outcomes:
     return {a.qid: (a.status, a.answer) for a in answers}
 
 
-def _forked_execution() -> _Outcomes:
+def _forked_execution() -> tuple[_Outcomes, _Outcomes]:
     assert _FORKED is not None, "the second execution must be forked by _execute_twice"
-    jobs, as_of, open_at, executor = _FORKED
+    jobs, twins, as_of, open_at, executor = _FORKED
 
-    async def run() -> _Outcomes:
+    async def run() -> tuple[_Outcomes, _Outcomes]:
         async with open_at(as_of) as client:
-            return _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
+            second = _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
+            plain = _outcomes((await execute_programs(twins, as_of, client, executor))[0]) if twins else {}  # type: ignore[arg-type]
+            return second, plain
 
     return aio.run(run())
 
 
 async def _execute_twice(jobs: Sequence[_Job], twins: Sequence[_Job], as_of: dt.date, client: ToolClient,
                          executor: ExecutorConfig, open_at: OpenAt | None, workers: int):
-    """(first answers, their stats, second outcomes, the twins' answers): the second execution in
-    a forked process when `open_at` and `workers` > 1 allow, else in this one after the first."""
+    """(first answers, their stats, second outcomes, the twins' outcomes): the second execution
+    and the twins in a forked process when `open_at` and `workers` > 1 allow (this one runs the
+    first meanwhile), else all three in this one."""
     global _FORKED
     if open_at is None or workers < 2 or not jobs:
         first, stats = await execute_programs(jobs, as_of, client, executor)  # type: ignore[arg-type]
         second = _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
-        plain = (await execute_programs(twins, as_of, client, executor))[0] if twins else []  # type: ignore[arg-type]
+        plain = _outcomes((await execute_programs(twins, as_of, client, executor))[0]) if twins else {}  # type: ignore[arg-type]
         return first, stats, second, plain
-    _FORKED = (jobs, as_of, open_at, executor)
+    _FORKED = (jobs, twins, as_of, open_at, executor)
     try:
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
             forked = asyncio.get_running_loop().run_in_executor(pool, _forked_execution)
             try:
                 first, stats = await execute_programs(jobs, as_of, client, executor)  # type: ignore[arg-type]
-                plain = (await execute_programs(twins, as_of, client, executor))[0] if twins else []  # type: ignore[arg-type]
             finally:
-                second = await forked
+                second, plain = await forked
     finally:
         _FORKED = None
     return first, stats, second, plain
@@ -589,7 +591,7 @@ async def enumerate_candidates(
             twins[twin_qid] = _Job(qid=twin_qid, program=twin, match=job.match)
     first, stats1, second_by_qid, plain = await _execute_twice(job_list, list(twins.values()), as_of, client,
                                                                executor, open_at, workers)
-    plain_answers = {twin_of[a.qid]: a for a in plain}
+    plain_answers = {twin_of[qid]: outcome for qid, outcome in plain.items()}
 
     survivors: list[tuple[_Draft, Any, str]] = []
     for answer in first:
@@ -605,8 +607,8 @@ async def enumerate_candidates(
         if d.program.extract.pick is None and _echoes(answer, answer.args):
             counts.drop("echo_of_argument")
             continue
-        plain = plain_answers.get(answer.qid)
-        if plain is not None and plain.status == "ok" and plain.answer == answer.answer:
+        plain_outcome = plain_answers.get(answer.qid)
+        if plain_outcome is not None and plain_outcome == ("ok", answer.answer):
             counts.drop("semantic_adjustment_constant")
             continue
         given_away = answer_reason(d.program, d.entity.name, answer.answer)
