@@ -58,9 +58,7 @@ from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.executor import (
     PROGRAM_ERRORS, CallFailure, CallKey, ExecutorConfig, call_key, call_with_retries, existing_objects_exempt_from_gc,
 )
-from livesearch_pipeline.core.extract import (
-    ExtractionEmpty, is_not_meaningful, is_tie, located, run_extractor, shared_key_times,
-)
+from livesearch_pipeline.core.extract import ExtractionEmpty, is_not_meaningful, is_tie, located, run_extractor
 from livesearch_pipeline.core.matching import clamp_rule, match_answer
 from livesearch_pipeline.core.models import (
     AnswerStatus,
@@ -173,9 +171,7 @@ async def run_programs_on_day(programs: Mapping[str, Program], day: dt.date, cli
     """
     # The warm market and the programs are millions of long-lived objects: exempt from the cyclic
     # GC while the day runs (core.executor; ~8 % of a day's CPU), reference counting frees the rest.
-    # Every response stays alive for the whole day: each is parsed and ordered by its time key
-    # once for all the programs reading it (core.extract.shared_key_times).
-    with existing_objects_exempt_from_gc(), shared_key_times():
+    with existing_objects_exempt_from_gc():
         return await _run_programs_on_day(programs, day, client, config,
                                           stats if stats is not None else ReplayStats())
 

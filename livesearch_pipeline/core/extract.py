@@ -30,15 +30,11 @@ Semantics worth knowing:
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import datetime as dt
 import functools
 import math
 import statistics
-from collections.abc import Iterator
 from dataclasses import dataclass
-from operator import itemgetter
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, Literal, Mapping, Sequence
 
@@ -229,53 +225,6 @@ def _key_time(record: dict[str, Any], key: str, fmt: str) -> dt.datetime:
         raise ExtractionError(f"time key {key!r}: {exc}") from None
 
 
-# (id of a records list, time key, format) -> (the list, its records with parsed keys in key order,
-# or None when a key does not parse); see `shared_key_times`.
-_KeyTimes = dict[tuple[int, str, str], tuple[list[dict[str, Any]], list[tuple[dt.datetime, dict[str, Any]]] | None]]
-_KEY_TIMES: contextvars.ContextVar[_KeyTimes | None] = contextvars.ContextVar("livesearch_key_times", default=None)
-_BY_TIME = itemgetter(0)
-
-
-@contextlib.contextmanager
-def shared_key_times() -> Iterator[None]:
-    """Within the block, each response's records are parsed and ordered by a time key once,
-    whatever the number of programs selecting from it (a replay day: ~12 programs per response).
-
-    Only for a caller that keeps every response alive for the whole block anyway: the cache
-    holds each records list it has seen (so that its id cannot be reused) until the block ends.
-    The selections are the ones computed without it: a stable sort by key of the whole list,
-    filtered, is the stable sort of the filtered records; a list with a key that does not parse
-    is not cached (the selection then parses only the records it keeps, as without the cache).
-    """
-    token = _KEY_TIMES.set({})
-    try:
-        yield
-    finally:
-        _KEY_TIMES.reset(token)
-
-
-def _sorted_by_time(records: list[dict[str, Any]], key: str, fmt: str,
-                    whole: list[dict[str, Any]] | None) -> list[tuple[dt.datetime, dict[str, Any]]]:
-    """`records` with their parsed keys, ordered by key (stable); `whole` is the response's
-    records list that `records` was filtered from, when the filter kept the records' order."""
-    cache = _KEY_TIMES.get()
-    if cache is not None and whole is not None:
-        slot = (id(whole), key, fmt)
-        hit = cache.get(slot)
-        if hit is None:
-            try:
-                timed = sorted([(_key_time(r, key, fmt), r) for r in whole], key=_BY_TIME)
-            except ExtractionError:
-                timed = None
-            hit = cache[slot] = (whole, timed)
-        if hit[1] is not None:
-            if records is whole:
-                return hit[1]
-            kept = {id(r) for r in records}
-            return [tr for tr in hit[1] if id(tr[1]) in kept]
-    return sorted(((_key_time(r, key, fmt), r) for r in records), key=_BY_TIME)
-
-
 @dataclass(frozen=True)
 class _Selected:
     records: list[dict[str, Any]]
@@ -325,7 +274,6 @@ def _years_before(moment: dt.datetime, years: int) -> dt.datetime:
 def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
             responses: Mapping[str, Any] | None = None) -> _Selected:
     sel = ref.select
-    whole: list[dict[str, Any]] | None = records  # the response's own list (shared_key_times)
     if sel.within is not None:
         # A screen reads the members' records only, before any mode: the latest session of a
         # cross-section of the whole market is the latest of its members, and a set of 50 costs
@@ -339,7 +287,7 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
         # The latest time key of the whole response first, then the named series on it: a series
         # absent from the latest period (a holder that left the top ten, a delisted pair) selects
         # nothing, instead of silently answering with an older period's value.
-        timed = _sorted_by_time(records, sel.key, sel.key_fmt, whole)
+        timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in records), key=lambda kr: kr[0])
         limit = resolve_date(sel.anchor, as_of) if sel.anchor else as_of
         eligible = [(t, r) for t, r in timed if t.date() <= limit]
         newest = eligible[-1][0] if eligible else None
@@ -350,7 +298,8 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
             on_newest = _where(sel, [r for t, r in eligible if _key_text(t, sel.key_fmt) == wanted])
         return _Selected(on_newest, [str(r[sel.key]) for r in on_newest])
 
-    timed = _sorted_by_time(_keep(sel, records, responses, as_of), sel.key, sel.key_fmt, whole)
+    timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _keep(sel, records, responses, as_of)),
+                   key=lambda kr: kr[0])
     if sel.mode == "snapshot":
         assert sel.anchor is not None  # Selection's validator
         wanted = format_date(resolve_date(sel.anchor, as_of), sel.key_fmt)
