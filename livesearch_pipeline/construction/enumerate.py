@@ -9,16 +9,22 @@ several series per time key (currency pairs, exchanges, holders, constituents, s
 enumerated one series at a time, pinned in `where`. The multi-step question families
 (construction/families.py) are drafted from the same explored responses. All candidates are executed twice with the
 core executor; a candidate survives only if both executions returned the same non-null answer
-and no filter drops it.
+and no filter drops it. With a point-in-time service (`open_at`) and two workers, the second
+execution runs in a forked process (which inherits the explored, warm market) while this one
+runs the first and the unadjusted twins: the same answers, on two cores.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import multiprocessing
+import os
 from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from livesearch_pipeline.construction.families import (
     FAMILY,
@@ -39,6 +45,7 @@ from livesearch_pipeline.construction.sampling import (
     records_of,
     window_dates,
 )
+from livesearch_pipeline.core import aio
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
@@ -404,6 +411,60 @@ def _echoes(answer, sent_args: Mapping[str, Mapping[str, Any]]) -> bool:
     return answer.answer in sent or str(answer.value) in sent
 
 
+# A client of the data service whose clock is fixed at the given day (dynamics.OpenAt).
+OpenAt = Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]
+# The status and answer of each job (by qid) of an execution: what the stability check compares.
+_Outcomes = dict[str, tuple[str, str | None]]
+
+# What the forked second execution inherits instead of receiving it pickled (the jobs, the twins).
+_FORKED: tuple[Sequence[_Job], Sequence[_Job], dt.date, OpenAt, ExecutorConfig] | None = None
+
+
+def default_workers() -> int:
+    return min(2, os.cpu_count() or 1)
+
+
+def _outcomes(answers: Sequence[Any]) -> _Outcomes:
+    return {a.qid: (a.status, a.answer) for a in answers}
+
+
+def _forked_execution() -> tuple[_Outcomes, _Outcomes]:
+    assert _FORKED is not None, "the second execution must be forked by _execute_twice"
+    jobs, twins, as_of, open_at, executor = _FORKED
+
+    async def run() -> tuple[_Outcomes, _Outcomes]:
+        async with open_at(as_of) as client:
+            second = _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
+            plain = _outcomes((await execute_programs(twins, as_of, client, executor))[0]) if twins else {}  # type: ignore[arg-type]
+            return second, plain
+
+    return aio.run(run())
+
+
+async def _execute_twice(jobs: Sequence[_Job], twins: Sequence[_Job], as_of: dt.date, client: ToolClient,
+                         executor: ExecutorConfig, open_at: OpenAt | None, workers: int):
+    """(first answers, their stats, second outcomes, the twins' outcomes): the second execution
+    and the twins in a forked process when `open_at` and `workers` > 1 allow (this one runs the
+    first meanwhile), else all three in this one."""
+    global _FORKED
+    if open_at is None or workers < 2 or not jobs:
+        first, stats = await execute_programs(jobs, as_of, client, executor)  # type: ignore[arg-type]
+        second = _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
+        plain = _outcomes((await execute_programs(twins, as_of, client, executor))[0]) if twins else {}  # type: ignore[arg-type]
+        return first, stats, second, plain
+    _FORKED = (jobs, twins, as_of, open_at, executor)
+    try:
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
+            forked = asyncio.get_running_loop().run_in_executor(pool, _forked_execution)
+            try:
+                first, stats = await execute_programs(jobs, as_of, client, executor)  # type: ignore[arg-type]
+            finally:
+                second, plain = await forked
+    finally:
+        _FORKED = None
+    return first, stats, second, plain
+
+
 async def enumerate_candidates(
     client: ToolClient,
     catalog: Catalog,
@@ -413,8 +474,16 @@ async def enumerate_candidates(
     *,
     executor: ExecutorConfig = ExecutorConfig(),
     report: Report = None,
+    open_at: OpenAt | None = None,
+    workers: int | None = None,
 ) -> EnumerationResult:
-    """Explore, draft, execute twice and filter (module doc); `report` gets a line per phase."""
+    """Explore, draft, execute twice and filter (module doc); `report` gets a line per phase.
+
+    `open_at(as_of)` opens the same service as `client` (a point-in-time one): with it and
+    `workers` > 1 (default: min(2, cores)) the second execution runs in a forked process."""
+    workers = default_workers() if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"enumerate_candidates: workers must be >= 1, got {workers}")
     counts = _Counts()
     by_code = {e.code: e for group in entities.values() for e in group}
     explored: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -510,9 +579,6 @@ async def enumerate_candidates(
 
     job_list = [j for j, _ in jobs.values()]
     say(report, f"drafted {len(drafts):,} programs; executing the {len(job_list):,} distinct sound ones twice")
-    first, stats1 = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
-    second, _ = await execute_programs(job_list, as_of, client, executor)  # type: ignore[arg-type]
-    second_by_qid = {a.qid: a for a in second}
     # Adjusted returns are also executed unadjusted: equal answers mean the factor did not move in
     # the window, a plain return in disguise (semantics.plain_twin).
     twin_of: dict[str, str] = {}  # the twin's qid -> the adjusted program's
@@ -523,25 +589,26 @@ async def enumerate_candidates(
             twin_qid = compute_qid(twin, d.entity.code)
             twin_of[twin_qid] = job.qid
             twins[twin_qid] = _Job(qid=twin_qid, program=twin, match=job.match)
-    plain_answers = ({twin_of[a.qid]: a for a in (await execute_programs(list(twins.values()), as_of, client,
-                                                                          executor))[0]} if twins else {})
+    first, stats1, second_by_qid, plain = await _execute_twice(job_list, list(twins.values()), as_of, client,
+                                                               executor, open_at, workers)
+    plain_answers = {twin_of[qid]: outcome for qid, outcome in plain.items()}
 
     survivors: list[tuple[_Draft, Any, str]] = []
     for answer in first:
         job, d = jobs[answer.qid]
-        again = second_by_qid[answer.qid]
+        again_status, again_answer = second_by_qid[answer.qid]
         if answer.status != "ok":
             counts.drop(unanswered_filter(answer.status, answer.error))
             continue
-        if again.status != "ok" or again.answer != answer.answer:
+        if again_status != "ok" or again_answer != answer.answer:
             counts.drop("unstable")
             continue
         # A pick among named instruments (construction/families.py) answers with one of them.
         if d.program.extract.pick is None and _echoes(answer, answer.args):
             counts.drop("echo_of_argument")
             continue
-        plain = plain_answers.get(answer.qid)
-        if plain is not None and plain.status == "ok" and plain.answer == answer.answer:
+        plain_outcome = plain_answers.get(answer.qid)
+        if plain_outcome is not None and plain_outcome == ("ok", answer.answer):
             counts.drop("semantic_adjustment_constant")
             continue
         given_away = answer_reason(d.program, d.entity.name, answer.answer)

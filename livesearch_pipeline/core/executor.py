@@ -404,7 +404,7 @@ async def _execute_program(question: Question, as_of: dt.date, calls: _SharedCal
 
 
 @contextlib.contextmanager
-def _existing_objects_exempt_from_gc() -> Iterator[None]:
+def existing_objects_exempt_from_gc() -> Iterator[None]:
     """Keep the cyclic GC from rescanning everything that exists before the batch starts.
 
     A pool of thousands of validated questions is millions of long-lived objects; each full
@@ -441,7 +441,7 @@ async def execute_programs(
     stats = ExecutionStats(programs=len(questions))
     calls = _SharedCalls(client, config, stats)
     answers: list[GoldAnswer | None] = [None] * len(questions)
-    with _existing_objects_exempt_from_gc():
+    with existing_objects_exempt_from_gc():
         plans: list[_Plan | None] = [_Plan(q.program, as_of, calls) for q in questions]
         # Stable: programs of one group keep the caller's order.
         pending = iter(sorted(range(len(plans)), key=lambda i: plans[i].group))  # type: ignore[union-attr]

@@ -181,7 +181,7 @@ def _records_at(response: Any, path: str) -> list[dict[str, Any]]:
             raise ExtractionError(f"path {'.'.join(walked)!r}: cannot descend into {type(node).__name__}")
     if not isinstance(node, list):
         raise ExtractionError(f"path {path!r} holds {type(node).__name__}, not a list of records")
-    if not all(type(record) is dict for record in node):
+    if not set(map(type, node)) <= _DICT_ONLY:  # every record exactly a dict (a C-level pass)
         i, record = next((i, r) for i, r in enumerate(node) if not isinstance(r, dict))
         raise ExtractionError(f"path {path!r}: record {i} is {type(record).__name__}, not an object")
     return node
@@ -192,6 +192,15 @@ def _same_value(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     return a == b
+
+
+_DICT_ONLY = frozenset({dict})
+
+
+@functools.lru_cache(maxsize=262144)
+def _key_text(moment: dt.datetime, fmt: str) -> str:
+    """`format_date` of a parsed time key (a response's keys recur for every program reading it)."""
+    return format_date(moment, fmt)
 
 
 @functools.lru_cache(maxsize=262144)
@@ -286,7 +295,7 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
         if sel.years_back is not None and newest is not None and on_newest:
             # The same series n years before the latest key: a missing period selects nothing.
             wanted = format_date(_years_before(newest, sel.years_back), sel.key_fmt)
-            on_newest = _where(sel, [r for t, r in eligible if format_date(t, sel.key_fmt) == wanted])
+            on_newest = _where(sel, [r for t, r in eligible if _key_text(t, sel.key_fmt) == wanted])
         return _Selected(on_newest, [str(r[sel.key]) for r in on_newest])
 
     timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in _keep(sel, records, responses, as_of)),
@@ -294,7 +303,7 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
     if sel.mode == "snapshot":
         assert sel.anchor is not None  # Selection's validator
         wanted = format_date(resolve_date(sel.anchor, as_of), sel.key_fmt)
-        timed = [(t, r) for t, r in timed if format_date(t, sel.key_fmt) == wanted]
+        timed = [(t, r) for t, r in timed if _key_text(t, sel.key_fmt) == wanted]
     elif sel.mode == "minute":
         assert sel.anchor is not None and sel.time is not None  # Selection's validator
         hour, minute = (int(p) for p in sel.time.split(":"))

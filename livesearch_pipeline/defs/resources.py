@@ -34,7 +34,8 @@ import contextlib
 import datetime as dt
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, AsyncIterator, Optional
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Optional
 
 import dagster as dg
 from pydantic import Field
@@ -111,6 +112,23 @@ class DataServiceResource(dg.ConfigurableResource):
         whatever they hold when asked: their gold records a retrieval time (vintage) instead.
         """
         return self.service_kind == "embedded"
+
+    def point_in_time_source(self) -> Optional[Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]]:
+        """The embedded service at a day's cut-off, called directly (no MCP session); None for a
+        service without a clock.
+
+        For the bulk callers of our own embedded service (construction's enumeration and replay,
+        the gold shards): the in-process MCP session re-validates every result against the
+        tool's JSON schema, ~75 % of a gold shard's CPU. The results are the bytes the MCP server
+        sends (dataservice/point_in_time.ServiceClient); a real service (url, stdio, tushare) is
+        always called through `open`, whose session validates what it returns.
+        """
+        if not self.point_in_time:
+            return None
+        from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+        from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
+
+        return EmbeddedPointInTime(self.seed if self.seed is not None else DEFAULT_SEED)
 
     @contextlib.asynccontextmanager
     async def open(self, as_of: Optional[dt.date] = None) -> AsyncIterator[ToolClient]:

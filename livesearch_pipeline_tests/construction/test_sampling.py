@@ -85,7 +85,7 @@ def _probe_with(returning: set[str], failing: set[str]) -> ProbeRow:
     catalog = catalog_of(bar_tool(), utility_tool())
     rows = anyio.run(lambda: probe_tools(client, catalog, entities, AS_OF, sample_size=7))
     assert [name for name, _ in client.calls] == ["bars"] * 7, "only data tools are probed, once per entity"
-    assert all(args["end_date"] == "20261127" for _, args in client.calls)
+    assert all(args["end_date"] == "20261127" and args["limit"] == 1 for _, args in client.calls)
     (row,) = rows
     assert sorted(row.sample) == codes
     return row
@@ -104,8 +104,9 @@ def test_probe_three_of_seven_is_not_usable_and_errors_count_against_it():
 def test_probe_of_a_series_tool_calls_it_once_without_an_entity():
     client = FakeToolClient({"cpi": lambda args: {"items": [{"month": args["month"], "yoy": 0.2}]}})
     rows = anyio.run(lambda: probe_tools(client, catalog_of(series_tool()), {}, AS_OF))
-    # periods_back=1: the month before the last completed one (October 2026 as of D).
-    assert client.calls == [("cpi", {"month": "202609"})]
+    # periods_back=1: the month before the last completed one (October 2026 as of D); one record
+    # is all the probe reads (whether the tool returns any).
+    assert client.calls == [("cpi", {"month": "202609", "limit": 1})]
     assert [(r.tool, r.sampled, r.returned, r.usable, r.sample) for r in rows] == [("cpi", 1, 1, True, ["cpi"])]
 
 

@@ -179,7 +179,9 @@ def candidates(context: dg.AssetExecutionContext, config: ConstructionConfig, da
 
     async def run():
         async with construction_client(data_service, as_of) as client:
-            return await enumerate_candidates(client, catalog, rows, entities, as_of, report=context.log.info)
+            # With a point-in-time service the second execution runs in a forked process.
+            return await enumerate_candidates(client, catalog, rows, entities, as_of, report=context.log.info,
+                                              open_at=point_in_time_source(data_service))
 
     result = aio.run(run())
     write_table(paths.construction / TABLES["candidates"], result.candidates)
@@ -202,14 +204,10 @@ def point_in_time_source(data_service: DataServiceResource) -> OpenAt | None:
     """The service at a past day's cut-off: the embedded market has a clock; other providers do not.
 
     Not `data_service.open(as_of=day)`: the replay calls the embedded service directly, without
-    the in-process MCP session whose result validation would cost ~40 % of each of ~27,000 calls.
+    the in-process MCP session whose result validation would cost ~40 % of each of ~27,000 calls
+    (`DataServiceResource.point_in_time_source`).
     """
-    if not data_service.point_in_time:
-        return None
-    from livesearch_pipeline.dataservice.market import DEFAULT_SEED
-    from livesearch_pipeline.dataservice.point_in_time import EmbeddedPointInTime
-
-    return EmbeddedPointInTime(data_service.seed if data_service.seed is not None else DEFAULT_SEED)
+    return data_service.point_in_time_source()
 
 
 @dg.asset(group_name=GROUP, deps=[candidates], kinds={"python"})
