@@ -43,9 +43,6 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
     run.add_argument("--date", type=iso_date, default=None,
                      help="partition date D (default: from the served file's name)")
     run.add_argument("--concurrency", type=positive_int, default=4, help="questions in flight (default 4)")
-    run.add_argument("--workers", type=positive_int, default=None,
-                     help="processes the web baselines (search-read, navigator) answer in; what is written does "
-                          "not depend on it (default: one per core, at most two)")
     run.add_argument("--retry-errors", action="store_true",
                      help="on resume, ask again the questions whose line recorded an error")
     llm = run.add_argument_group("LLM agents (closed-book, web, plugin)")
@@ -157,7 +154,7 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
 
 
 async def _run(args: argparse.Namespace, as_of: dt.date) -> RunReport:
-    from livesearch_pipeline.evaluation.agents.base import default_workers, load_served, run_agent
+    from livesearch_pipeline.evaluation.agents.base import load_served, run_agent
     from livesearch_pipeline.evaluation.writers import run_folder_writer
 
     served = load_served(args.served)
@@ -166,8 +163,7 @@ async def _run(args: argparse.Namespace, as_of: dt.date) -> RunReport:
     with run_folder_writer(Path(args.out), what="agent run --out"):
         async with build_agent(args, as_of) as agent:
             return await run_agent(agent, served, args.out, date=as_of, concurrency=args.concurrency,
-                                   retry_errors=args.retry_errors,
-                                   workers=args.workers if args.workers is not None else default_workers())
+                                   retry_errors=args.retry_errors)
 
 
 def _first_leaf(exc: BaseException) -> BaseException:
