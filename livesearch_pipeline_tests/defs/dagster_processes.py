@@ -134,6 +134,33 @@ def stop_processes(processes: Sequence[DagsterProcess], grace_s: float = 15.0) -
     return {p.name: process_group_members(p.pgid) for p in processes}
 
 
+def stop_livesearch_ui(process: DagsterProcess, members: Sequence[int], grace_s: float) -> list[int]:
+    """Stop `livesearch ui` and return the pids of its processes that outlived the stop.
+
+    SIGTERM goes to the wrapper's group; the wrapper forwards it to the group of `dagster dev`,
+    which it runs in a session of its own, and kills that group `UI_STOP_GRACE_S` later. So
+    `grace_s` must exceed that grace: a wrapper killed sooner (stop_processes' SIGKILL) would leave
+    `dagster dev` and its webserver running for ever. Every pid of `members` (`ui_members`, taken
+    while the UI ran) still alive afterwards is killed here, and returned so the test can fail."""
+    stop_processes([process], grace_s=grace_s)
+    survivors = [pid for pid in members if alive(pid)]
+    for pid in survivors:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return survivors
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` is a live (non-zombie) process."""
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def _socket_inodes(pid: int) -> set[str]:
     inodes = set()
     try:

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from livesearch_pipeline_tests.defs.dagster_processes import (
-    LOOPBACK, stop_processes, ui_members, wait_for_server_info,
+    LOOPBACK, alive, stop_processes, ui_members, wait_for_server_info,
 )
 from livesearch_pipeline_tests.defs.refresh.test_webserver_backfill import STARTUP_TIMEOUT_S, start_livesearch_ui
 
@@ -30,14 +30,6 @@ def _answers(url: str) -> bool:
         return httpx.get(url, timeout=2.0).status_code == 200
     except httpx.TransportError:
         return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.mark.slow
@@ -57,14 +49,14 @@ def test_signalling_livesearch_ui_stops_the_webserver_and_the_daemon(tmp_path: P
         except subprocess.TimeoutExpired:
             pytest.fail(f"livesearch ui did not exit within {STOP_TIMEOUT_S:.0f} s of {sig.name}\n{ui.tail()}")
         deadline = time.monotonic() + 5.0
-        while time.monotonic() < deadline and (_answers(f"{base_url}/server_info") or any(map(_alive, members))):
+        while time.monotonic() < deadline and (_answers(f"{base_url}/server_info") or any(map(alive, members))):
             time.sleep(0.2)
         assert not _answers(f"{base_url}/server_info"), "the webserver still answers after livesearch ui exited"
-        survivors = [pid for pid in members if _alive(pid)]
+        survivors = [pid for pid in members if alive(pid)]
         assert not survivors, f"processes of the UI survived {sig.name} to the wrapper: {survivors}\n{ui.tail()}"
         assert code is not None
     finally:
         stop_processes([ui])
         for pid in members:  # never leave a UI running, whatever the outcome
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)

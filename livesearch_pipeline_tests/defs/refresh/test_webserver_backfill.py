@@ -24,6 +24,7 @@ import pytest
 
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.defs.refresh import checks as refresh_checks
+from livesearch_pipeline.pipeline_commands import UI_STOP_GRACE_S
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.dagster_processes import (
     ui_members,
@@ -41,6 +42,7 @@ from livesearch_pipeline_tests.defs.dagster_processes import (
     listening_tcp_addresses,
     process_group_members,
     start_process,
+    stop_livesearch_ui,
     stop_processes,
     wait_for_backfill,
     wait_for_partition_set,
@@ -242,6 +244,7 @@ def test_backfill_through_graphql_freezes_both_partitions(services: Services) ->
 def test_livesearch_ui_listens_on_loopback_only(tmp_path: Path) -> None:
     """`livesearch ui` (dagster dev: webserver, daemon, code server) opens no TCP port beyond 127.0.0.1."""
     ui, port, dagster_home = start_livesearch_ui(tmp_path)
+    members: list[int] = []
     try:
         base_url = f"http://{LOOPBACK}:{port}"
         wait_for_server_info(base_url, [ui], STARTUP_TIMEOUT_S)
@@ -253,8 +256,8 @@ def test_livesearch_ui_listens_on_loopback_only(tmp_path: Path) -> None:
         assert {address for address, _ in listeners} == {LOOPBACK}, f"listening beyond loopback: {listeners}"
         assert (dagster_home / "dagster.yaml").read_bytes() == (REPO_ROOT / "dagster.yaml").read_bytes()
     finally:
-        leftover = {name: pids for name, pids in stop_processes([ui]).items() if pids}
-    assert not leftover, f"processes survived SIGTERM and SIGKILL: {leftover}"
+        survivors = stop_livesearch_ui(ui, members, grace_s=UI_STOP_GRACE_S + 15.0)
+    assert not survivors, f"processes of the UI survived its stop: {survivors}\n{ui.tail()}"
 
 
 def test_asset_page_backfill_of_gold_alone_serves_freezes_and_finds_checks_by_date(services: Services) -> None:
