@@ -136,11 +136,12 @@ def _moneyflow_hsgt(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     return records
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=4096)
 def _top_by_amount(market, k: int, suffix: str) -> tuple[tuple[int, float], ...]:
     """(panel row, turnover) of a session's ten largest turnovers on one exchange (by code
     suffix), largest first: worked out once per session and exchange, not once per stock asked
-    about (the web asks for each A-share's list)."""
+    about (the web asks for each A-share's list). Bounded: a key holds its market, which must not
+    outlive `_panel`'s few (two exchanges × every session of a few markets fit)."""
     panel = _panel(market)
     amount = np.nan_to_num(panel["amount"][:, k], nan=-1.0)
     rows = [i for i in np.argsort(-amount, kind="stable") if panel["codes"][i].endswith(suffix) and amount[i] > 0][:10]
