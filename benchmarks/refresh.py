@@ -310,8 +310,11 @@ def _run_config(shards: int | None) -> dict:
     return {"ops": {"gold_answers": {"config": {"shards": shards}}}} if shards is not None else {}
 
 
-def backfill(days: list[dt.date], shards: int | None) -> list[RunTiming]:
-    """(c): one run per date with the job's own (multiprocess) executor, one run at a time."""
+def backfill(days: list[dt.date], shards: int | None, root: Path) -> list[RunTiming]:
+    """(c): one run per date with the job's own (multiprocess) executor, one run at a time, on the
+    data root `root`, named in the run config: the step processes come from the executor's
+    forkserver, whose environment is the one it started with (another data root when a run of
+    this process started it before), so the environment cannot name it."""
     import dagster as dg
     from dagster._core.definitions.reconstruct import ReconstructableRepository
 
@@ -322,7 +325,8 @@ def backfill(days: list[dt.date], shards: int | None) -> list[RunTiming]:
     for day in days:
         started = time.perf_counter()
         tags = {"dagster/partition": day.isoformat(), "dagster/backfill": "benchmark"}
-        with dg.execute_job(job, instance=instance, run_config=_run_config(shards), tags=tags) as result:
+        run_config = {**_run_config(shards), "resources": {"storage": {"config": {"root": str(root)}}}}
+        with dg.execute_job(job, instance=instance, run_config=run_config, tags=tags) as result:
             events = result.all_events
             succeeded = result.success
         wall = time.perf_counter() - started
@@ -438,10 +442,11 @@ def run_benchmark(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date
     days = [day - dt.timedelta(days=n) for n in range(partitions, 0, -1)]
     # Set before the first multiprocess run starts the executor's forkserver: its step processes
     # inherit the environment the forkserver started with.
-    os.environ["LIVESEARCH_DATA_DIR"] = str(fresh_data_root(work, "backfill", source))
+    backfill_root = fresh_data_root(work, "backfill", source)
+    os.environ["LIVESEARCH_DATA_DIR"] = str(backfill_root)
     started = time.perf_counter()
     with DescendantRssSampler() as sampler:
-        runs = backfill(days, shards)
+        runs = backfill(days, shards, backfill_root)
     backfill_s = time.perf_counter() - started
     for run in runs:
         print(f"(c) backfill  {run.date}: {run.wall_s:.2f} s{_describe_failures(run)}")
