@@ -41,7 +41,6 @@ import asyncio
 import datetime as dt
 import math
 import multiprocessing
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from collections import Counter, defaultdict
@@ -71,6 +70,7 @@ from livesearch_pipeline.core.models import (
 from livesearch_pipeline.core.program import ProgramError, call_levels, concrete_args
 from livesearch_pipeline.core.progress import Progress, Report, say
 from livesearch_pipeline.core.publication import expected_latest_period, publication_lags
+from livesearch_pipeline.core.workers import default_workers
 
 # 21 days = 20 consecutive pairs, the "20 trading days" the issue measured over.
 DEFAULT_REPLAY_DAYS = 21
@@ -101,7 +101,7 @@ class DynamicsPolicy:
     executor: ExecutorConfig = ExecutorConfig()
     # Processes replaying days side by side (forked: each starts with the warm market of the
     # process). Only with a point-in-time service; 1 replays in this process.
-    workers: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
+    workers: int = field(default_factory=default_workers)
 
     def __post_init__(self) -> None:
         if self.days < 3:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import multiprocessing
-import os
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import AbstractAsyncContextManager
@@ -45,6 +44,7 @@ from livesearch_pipeline.construction.sampling import (
     records_of,
     window_dates,
 )
+from livesearch_pipeline.core.workers import default_workers
 from livesearch_pipeline.core import aio
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
@@ -418,10 +418,6 @@ _Outcomes = dict[str, tuple[str, str | None]]
 
 # What the forked second execution inherits instead of receiving it pickled (the jobs, the twins).
 _FORKED: tuple[Sequence[_Job], Sequence[_Job], dt.date, OpenAt, ExecutorConfig] | None = None
-
-
-def default_workers() -> int:
-    return min(2, os.cpu_count() or 1)
 
 
 def _outcomes(answers: Sequence[Any]) -> _Outcomes:

@@ -50,7 +50,8 @@ async def run_registered_agent(spec: AgentSpec, inputs: AgentDay, client: ToolCl
     read now). `progress` receives a line about every 10% of the questions answered (`run_agent`).
     `workers`: the processes a forkable agent (the web baselines) answers in (default
     `default_workers()`: one per core, at most two); the run's files do not depend on it."""
-    from livesearch_pipeline.evaluation.agents.base import default_workers, run_agent
+    from livesearch_pipeline.core.workers import default_workers
+    from livesearch_pipeline.evaluation.agents.base import run_agent
 
     out_dir = inputs.run_dir(spec.name)
     llm = llm if llm is not None else LLMSettings.from_env()

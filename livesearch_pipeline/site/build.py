@@ -40,6 +40,7 @@ from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.pool import POOL_FILE
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.snapshot import sha256_file, write_atomic
+from livesearch_pipeline.core.workers import default_workers
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline.site import downloads, liverule, pages
 from livesearch_pipeline.site.inputs import SiteDay, SiteInputError, from_cache, parse_and_cache, site_days
@@ -203,7 +204,7 @@ def _pool(paths: DataPaths, cache: Path) -> tuple[dict[str, Question], dict[str,
     return {q.qid: q for q in questions}, {q.qid: q.model_dump_json() for q in questions}
 
 
-DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
+DEFAULT_WORKERS = default_workers()
 # Below this many gold answers to judge, or days to parse or export, starting worker processes costs
 # more than it saves.
 PARALLEL_RULE_ANSWERS = 20_000

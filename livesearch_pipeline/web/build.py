@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from livesearch_pipeline.core.workers import default_workers
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
 from livesearch_pipeline.web.corpus import CorpusConfig, WebCorpusError
 from livesearch_pipeline.web.generate import generate_prepared
@@ -25,7 +26,7 @@ from livesearch_pipeline.web.index import INDEX_FILE, BuildStats, PreparedPage, 
 
 MANIFEST_FILE = "manifest.json"
 # Processes used to generate pages: the reference machine has two cores.
-DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
+DEFAULT_WORKERS = default_workers()
 
 
 @dataclass(frozen=True)

@@ -92,11 +92,6 @@ class ForkableAgent(Agent, Protocol):
         event loop, closed at exit); what it inherited at the fork (caches) it may keep."""
 
 
-def default_workers() -> int:
-    """Worker processes of a forkable agent's run: one per core, at most two."""
-    return min(2, os.cpu_count() or 1)
-
-
 # --------------------------------------------------------------------------- served questions
 
 
