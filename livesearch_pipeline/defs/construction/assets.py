@@ -12,7 +12,7 @@ from pydantic import Field
 from livesearch_pipeline.core import aio
 from livesearch_pipeline.construction.enumerate import enumerate_candidates
 from livesearch_pipeline.construction.models import Candidate, CoverageRow, EntityInfo, ProbeRow
-from livesearch_pipeline.construction.dynamics import DEFAULT_REPLAY_DAYS, DynamicsPolicy, OpenAt
+from livesearch_pipeline.construction.dynamics import DEFAULT_REPLAY_DAYS, DynamicsPolicy
 from livesearch_pipeline.construction.pipeline import (
     TABLES,
     group_entities,
@@ -92,7 +92,7 @@ def construction_client(data_service: DataServiceResource, as_of: dt.date) -> Ab
     the catalog, the probe, the gold and the agents keep MCP. A service without a clock is
     opened as it is.
     """
-    open_at = point_in_time_source(data_service)
+    open_at = data_service.point_in_time_source()
     return open_at(as_of) if open_at is not None else data_service.open()
 
 
@@ -181,7 +181,7 @@ def candidates(context: dg.AssetExecutionContext, config: ConstructionConfig, da
         async with construction_client(data_service, as_of) as client:
             # With a point-in-time service the second execution runs in a forked process.
             return await enumerate_candidates(client, catalog, rows, entities, as_of, report=context.log.info,
-                                              open_at=point_in_time_source(data_service))
+                                              open_at=data_service.point_in_time_source())
 
     result = aio.run(run())
     write_table(paths.construction / TABLES["candidates"], result.candidates)
@@ -200,16 +200,6 @@ class DynamicsConfig(dg.Config):
                              "at (each at its own point-in-time cut-off); pairs = days - 1.")
 
 
-def point_in_time_source(data_service: DataServiceResource) -> OpenAt | None:
-    """The service at a past day's cut-off: the embedded market has a clock; other providers do not.
-
-    Not `data_service.open(as_of=day)`: the replay calls the embedded service directly, without
-    the in-process MCP session whose result validation would cost ~40 % of each of ~27,000 calls
-    (`DataServiceResource.point_in_time_source`).
-    """
-    return data_service.point_in_time_source()
-
-
 @dg.asset(group_name=GROUP, deps=[candidates], kinds={"python"})
 def candidate_dynamics(context: dg.AssetExecutionContext, config: DynamicsConfig, data_service: DataServiceResource,
                        storage: StorageResource) -> dg.MaterializeResult:
@@ -219,7 +209,7 @@ def candidate_dynamics(context: dg.AssetExecutionContext, config: DynamicsConfig
     rows = read_table(paths.construction / TABLES["candidates"], Candidate)
     # The replay ends on the day the candidates were enumerated, whatever this run's config says.
     as_of = read_enumeration_date(paths.construction)
-    open_at = point_in_time_source(data_service)
+    open_at = data_service.point_in_time_source()
     policy = DynamicsPolicy(days=config.replay_days)
 
     async def run():
