@@ -988,7 +988,7 @@ def _investigation_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> 
                 f"the last {param} trading days{unit}?")
     if name == "best_month":
         noun, _ = _nouns(c, lexicon)
-        return (f"Among the last {param} completed calendar months, take the month in which {subj} had its largest "
+        return (f"Among the last {param} completed calendar months, take the month in which {subj} had its highest "
                 f"monthly percentage change. What was its {noun} in that month{unit}?")
     if name == "screen":
         members = SCREEN_SET_EN[_screen_set(c)].format(subj=subj)
