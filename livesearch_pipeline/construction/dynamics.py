@@ -40,9 +40,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
-import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
 from collections import Counter, defaultdict
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -70,7 +68,7 @@ from livesearch_pipeline.core.models import (
 from livesearch_pipeline.core.program import ProgramError, call_levels, concrete_args
 from livesearch_pipeline.core.progress import Progress, Report, say
 from livesearch_pipeline.core.publication import expected_latest_period, publication_lags
-from livesearch_pipeline.core.workers import default_workers
+from livesearch_pipeline.core.workers import default_workers, forked_pool, inherited
 
 # 21 days = 20 consecutive pairs, the "20 trading days" the issue measured over.
 DEFAULT_REPLAY_DAYS = 21
@@ -251,13 +249,9 @@ async def _replay_days(days: Sequence[dt.date], programs_by_day: Mapping[dt.date
     return out, stats
 
 
-# What forked replay workers inherit instead of receiving it pickled (the programs of every day).
-_FORKED: tuple[Mapping[dt.date, Mapping[str, Program]], OpenAt, ExecutorConfig] | None = None
-
-
 def _forked_worker(days: list[dt.date]) -> tuple[dict[dt.date, dict[str, DayAnswer]], ReplayStats]:
-    assert _FORKED is not None, "replay workers must be forked by replay()"
-    programs_by_day, open_at, config = _FORKED
+    """In a worker forked by `replay`: its days, with the programs of every day it inherited."""
+    programs_by_day, open_at, config = inherited()
     return aio.run(_replay_days(days, programs_by_day, open_at, None, config))
 
 
@@ -273,7 +267,6 @@ async def replay(programs_by_day: Mapping[dt.date, Mapping[str, Program]], *, op
     can be reported); the answers do not depend on which process replays a day. `report` gets
     a line at each quarter of the days replayed (core/progress.py).
     """
-    global _FORKED
     if open_at is None and client is None:
         raise ValueError("replay needs open_at (a point-in-time service) or a client")
     days = sorted(programs_by_day)
@@ -283,21 +276,17 @@ async def replay(programs_by_day: Mapping[dt.date, Mapping[str, Program]], *, op
         by_day, stats = await _replay_days(days, programs_by_day, open_at, client, config, progress)
     else:
         assert open_at is not None
-        _FORKED = (programs_by_day, open_at, config)
         by_day, stats = {}, ReplayStats()
-        try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                loop = asyncio.get_running_loop()
-                for finished in asyncio.as_completed([loop.run_in_executor(pool, _forked_worker, [day])
-                                                      for day in days]):
-                    part, part_stats = await finished
-                    by_day.update(part)
-                    for name in ("days", "programs", "calls", "failed_calls", "retries", "tool_time_s"):
-                        setattr(stats, name, getattr(stats, name) + getattr(part_stats, name))
-                    (day,) = part
-                    progress.advance(detail=f"{day.isoformat()}: {len(part[day]):,} programs")
-        finally:
-            _FORKED = None
+        with forked_pool(workers, (programs_by_day, open_at, config)) as pool:
+            loop = asyncio.get_running_loop()
+            for finished in asyncio.as_completed([loop.run_in_executor(pool, _forked_worker, [day])
+                                                  for day in days]):
+                part, part_stats = await finished
+                by_day.update(part)
+                for name in ("days", "programs", "calls", "failed_calls", "retries", "tool_time_s"):
+                    setattr(stats, name, getattr(stats, name) + getattr(part_stats, name))
+                (day,) = part
+                progress.advance(detail=f"{day.isoformat()}: {len(part[day]):,} programs")
     answers: dict[str, dict[dt.date, DayAnswer]] = defaultdict(dict)
     for day in days:
         for qid, answer in by_day[day].items():

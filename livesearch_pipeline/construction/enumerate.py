@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import multiprocessing
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -44,7 +42,7 @@ from livesearch_pipeline.construction.sampling import (
     records_of,
     window_dates,
 )
-from livesearch_pipeline.core.workers import default_workers
+from livesearch_pipeline.core.workers import default_workers, forked_pool, inherited
 from livesearch_pipeline.core import aio
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
@@ -416,17 +414,15 @@ OpenAt = Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]
 # The status and answer of each job (by qid) of an execution: what the stability check compares.
 _Outcomes = dict[str, tuple[str, str | None]]
 
-# What the forked second execution inherits instead of receiving it pickled (the jobs, the twins).
-_FORKED: tuple[Sequence[_Job], Sequence[_Job], dt.date, OpenAt, ExecutorConfig] | None = None
-
 
 def _outcomes(answers: Sequence[Any]) -> _Outcomes:
     return {a.qid: (a.status, a.answer) for a in answers}
 
 
 def _forked_execution() -> tuple[_Outcomes, _Outcomes]:
-    assert _FORKED is not None, "the second execution must be forked by _execute_twice"
-    jobs, twins, as_of, open_at, executor = _FORKED
+    """In the process forked by `_execute_twice`: the second execution and the twins, on the jobs
+    it inherited."""
+    jobs, twins, as_of, open_at, executor = inherited()
 
     async def run() -> tuple[_Outcomes, _Outcomes]:
         async with open_at(as_of) as client:
@@ -442,22 +438,17 @@ async def _execute_twice(jobs: Sequence[_Job], twins: Sequence[_Job], as_of: dt.
     """(first answers, their stats, second outcomes, the twins' outcomes): the second execution
     and the twins in a forked process when `open_at` and `workers` > 1 allow (this one runs the
     first meanwhile), else all three in this one."""
-    global _FORKED
     if open_at is None or workers < 2 or not jobs:
         first, stats = await execute_programs(jobs, as_of, client, executor)  # type: ignore[arg-type]
         second = _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
         plain = _outcomes((await execute_programs(twins, as_of, client, executor))[0]) if twins else {}  # type: ignore[arg-type]
         return first, stats, second, plain
-    _FORKED = (jobs, twins, as_of, open_at, executor)
-    try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
-            forked = asyncio.get_running_loop().run_in_executor(pool, _forked_execution)
-            try:
-                first, stats = await execute_programs(jobs, as_of, client, executor)  # type: ignore[arg-type]
-            finally:
-                second, plain = await forked
-    finally:
-        _FORKED = None
+    with forked_pool(1, (jobs, twins, as_of, open_at, executor)) as pool:
+        forked = asyncio.get_running_loop().run_in_executor(pool, _forked_execution)
+        try:
+            first, stats = await execute_programs(jobs, as_of, client, executor)  # type: ignore[arg-type]
+        finally:
+            second, plain = await forked
     return first, stats, second, plain
 
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack
 from typing import Any, Callable, Generator, Iterator, Sequence
 
 from livesearch_pipeline.core.progress import Progress
+from livesearch_pipeline.core.workers import forked_pool, inherited
 from livesearch_pipeline.web.bulletins import ArchiveEntry, BulletinRow, bulletin_groups
 from livesearch_pipeline.web.corpus import CorpusConfig, Page, WebCorpusError
 from livesearch_pipeline.web.index import PreparedPage, Tokenizer, prepare_page
@@ -44,8 +46,6 @@ _Task = tuple
 # an entity batch its entities' recent sessions (calendar, code, quote record) for the wraps and
 # their rows of the exchanges' daily bulletins; an archive its entry in its exchange's list.
 _Result = tuple[list[Any], Any]
-# The generator the workers use: set before they are forked, so they inherit it.
-_WORKER: CorpusGenerator | None = None
 
 
 def _finish(pages: list[Page], tokenizer: Tokenizer | None) -> list[Any]:
@@ -54,8 +54,7 @@ def _finish(pages: list[Page], tokenizer: Tokenizer | None) -> list[Any]:
 
 def _run_task(task: _Task, tokenizer: Tokenizer | None, generator: CorpusGenerator | None = None) -> _Result:
     """A task's result, by `generator` (in a worker: the one it was forked with)."""
-    generator = generator or _WORKER
-    assert generator is not None, "worker not initialised"
+    generator = generator or inherited()
     if task[0] == "market":
         return _finish(generator.market_batch(), tokenizer), ([], [])
     if task[0] == "entities":
@@ -144,25 +143,20 @@ class _Runner:
         self.workers = workers
         self.tokenizer = tokenizer
         self.pool: ProcessPoolExecutor | None = None
+        self._stack = ExitStack()
 
     def __enter__(self) -> _Runner:
-        global _WORKER
         if self.workers > 1:
-            import multiprocessing
-
             from livesearch_pipeline.core.lexicon import load_lexicon
 
             load_lexicon()  # the labels of every table: loaded once, before the workers fork
-            _WORKER = self.generator
             try:
-                self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"))
+                self.pool = self._stack.enter_context(forked_pool(self.workers, self.generator))
                 # The first task forks every worker (a fork pool starts them all at once).
                 self.pool.submit(int).result()
             except BaseException:
                 self.__exit__()
                 raise
-            finally:
-                _WORKER = None
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -170,6 +164,7 @@ class _Runner:
             # A consumer that stops early (a failed index write) stops the workers now.
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
+        self._stack.close()
 
     def ordered(self, tasks: Sequence[_Task], ahead: int) -> Iterator[_Result]:
         """The tasks' results in task order; in the workers, the first `ahead` tasks are submitted

@@ -25,11 +25,9 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import multiprocessing
 import os
 import re
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncContextManager, Protocol, Sequence, runtime_checkable
@@ -41,6 +39,7 @@ from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, Serve
 from livesearch_pipeline.core.progress import Progress, Report
 from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.core.qid import qid_set_hash
+from livesearch_pipeline.core.workers import forked_pool, inherited
 from livesearch_pipeline.evaluation.agents.chat import ChatModelConfigurationError
 from livesearch_pipeline.evaluation.inputs import load_served
 
@@ -343,9 +342,6 @@ async def _answer_all(agent: Agent, questions: Sequence[ServedQuestion], concurr
         raise failed.exceptions[0] from None
 
 
-# What forked workers inherit instead of receiving it pickled: the agent and the concurrency.
-_FORKED: tuple[ForkableAgent, int] | None = None
-
 _Lines = list[tuple[str, bytes, bytes, bool]]  # (qid, prediction line, trajectory line, error?)
 
 
@@ -366,8 +362,7 @@ _WORKER: tuple[asyncio.AbstractEventLoop, Agent, contextlib.AsyncExitStack] | No
 def _forked_chunk(questions: Sequence[ServedQuestion]) -> _Lines:
     """A forked worker's chunk, on the worker's own event loop with the agent's own connections."""
     global _WORKER
-    assert _FORKED is not None, "agent workers must be forked by run_agent()"
-    agent, concurrency = _FORKED
+    agent, concurrency = inherited()  # forked by `_run_forked`, never pickled
     if _WORKER is None:
         loop, stack = asyncio.new_event_loop(), contextlib.AsyncExitStack()  # the stack held: never closed
         _WORKER = (loop, loop.run_until_complete(stack.enter_async_context(agent.forked())), stack)
@@ -379,27 +374,22 @@ async def _run_forked(agent: ForkableAgent, pending: Sequence[ServedQuestion], c
                       appender: _PredictionAppender, answered: Progress) -> int:
     """Answer `pending` in `workers` forked processes, chunk by chunk (`prepare` is called per
     chunk); append the lines in the order asked as the chunks come back. The errors recorded."""
-    global _FORKED
     chunks = _chunks(pending)
     errors = 0
-    _FORKED = (agent, concurrency)
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            loop = asyncio.get_running_loop()
-            futures = [loop.run_in_executor(pool, _forked_chunk, chunk) for chunk in chunks]
-            try:
-                for future in futures:  # in order: the order asked
-                    for _qid, prediction, trajectory, error in await future:
-                        appender.append_lines(prediction, trajectory)
-                        errors += error
-                        answered.advance()
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-    finally:
-        _FORKED = None
+    with forked_pool(workers, (agent, concurrency)) as pool:
+        loop = asyncio.get_running_loop()
+        futures = [loop.run_in_executor(pool, _forked_chunk, chunk) for chunk in chunks]
+        try:
+            for future in futures:  # in order: the order asked
+                for _qid, prediction, trajectory, error in await future:
+                    appender.append_lines(prediction, trajectory)
+                    errors += error
+                    answered.advance()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return errors
 
 
