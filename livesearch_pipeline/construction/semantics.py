@@ -98,6 +98,12 @@ def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | No
     lexicon = lexicon or load_lexicon()
     tools = {c.id: c.tool for c in program.calls}
     extract = program.extract
+    # A minute-bar series read other than at a named minute: its `latest` record is the session's
+    # last minute, whose open, high or volume is not the session's ("its opening price on the day
+    # it closed highest" answered with the 16:00 bar's open). Minute questions name their bar.
+    for ref in [r for _, r in extract.refs()] + [r for c in program.calls for r in c.refs.values()]:
+        if "%H" in ref.select.key_fmt and ref.select.mode != "minute":
+            return "semantic_minute_bar_read_as_the_session"
     reads = [(extract.call, extract.field, extract.aggregate)]
     if extract.combine is not None:
         other = extract.combine.other
@@ -123,6 +129,15 @@ def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | No
                                for ref in c.refs.values())}
     on_extreme_day += [(ref.call, ref.field) for _, ref in extract.refs()
                        if ref.call in dated_by_extreme and ref.aggregate is None and ref.field is not None]
+    # The extreme's own quantity read back on its day ("its closing price on the day it closed
+    # highest") is the window's extreme itself: one call with one aggregate, dressed as two steps.
+    extremes = {c.id: {ref.field for ref in c.refs.values() if ref.aggregate in ("argmax", "argmin")
+                       and ref.arg_field is None}
+                for c in program.calls}
+    if extract.aggregate in ("argmax", "argmin") and extract.arg_field == extract.field:
+        return "semantic_extreme_read_back"
+    if extract.aggregate is None and extract.field in extremes.get(extract.call, set()):
+        return "semantic_extreme_read_back"
     for call, field in on_extreme_day:
         tool = tools.get(call)
         quantity = quantity_of(lexicon, tool, field) if tool is not None else None

@@ -55,6 +55,9 @@ EVENT_WHEN = {
     "suspend_d": ("in its most recent suspension record", "最近一次停复牌记录中"),
     # Published on one day a month: the latest record is the latest publication, not the day's.
     "shibor_lpr": ("as most recently published", "最近一次公布时"),
+    # Weights are published at a rebalance (a month's last session), not every session: the
+    # latest record is the latest rebalance's, as the screens and chains over them say.
+    "index_weight": ("at the index's most recent rebalance", "最近一次权重调整时"),
 }
 EXCHANGES = {
     "SSE": ("Shanghai Stock Exchange", "上交所"), "SH": ("Shanghai Stock Exchange", "上交所"),

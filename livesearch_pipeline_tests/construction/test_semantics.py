@@ -20,7 +20,7 @@ from livesearch_pipeline.construction.semantics import (
 )
 from livesearch_pipeline.core.catalog import FieldMeta
 from livesearch_pipeline.core.lexicon import ALL_QUANTITIES, LexEntry, load_lexicon
-from livesearch_pipeline.core.models import Call, Combine, Extractor, Format, Program, Selection, ValueRef
+from livesearch_pipeline.core.models import Call, Combine, DateSpec, Extractor, Format, Program, Selection, ValueRef
 from livesearch_pipeline.dataservice.catalog import ServiceConfig, collect_tool_specs
 from livesearch_pipeline.dataservice.client import McpToolClient
 from livesearch_pipeline.dataservice.market import Market
@@ -111,6 +111,42 @@ def test_another_tool_s_record_on_the_day_of_an_extreme_follows_the_same_rule():
 
     assert program_reason(on_that_day("pre_close")) == "semantic_arg_field_of_derived"
     assert program_reason(on_that_day("up_limit")) == "semantic_arg_field_of_bound"
+
+
+def test_the_extreme_read_back_on_its_own_day_is_not_a_second_step():
+    """daily_basic's close on the day daily closed highest is the highest close: one call with one
+    aggregate, not a two-step investigation. Another field of that day stays."""
+    bars = bar_program("605144.SH", tool="daily", aggregate="argmax", sessions=20)
+    day_of_high = ValueRef(call="c1", select=bars.extract.select, field="close", aggregate="argmax")
+
+    def on_that_day(field):
+        c2 = Call(id="c2", tool="daily_basic", args={"ts_code": "605144.SH"}, refs={"trade_date": day_of_high})
+        extract = Extractor(call="c2", select=Selection(mode="latest", key="trade_date"), field=field,
+                            format=Format(kind="number", decimals=2, unit="CNY"))
+        return Program(calls=[bars.calls[0], c2], extract=extract)
+
+    assert program_reason(on_that_day("close")) == "semantic_extreme_read_back"
+    assert program_reason(on_that_day("turnover_rate")) is None
+
+
+def test_a_minute_bar_series_is_read_only_at_a_named_minute():
+    """hk_mins on the day hk_daily closed highest, read at its latest record, answered "its opening
+    price" with the 16:00 bar's open (31.95 HKD where the session opened at 31.20): rejected. A
+    minute question names its bar and stays."""
+    bars = bar_program("02974.HK", tool="hk_daily", aggregate="argmax", sessions=20)
+    day_of_high = ValueRef(call="c1", select=bars.extract.select, field="close", aggregate="argmax")
+    minute_fmt = "%Y-%m-%d %H:%M:%S"
+
+    def on_that_day(select):
+        c2 = Call(id="c2", tool="hk_mins", args={"ts_code": "02974.HK"}, refs={"trade_date": day_of_high})
+        extract = Extractor(call="c2", select=select, field="open", format=Format(kind="number", decimals=2, unit="HKD"))
+        return Program(calls=[bars.calls[0], c2], extract=extract)
+
+    last_minute = Selection(mode="latest", key="trade_time", key_fmt=minute_fmt)
+    assert program_reason(on_that_day(last_minute)) == "semantic_minute_bar_read_as_the_session"
+    named = Selection(mode="minute", key="trade_time", key_fmt=minute_fmt,
+                      anchor=DateSpec(sessions_back=1, calendar="XHKG", fmt="%Y%m%d"), time="10:30")
+    assert program_reason(on_that_day(named)) is None
 
 
 @pytest.mark.parametrize(("name", "answer", "given_away"), [

@@ -430,3 +430,27 @@ def test_lint_context_reads_the_observed_value_as_already_scaled():
     assert [f.rule for f in lint_question("What was the volume of Name 600519.SH (600519.SH) on the most recent "
                                           "trading day, as a whole number of shares?", None,
                                           lint_context(huge))] == ["huge_unscaled"]
+
+
+def test_an_index_weight_is_asked_at_the_latest_rebalance_not_the_latest_session():
+    """Weights are published at a rebalance (2026-11-30), not every session: "on the most recent
+    trading day" (2026-12-01) named a day the gold's record is not of."""
+    from livesearch_pipeline.construction.models import Candidate, CandidateFacts
+    from livesearch_pipeline.core.models import Call, DateSpec, Extractor, Program, Selection
+    from livesearch_pipeline.core.qid import compute_qid
+
+    dates = {"start_date": DateSpec(days_back=400), "end_date": DateSpec(days_back=0)}
+    program = Program(calls=[Call(id="c1", tool="index_weight", args={"index_code": "801230.SI"}, dates=dates)],
+                      extract=Extractor(call="c1", select=Selection(mode="latest", key="trade_date",
+                                                                    where={"con_code": "600306.SH"}),
+                                        field="weight", format=PCT2))
+    c = Candidate(
+        qid=compute_qid(program, "801230.SI"), signature="sig", tier="T2", refresh_class="monthly",
+        asset_class="index", entity="801230.SI", entity_name="服饰行业指数", visibility=5, program=program,
+        facts=CandidateFacts(tool="index_weight", tool_description="Index weights.", field="weight",
+                             field_description="weight", field_unit="%", anchor="latest", aggregate=None,
+                             calendar="XSHG", observed_value=1.1, observed_answer="1.1"))
+    en, zh = template_question_en(c), template_question_zh(c)
+    assert "at the index's most recent rebalance" in en and "most recent trading day" not in en
+    assert "最近一次权重调整时" in zh and "最近一个交易日" not in zh
+    assert lint_question(en, zh, lint_context(c)) == []
