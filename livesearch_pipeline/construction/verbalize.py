@@ -58,6 +58,8 @@ EVENT_WHEN = {
     # Weights are published at a rebalance (a month's last session), not every session: the
     # latest record is the latest rebalance's, as the screens and chains over them say.
     "index_weight": ("at the index's most recent rebalance", "最近一次权重调整时"),
+    # An audit covers a fiscal year: its fees and opinion are of the year, not a balance at its end.
+    "fina_audit": ("for its most recently audited fiscal year", "最近一个已审计会计年度"),
 }
 EXCHANGES = {
     "SSE": ("Shanghai Stock Exchange", "上交所"), "SH": ("Shanghai Stock Exchange", "上交所"),

@@ -432,25 +432,49 @@ def test_lint_context_reads_the_observed_value_as_already_scaled():
                                           lint_context(huge))] == ["huge_unscaled"]
 
 
-def test_an_index_weight_is_asked_at_the_latest_rebalance_not_the_latest_session():
-    """Weights are published at a rebalance (2026-11-30), not every session: "on the most recent
-    trading day" (2026-12-01) named a day the gold's record is not of."""
+
+def _single_call_candidate(tool: str, field: str, *, entity: str, name: str, asset_class: str, args: dict,
+                           key: str, where: dict | None = None, fmt: Format = PCT2, refresh_class: str = "monthly"):
+    """A one-call `latest` candidate of an instrument's tool, as enumeration drafts it."""
     from livesearch_pipeline.construction.models import Candidate, CandidateFacts
     from livesearch_pipeline.core.models import Call, DateSpec, Extractor, Program, Selection
     from livesearch_pipeline.core.qid import compute_qid
 
     dates = {"start_date": DateSpec(days_back=400), "end_date": DateSpec(days_back=0)}
-    program = Program(calls=[Call(id="c1", tool="index_weight", args={"index_code": "801230.SI"}, dates=dates)],
-                      extract=Extractor(call="c1", select=Selection(mode="latest", key="trade_date",
-                                                                    where={"con_code": "600306.SH"}),
-                                        field="weight", format=PCT2))
-    c = Candidate(
-        qid=compute_qid(program, "801230.SI"), signature="sig", tier="T2", refresh_class="monthly",
-        asset_class="index", entity="801230.SI", entity_name="服饰行业指数", visibility=5, program=program,
-        facts=CandidateFacts(tool="index_weight", tool_description="Index weights.", field="weight",
-                             field_description="weight", field_unit="%", anchor="latest", aggregate=None,
-                             calendar="XSHG", observed_value=1.1, observed_answer="1.1"))
+    program = Program(calls=[Call(id="c1", tool=tool, args=args, dates=dates)],
+                      extract=Extractor(call="c1", select=Selection(mode="latest", key=key, where=where or {}),
+                                        field=field, format=fmt))
+    return Candidate(
+        qid=compute_qid(program, entity), signature="sig", tier="T2", refresh_class=refresh_class,
+        asset_class=asset_class, entity=entity, entity_name=name, visibility=5, program=program,
+        facts=CandidateFacts(tool=tool, tool_description="A data set.", field=field, field_description=field,
+                             field_unit=fmt.unit or "", anchor="latest", aggregate=None, calendar="XSHG",
+                             observed_value=1.1, observed_answer="1.1"))
+
+
+def test_an_index_weight_is_asked_at_the_latest_rebalance_not_the_latest_session():
+    """Weights are published at a rebalance (2026-11-30), not every session: "on the most recent
+    trading day" (2026-12-01) named a day the gold's record is not of."""
+    c = _single_call_candidate("index_weight", "weight", entity="801230.SI", name="服饰行业指数", asset_class="index",
+                               args={"index_code": "801230.SI"}, key="trade_date", where={"con_code": "600306.SH"})
     en, zh = template_question_en(c), template_question_zh(c)
     assert "at the index's most recent rebalance" in en and "most recent trading day" not in en
     assert "最近一次权重调整时" in zh and "最近一个交易日" not in zh
     assert lint_question(en, zh, lint_context(c)) == []
+
+
+def test_audit_fees_are_of_the_audited_fiscal_year_not_a_balance_at_a_period_end():
+    c = _single_call_candidate("fina_audit", "audit_fees", entity="601451.SH", name="昶骁软件", asset_class="cn_equity",
+                               args={"ts_code": "601451.SH"}, key="end_date", refresh_class="annual",
+                               fmt=Format(kind="number", decimals=2, unit="CNY"))
+    en, zh = template_question_en(c), template_question_zh(c)
+    assert en.startswith("What were the audit fees of 昶骁软件 (601451.SH) for its most recently audited fiscal year")
+    assert "最近一个已审计会计年度的审计总费用" in zh
+    assert lint_question(en, zh, lint_context(c)) == []
+
+
+def test_taxes_paid_take_a_plural_verb():
+    c = _single_call_candidate("cashflow", "c_paid_for_taxes", entity="688902.SH", name="泠曦汽配",
+                               asset_class="cn_equity", args={"ts_code": "688902.SH"}, key="end_date",
+                               refresh_class="quarterly", fmt=Format(kind="number", decimals=2, unit="CNY"))
+    assert template_question_en(c).startswith("What were the taxes paid of 泠曦汽配 (688902.SH)")
