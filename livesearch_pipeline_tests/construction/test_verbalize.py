@@ -478,3 +478,17 @@ def test_taxes_paid_take_a_plural_verb():
                                asset_class="cn_equity", args={"ts_code": "688902.SH"}, key="end_date",
                                refresh_class="quarterly", fmt=Format(kind="number", decimals=2, unit="CNY"))
     assert template_question_en(c).startswith("What were the taxes paid of 泠曦汽配 (688902.SH)")
+
+
+def test_closing_cash_is_a_balance_at_the_period_end_not_a_year_to_date_flow():
+    """The cash-flow statement's closing cash was asked "… at the period end … for the most recently
+    reported period (year to date)": a balance worded as a flow."""
+    c = _single_call_candidate("hk_cashflow", "c_cash_equ_end_period", entity="01659.HK", name="筠琰金融控股",
+                               asset_class="hk_equity", args={"ts_code": "01659.HK"}, key="end_date",
+                               refresh_class="quarterly", fmt=Format(kind="number", decimals=2, unit="million HKD",
+                                                                     scale=1e-6))
+    en = template_question_en(c)
+    assert en.startswith("What were the closing cash and cash equivalents of 筠琰金融控股 (01659.HK) at the end of the "
+                         "most recently reported period")
+    assert "year to date" not in en
+    assert lint_question(en, template_question_zh(c), lint_context(c)) == []
