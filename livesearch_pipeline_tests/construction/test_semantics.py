@@ -86,7 +86,8 @@ def test_program_reason_reads_the_other_side_of_a_combine():
 
 def test_the_day_of_an_extreme_answered_with_a_derived_field_is_rejected():
     """"The previous close on the day it closed highest": argmax's arg_field is a copy of another
-    record's value; the close of that day, or the day itself, stays."""
+    record's value; the volume of that day, or the day itself, stays; the close of that day is the
+    highest close itself, read back."""
     program = bar_program("600519.SH", tool="daily", aggregate="argmax", sessions=20)
 
     def with_arg(name):
@@ -95,6 +96,7 @@ def test_the_day_of_an_extreme_answered_with_a_derived_field_is_rejected():
     assert program_reason(with_arg("pre_close")) == "semantic_arg_field_of_derived"
     assert program_reason(with_arg("trade_date")) is None
     assert program_reason(with_arg("vol")) is None
+    assert program_reason(with_arg("close")) == "semantic_extreme_read_back"
 
 
 def test_another_tool_s_record_on_the_day_of_an_extreme_follows_the_same_rule():
