@@ -42,16 +42,15 @@ import datetime as dt
 import math
 import time
 from collections import Counter, defaultdict
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from livesearch_pipeline.core import aio
 from livesearch_pipeline.construction.formats import proposed_rule
 from livesearch_pipeline.construction.models import Candidate, DynamicsRow, FilterCount
 from livesearch_pipeline.core.calendars import sessions_back
 from livesearch_pipeline.core.catalog import Catalog
-from livesearch_pipeline.core.client import ToolClient
+from livesearch_pipeline.core.client import OpenAt, ToolClient
 from livesearch_pipeline.core.executor import (
     PROGRAM_ERRORS, CallFailure, CallKey, ExecutorConfig, call_key, call_with_retries, existing_objects_exempt_from_gc,
 )
@@ -77,8 +76,6 @@ CADENCE_ORDER: tuple[RefreshClass, ...] = ("daily", "weekly", "monthly", "quarte
 # Cadences that publish within a month: over 20 sessions such an answer must move at least once.
 MUST_MOVE_CADENCES = frozenset({"daily", "weekly"})
 
-# A client of the data service whose clock is fixed at the given day (its point-in-time cut-off).
-OpenAt = Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]
 
 
 @dataclass(frozen=True)

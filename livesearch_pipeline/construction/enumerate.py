@@ -19,9 +19,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections import Counter, defaultdict
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from livesearch_pipeline.construction.families import (
     FAMILY,
@@ -45,7 +44,7 @@ from livesearch_pipeline.construction.sampling import (
 from livesearch_pipeline.core.workers import default_workers, forked_pool, inherited
 from livesearch_pipeline.core import aio
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
-from livesearch_pipeline.core.client import ToolCallError, ToolClient
+from livesearch_pipeline.core.client import OpenAt, ToolCallError, ToolClient
 from livesearch_pipeline.core.executor import ExecutorConfig, execute_programs
 from livesearch_pipeline.core.extract import is_not_meaningful, is_tie
 from livesearch_pipeline.core.models import (
@@ -409,14 +408,20 @@ def _echoes(answer, sent_args: Mapping[str, Mapping[str, Any]]) -> bool:
     return answer.answer in sent or str(answer.value) in sent
 
 
-# A client of the data service whose clock is fixed at the given day (dynamics.OpenAt).
-OpenAt = Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]
 # The status and answer of each job (by qid) of an execution: what the stability check compares.
 _Outcomes = dict[str, tuple[str, str | None]]
 
 
 def _outcomes(answers: Sequence[Any]) -> _Outcomes:
     return {a.qid: (a.status, a.answer) for a in answers}
+
+
+async def _second_and_twins(jobs: Sequence[_Job], twins: Sequence[_Job], as_of: dt.date, client: ToolClient,
+                            executor: ExecutorConfig) -> tuple[_Outcomes, _Outcomes]:
+    """The outcomes of the second execution and of the unadjusted twins."""
+    second = _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
+    plain = _outcomes((await execute_programs(twins, as_of, client, executor))[0]) if twins else {}  # type: ignore[arg-type]
+    return second, plain
 
 
 def _forked_execution() -> tuple[_Outcomes, _Outcomes]:
@@ -426,9 +431,7 @@ def _forked_execution() -> tuple[_Outcomes, _Outcomes]:
 
     async def run() -> tuple[_Outcomes, _Outcomes]:
         async with open_at(as_of) as client:
-            second = _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
-            plain = _outcomes((await execute_programs(twins, as_of, client, executor))[0]) if twins else {}  # type: ignore[arg-type]
-            return second, plain
+            return await _second_and_twins(jobs, twins, as_of, client, executor)
 
     return aio.run(run())
 
@@ -440,9 +443,7 @@ async def _execute_twice(jobs: Sequence[_Job], twins: Sequence[_Job], as_of: dt.
     first meanwhile), else all three in this one."""
     if open_at is None or workers < 2 or not jobs:
         first, stats = await execute_programs(jobs, as_of, client, executor)  # type: ignore[arg-type]
-        second = _outcomes((await execute_programs(jobs, as_of, client, executor))[0])  # type: ignore[arg-type]
-        plain = _outcomes((await execute_programs(twins, as_of, client, executor))[0]) if twins else {}  # type: ignore[arg-type]
-        return first, stats, second, plain
+        return first, stats, *await _second_and_twins(jobs, twins, as_of, client, executor)
     with forked_pool(1, (jobs, twins, as_of, open_at, executor)) as pool:
         forked = asyncio.get_running_loop().run_in_executor(pool, _forked_execution)
         try:
@@ -594,8 +595,7 @@ async def enumerate_candidates(
         if d.program.extract.pick is None and _echoes(answer, answer.args):
             counts.drop("echo_of_argument")
             continue
-        plain_outcome = plain_answers.get(answer.qid)
-        if plain_outcome is not None and plain_outcome == ("ok", answer.answer):
+        if plain_answers.get(answer.qid) == ("ok", answer.answer):
             counts.drop("semantic_adjustment_constant")
             continue
         given_away = answer_reason(d.program, d.entity.name, answer.answer)

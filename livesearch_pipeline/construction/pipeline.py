@@ -15,7 +15,7 @@ from typing import Sequence, TypeVar
 
 from pydantic import BaseModel
 
-from livesearch_pipeline.construction.dynamics import DynamicsPolicy, DynamicsResult, OpenAt, profile_candidates
+from livesearch_pipeline.construction.dynamics import DynamicsPolicy, DynamicsResult, profile_candidates
 from livesearch_pipeline.construction.models import (
     Candidate,
     EntityInfo,
@@ -31,7 +31,7 @@ from livesearch_pipeline.construction.verbalize import (
 )
 from livesearch_pipeline.core.progress import Report
 from livesearch_pipeline.core.catalog import Catalog
-from livesearch_pipeline.core.client import ToolClient
+from livesearch_pipeline.core.client import OpenAt, ToolClient
 from livesearch_pipeline.core.jsonl import parse_jsonl, write_jsonl
 from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.pool import CATALOG_FILE, read_catalog as read_catalog

@@ -131,12 +131,10 @@ def program_reason(program: Program, lexicon: Lexicon | None = None) -> str | No
                        if ref.call in dated_by_extreme and ref.aggregate is None and ref.field is not None]
     # The extreme's own quantity read back on its day ("its closing price on the day it closed
     # highest") is the window's extreme itself: one call with one aggregate, dressed as two steps.
-    extremes = {c.id: {ref.field for ref in c.refs.values() if ref.aggregate in ("argmax", "argmin")
-                       and ref.arg_field is None}
-                for c in program.calls}
-    if extract.aggregate in ("argmax", "argmin") and extract.arg_field == extract.field:
-        return "semantic_extreme_read_back"
-    if extract.aggregate is None and extract.field in extremes.get(extract.call, set()):
+    extremes_dating_the_read = {ref.field for c in program.calls if c.id == extract.call for ref in c.refs.values()
+                                if ref.aggregate in ("argmax", "argmin") and ref.arg_field is None}
+    if ((extract.aggregate is None and extract.field in extremes_dating_the_read)
+            or (extract.aggregate in ("argmax", "argmin") and extract.arg_field == extract.field)):
         return "semantic_extreme_read_back"
     for call, field in on_extreme_day:
         tool = tools.get(call)

@@ -7,7 +7,9 @@ A tool returns its structured content: a JSON object whose records list is usual
 from __future__ import annotations
 
 import abc
-from typing import Any
+import datetime as dt
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Callable
 
 
 class ToolCallError(Exception):
@@ -29,3 +31,8 @@ class ToolClient(abc.ABC):
     @abc.abstractmethod
     def identity(self) -> str:
         """A stable description of the service behind the client (recorded in manifests)."""
+
+
+# A client of the data service whose clock is fixed at the given day (its point-in-time cut-off):
+# what the replay, the candidates' second execution and the gold shards open a day with.
+OpenAt = Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]

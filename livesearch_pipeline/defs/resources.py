@@ -34,13 +34,12 @@ import contextlib
 import datetime as dt
 import shlex
 from pathlib import Path
-from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, AsyncIterator, Callable, Optional
+from typing import TYPE_CHECKING, AsyncIterator, Optional
 
 import dagster as dg
 from pydantic import Field
 
-from livesearch_pipeline.core.client import ToolClient
+from livesearch_pipeline.core.client import OpenAt, ToolClient
 from livesearch_pipeline.settings import DataPaths
 
 if TYPE_CHECKING:
@@ -113,7 +112,7 @@ class DataServiceResource(dg.ConfigurableResource):
         """
         return self.service_kind == "embedded"
 
-    def point_in_time_source(self) -> Optional[Callable[[dt.date], AbstractAsyncContextManager[ToolClient]]]:
+    def point_in_time_source(self) -> Optional[OpenAt]:
         """The embedded service at a day's cut-off, called directly (no MCP session); None for a
         service without a clock.
 

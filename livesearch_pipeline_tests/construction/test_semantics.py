@@ -99,17 +99,23 @@ def test_the_day_of_an_extreme_answered_with_a_derived_field_is_rejected():
     assert program_reason(with_arg("close")) == "semantic_extreme_read_back"
 
 
+def on_the_day_it_closed_highest(code: str, bars_tool: str, tool: str, field: str,
+                                 select: Selection | None = None) -> Program:
+    """`tool`'s `field` on the day `bars_tool` closed highest over 20 sessions: two calls, the
+    second dated by an argmax reference (read at its latest record unless `select` says)."""
+    bars = bar_program(code, tool=bars_tool, aggregate="argmax", sessions=20)
+    day_of_high = ValueRef(call="c1", select=bars.extract.select, field="close", aggregate="argmax")
+    c2 = Call(id="c2", tool=tool, args={"ts_code": code}, refs={"trade_date": day_of_high})
+    extract = Extractor(call="c2", select=select or Selection(mode="latest", key="trade_date"), field=field,
+                        format=Format(kind="number", decimals=2, unit="CNY"))
+    return Program(calls=[bars.calls[0], c2], extract=extract)
+
+
 def test_another_tool_s_record_on_the_day_of_an_extreme_follows_the_same_rule():
     """The two-call shape of the same question: stk_limit's previous close or limit-up price on the
     day `daily` closed highest (the date resolved by an argmax reference)."""
-    bars = bar_program("600519.SH", tool="daily", aggregate="argmax", sessions=20)
-    day_of_high = ValueRef(call="c1", select=bars.extract.select, field="close", aggregate="argmax")
-
     def on_that_day(field):
-        c2 = Call(id="c2", tool="stk_limit", args={"ts_code": "600519.SH"}, refs={"trade_date": day_of_high})
-        extract = Extractor(call="c2", select=Selection(mode="latest", key="trade_date"), field=field,
-                            format=Format(kind="number", decimals=2, unit="CNY"))
-        return Program(calls=[bars.calls[0], c2], extract=extract)
+        return on_the_day_it_closed_highest("600519.SH", "daily", "stk_limit", field)
 
     assert program_reason(on_that_day("pre_close")) == "semantic_arg_field_of_derived"
     assert program_reason(on_that_day("up_limit")) == "semantic_arg_field_of_bound"
@@ -118,14 +124,8 @@ def test_another_tool_s_record_on_the_day_of_an_extreme_follows_the_same_rule():
 def test_the_extreme_read_back_on_its_own_day_is_not_a_second_step():
     """daily_basic's close on the day daily closed highest is the highest close: one call with one
     aggregate, not a two-step investigation. Another field of that day stays."""
-    bars = bar_program("605144.SH", tool="daily", aggregate="argmax", sessions=20)
-    day_of_high = ValueRef(call="c1", select=bars.extract.select, field="close", aggregate="argmax")
-
     def on_that_day(field):
-        c2 = Call(id="c2", tool="daily_basic", args={"ts_code": "605144.SH"}, refs={"trade_date": day_of_high})
-        extract = Extractor(call="c2", select=Selection(mode="latest", key="trade_date"), field=field,
-                            format=Format(kind="number", decimals=2, unit="CNY"))
-        return Program(calls=[bars.calls[0], c2], extract=extract)
+        return on_the_day_it_closed_highest("605144.SH", "daily", "daily_basic", field)
 
     assert program_reason(on_that_day("close")) == "semantic_extreme_read_back"
     assert program_reason(on_that_day("turnover_rate")) is None
@@ -135,14 +135,10 @@ def test_a_minute_bar_series_is_read_only_at_a_named_minute():
     """hk_mins on the day hk_daily closed highest, read at its latest record, answered "its opening
     price" with the 16:00 bar's open (31.95 HKD where the session opened at 31.20): rejected. A
     minute question names its bar and stays."""
-    bars = bar_program("02974.HK", tool="hk_daily", aggregate="argmax", sessions=20)
-    day_of_high = ValueRef(call="c1", select=bars.extract.select, field="close", aggregate="argmax")
     minute_fmt = "%Y-%m-%d %H:%M:%S"
 
     def on_that_day(select):
-        c2 = Call(id="c2", tool="hk_mins", args={"ts_code": "02974.HK"}, refs={"trade_date": day_of_high})
-        extract = Extractor(call="c2", select=select, field="open", format=Format(kind="number", decimals=2, unit="HKD"))
-        return Program(calls=[bars.calls[0], c2], extract=extract)
+        return on_the_day_it_closed_highest("02974.HK", "hk_daily", "hk_mins", "open", select)
 
     last_minute = Selection(mode="latest", key="trade_time", key_fmt=minute_fmt)
     assert program_reason(on_that_day(last_minute)) == "semantic_minute_bar_read_as_the_session"
