@@ -323,3 +323,46 @@ def test_a_shareholders_row_is_read_in_the_latest_report_listing_it() -> None:
     found = candidates_from_page(parse_page("".join(tables)), "u", 0, reading, asked)
     # Two older reports agree on 12.34 million: the latest report's row wins all the same.
     assert choose(found, reading)[0] == "16.27"
+
+
+def test_across_a_long_reports_pages_the_label_naming_the_whole_quantity() -> None:
+    # An obscure entity's long report prints each statement on a page of its own: the balance
+    # sheet's "Cash & cash equivalents" (page 7) and the cash flow's net increase (page 8) are both
+    # named by the question's words, each alone on its page; the more specific one is the answer.
+    asked = served_question("What was the net increase in cash and cash equivalents of X (03281.HK) for the most "
+                            "recently reported period (year to date), in HKD to 2 decimals?",
+                            entity="03281.HK", asset_class="hk_equity")
+    reading = read_question(asked)
+    header = ["Item", "Value", "Unit"]
+    found = [c for n, label, value in ((7, "Cash & cash equivalents", "6986499.0"),
+                                      (8, "Net increase in cash & cash equivalents", "373481.0"))
+             for c in candidates_from_page(parse_page(_table(header, [[label, value, "HKD"]])), f"p{n}", n,
+                                           reading, asked)]
+    assert len(found) == 2
+    assert choose(found, reading)[0] == "373481.00"
+    # In Chinese: 固定资产 (the balance sheet's fixed assets) is a word of the capital expenditure's
+    # name, 购建固定资产、无形资产和其他长期资产支付的现金.
+    capex = served_question("What was the capital expenditure of X (000693.SZ) for the most recently reported period "
+                            "(year to date), in millions of CNY to 2 decimals?", entity="000693.SZ",
+                            question_zh="X（000693.SZ）最近一期已披露财报（年初至报告期末）的购建固定资产、无形资产和其他长期"
+                                        "资产支付的现金是多少百万元？保留2位小数。")
+    reading = read_question(capex)
+    found = [c for n, label, value in ((8, "固定资产", "311782332.0"),
+                                      (9, "购建固定资产、无形资产和其他长期资产支付的现金", "27299539.0"))
+             for c in candidates_from_page(parse_page(_items([(label, value, "元")])), f"p{n}", n, reading, capex)]
+    assert len(found) == 2
+    assert choose(found, reading)[0] == "27.30"
+
+
+def test_an_announcements_figure_is_looked_for_in_the_announcement_not_the_statements() -> None:
+    from livesearch_pipeline.evaluation.agents.navigator import data_sets_for
+
+    flash = served_question("What was the operating revenue of X (688855.SH) in the most recent announcement, in "
+                            "billions of CNY to 2 decimals?", entity="688855.SH")
+    sets = data_sets_for(read_question(flash), flash)
+    assert "express" in sets and "income" in sets
+    assert sets.index("express") < sets.index("income")
+    statement = served_question("What was the operating revenue of X (688855.SH) for the most recently reported "
+                                "period (year to date), in billions of CNY to 2 decimals?", entity="688855.SH")
+    sets = data_sets_for(read_question(statement), statement)
+    assert sets.index("income") < sets.index("express")

@@ -182,8 +182,12 @@ def data_sets_for(reading: Reading, question: ServedQuestion) -> list[str]:
             exact.append(tool)
         elif noun_en and matches(noun_en) or noun_zh and matches(noun_zh):
             partial.append((len(noun_en), tool))
-    ordered = exact + [tool for _, tool in sorted(partial, key=lambda item: -item[0])]
-    return list(dict.fromkeys(ordered))
+    ordered = list(dict.fromkeys(exact + [tool for _, tool in sorted(partial, key=lambda item: -item[0])]))
+    if " in the most recent announcement" in question.question:
+        # An announcement's figure (an earnings flash's, a forecast's) is its own data set's, not
+        # a periodic statement's of the same name: the statements go last.
+        ordered = [t for t in ordered if t not in _REPORT_TOOLS] + [t for t in ordered if t in _REPORT_TOOLS]
+    return ordered
 
 
 def _exchange_order(urls: Sequence[str]) -> list[str]:

@@ -548,10 +548,24 @@ def choose(candidates: Sequence[Candidate], reading: Reading) -> tuple[str, Cand
     if not usable:
         return None
     freshest = max(c.as_of for _, c in usable)
-    fresh = [(answer, c) for answer, c in usable if c.as_of == freshest]
+    fresh = _most_specific([(answer, c) for answer, c in usable if c.as_of == freshest])
     votes = Counter(answer for answer, _ in fresh)
     top = max(votes.values())
     return min(((a, c) for a, c in fresh if votes[a] == top), key=lambda item: item[1].rank)
+
+
+def _most_specific(found: list[tuple[str, Candidate]]) -> list[tuple[str, Candidate]]:
+    """Of candidates whose labels all name the quantity asked, those whose label is not part of
+    another's: "Net increase in cash & cash equivalents" over the balance sheet's "Cash & cash
+    equivalents", 购建固定资产、无形资产和其他长期资产支付的现金 over 固定资产 (both are words of the
+    question; the longer names it, the shorter only a part of it)."""
+    def canonical(label: str) -> str:
+        bare = UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
+        return canonical_label(bare)
+
+    labels = {canonical(c.label) for _, c in found}
+    return [(answer, c) for answer, c in found
+            if not any(other != (mine := canonical(c.label)) and mine in other for other in labels)]
 
 
 async def fetch_text(http: httpx.AsyncClient, url: str, *, timeout: float) -> str:
