@@ -162,8 +162,26 @@ class _NoResults:
         return SimpleNamespace(content=json.dumps({"results": []}), trace={"query": arguments["query"]})
 
 
-def _agent(pages: dict[str, str], budget: int | None = None) -> tuple[NavigatorAgent, list[str]]:
+def _with_hubs(pages: dict[str, str]) -> dict[str, str]:
+    """`pages` with the hubs the web links them from, as the web has them: each entity's company
+    page linking its exchange pages, each exchange's list linking its bulletin archives (the
+    navigator opens no page it has not seen in a result or a link)."""
+    out = dict(pages)
+    hubs: dict[str, list[str]] = {}
+    for path in pages:
+        parts = path.split("/")
+        if path.startswith("/exchange/bulletin/") and path.endswith("/index.html") and len(parts) == 6:
+            hubs.setdefault(f"/exchange/bulletin/{parts[3]}/index.html", []).append(path)
+        elif path.startswith("/exchange/") and len(parts) >= 4 and parts[2] not in ("bulletin", "company"):
+            hubs.setdefault(f"/exchange/company/{parts[3].removesuffix('.html')}.html", []).append(path)
+    for hub, linked in hubs.items():
+        out.setdefault(hub, "".join(f'<a href="{p}">{p}</a>' for p in linked))
+    return out
+
+
+def _agent(pages: dict[str, str], budget: int | None = None, hubs: bool = True) -> tuple[NavigatorAgent, list[str]]:
     opened: list[str] = []
+    pages = _with_hubs(pages) if hubs else pages
 
     def handler(request: httpx.Request) -> httpx.Response:
         opened.append(request.url.path)
@@ -366,3 +384,46 @@ def test_an_announcements_figure_is_looked_for_in_the_announcement_not_the_state
                                 "period (year to date), in billions of CNY to 2 decimals?", entity="688855.SH")
     sets = data_sets_for(read_question(statement), statement)
     assert sets.index("income") < sets.index("express")
+
+
+class _Finds:
+    """A search engine whose every result list is the given URLs."""
+
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = urls
+
+    async def web_search(self, arguments: dict) -> SimpleNamespace:
+        results = [{"url": u, "title": u, "content": ""} for u in self.urls]
+        return SimpleNamespace(content=json.dumps({"results": results}), trace={"query": arguments["query"]})
+
+
+def test_the_navigator_opens_no_exchange_page_it_has_not_seen() -> None:
+    import pytest
+
+    from livesearch_pipeline.evaluation.agents.loop import ToolFailure
+
+    code = "000693.SZ"
+    data = f"/exchange/daily/{code}.html"
+    pages = {data: _items([("交易日期", "20261201", ""), ("收市价", "5.25", "CNY")])}
+    asked = served_question(f"What was the closing price of X ({code}) on the most recent trading day, in CNY to 2 "
+                            "decimals?", entity=code)
+
+    def state() -> _Question:
+        return _Question(asked, read_question(asked), None)
+
+    # Linked from nowhere and in no search result: never opened (its URL is not guessed).
+    agent, opened = _agent(pages, hubs=False)
+    with pytest.raises(ToolFailure):
+        asyncio.run(agent._read(state(), f"http://web{data}"))
+    assert data not in opened and opened == [f"/exchange/company/{code}.html"]
+    # Reached from the company page: two reads, the walk the evidence map's effort counts.
+    agent, opened = _agent(pages)
+    walked = state()
+    asyncio.run(agent._read(walked, f"http://web{data}"))
+    assert opened == [f"/exchange/company/{code}.html", data] and walked.reads == 2
+    # Found by a search: one read.
+    agent, opened = _agent(pages)
+    agent.tools = _Finds([f"http://web{data}"])  # type: ignore[assignment]
+    searched = state()
+    asyncio.run(agent._read(searched, f"http://web{data}"))
+    assert opened == [data] and searched.reads == 1

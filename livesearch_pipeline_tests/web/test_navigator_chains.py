@@ -306,14 +306,21 @@ def test_a_chain_fails_at_too_small_a_budget_and_succeeds_with_enough(case) -> N
         short = _answer(directory, served, reads - 1)
         assert short.answer is None and f"budget of {reads - 1}" in short.trace[-1]["reason"]
         assert sum(1 for t in short.trace if t.get("tool") == "fetch_page") == reads - 1
-    # The industry chain reads the portfolio (an obscure fund's: no holdings page, so its company
-    # page and its newest report, walked to the holdings), then the holding's profile, the index's
-    # members and quotes.
+    # The industry chain reads the portfolio (an obscure fund's: no holdings page, which its company
+    # page does not link and no search finds, so its newest report from the company page, walked to
+    # the holdings), then the holding's profile, the index's members and quotes.
     trace = _answer(directory, built.served("fund_industry"), None).trace
     fetched = [t["url"] for t in trace if t.get("tool") == "fetch_page"]
     kinds = [u.split("/exchange/")[1].split("/")[0] for u in fetched]
-    assert kinds[:3] == ["fund_portfolio", "company", "reports"]
+    assert kinds[:2] == ["company", "reports"] and len(fetched) == len(set(fetched))
     profile = kinds.index("stock_basic")
-    assert set(kinds[2:profile]) == {"reports"}
-    assert kinds[profile:profile + 3] == ["stock_basic", "index_member", "index_daily"]
-    assert f"/exchange/index_member/{built.index}.html" in fetched[profile + 1]
+    # The holding's profile page, when no search finds it, through the holding's company page.
+    walk = kinds[1:profile - 1] if kinds[profile - 1] == "company" else kinds[1:profile]
+    assert set(walk) == {"reports"}, fetched
+    assert fetched[profile - 1].endswith(f"/company/{built.holding}.html") or kinds[profile - 1] == "reports"
+    # Then the industry index's members and its quotes (each, when no search finds it, through the
+    # index's company page, read once).
+    rest = [k for k in kinds[profile:] if k != "company"]
+    assert rest[:3] == ["stock_basic", "index_member", "index_daily"], fetched
+    assert any(f"/exchange/index_member/{built.index}.html" in url for url in fetched)
+    assert len(fetched) == len(set(fetched)), "no page is read twice for one question"

@@ -84,6 +84,9 @@ _REPORT = re.compile(r"^/exchange/reports/[^/]+/(\d{8})\.html$")
 # The quote data sets: read first among an entity's exchange pages.
 _QUOTES = ("daily", "hk_daily", "us_daily", "index_daily", "fund_nav", "fund_daily")
 _SPAN = re.compile(r"^(\d+)")
+# Exchange pages an analyst finds without a link: an entity's company page (search its code) and an
+# exchange's list of its bulletin archives (search the exchange's bulletins); both are indexed.
+_FINDABLE = re.compile(r"^/exchange/(company/[^/]+|bulletin/[^/]+/index)\.html$")
 
 
 # The trading calendar of each asset class's market (a snapshot's session is counted on it).
@@ -265,9 +268,22 @@ class NavigatorAgent:
         if result is None:
             result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
         state.trace.append({"tool": "web_search", **result.trace})
-        return json.loads(result.content)["results"][:limit]
+        results = json.loads(result.content)["results"][:limit]
+        state.seen.update(urlsplit(str(r["url"])).path for r in results)
+        return results
 
     async def _read(self, state: _Question, url: str) -> ParsedPage:
+        """The page at `url`, one read of the budget (none when this question read it already). An exchange page it has not seen (in a search
+        result or a link of a page it read) is first looked for as an analyst would (`_find`); one
+        it still has not seen is not opened (ToolFailure): URLs are never guessed, so its reads
+        are the walk the evidence map's effort counts."""
+        if url in state.opened:
+            return self._pages[url]  # read before for this question: still in front of the reader
+        path = urlsplit(url).path
+        if path.startswith("/exchange/") and path not in state.seen and not _FINDABLE.match(path):
+            await self._find(state, path)
+            if path not in state.seen:
+                raise ToolFailure(f"{url}: in no search result and linked from no page read")
         if state.budget is not None and state.reads >= state.budget:
             raise BudgetExhausted(url)
         state.reads += 1
@@ -276,7 +292,36 @@ class NavigatorAgent:
         if page is None:
             text = await fetch_text(self.http, url, timeout=HTTP_TIMEOUT_S)
             page = self._pages.setdefault(url, parse_page(text))
+        state.opened.add(url)
+        state.seen.update(urlsplit(href).path for href, _ in page.links)
         return page
+
+    async def _find(self, state: _Question, path: str) -> None:
+        """Look for an exchange page not seen yet, as an analyst does: search its code and the data
+        set's title (free); else open the entity's company page, which links all its pages (for a
+        month of its history, then its quote page, which links the months); a bulletin or its
+        archive through the exchange's list of archives, then the archive. Reads count."""
+        parts = path.split("/")
+        if len(parts) < 4:
+            return
+        if parts[2] == "bulletin":
+            if len(parts) < 6:
+                return
+            archive = f"/exchange/bulletin/{parts[3]}/{parts[4]}/index.html"
+            if archive not in state.seen:
+                await self._read(state, self._url(f"/exchange/bulletin/{parts[3]}/index.html"))
+            if path != archive and archive in state.seen and path not in state.seen:
+                await self._read(state, self._url(archive))
+            return
+        tool, code = parts[2], parts[3].removesuffix(".html")
+        for title in TITLES.get(tool, ()) if len(parts) == 4 else ():
+            await self._search(state, f"{code} {title}")
+            if path in state.seen:
+                return
+        await self._read(state, self._url(f"/exchange/company/{code}.html"))
+        if path not in state.seen and len(parts) > 4 and tool not in ("reports", "company", "filings"):
+            with contextlib.suppress(ToolFailure):
+                await self._read(state, self._url(f"/exchange/{tool}/{code}.html"))
 
     def _url(self, path: str) -> str:
         return urljoin(self.base_url.rstrip("/") + "/", path.lstrip("/"))

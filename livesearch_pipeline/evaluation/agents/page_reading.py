@@ -32,6 +32,11 @@ class _Question:
     budget: int | None
     trace: list[dict[str, Any]] = field(default_factory=list)
     reads: int = 0
+    # The site paths it has seen: in its search results and in the links of the pages it read
+    # (the navigator opens an exchange page only when it has seen it: NavigatorAgent._read).
+    seen: set[str] = field(default_factory=set)
+    # The URLs it has read: a page open once is not read (nor counted) again for this question.
+    opened: set[str] = field(default_factory=set)
 
 
 # The first hop's ranking column: a holding's market value, a constituent's weight.
