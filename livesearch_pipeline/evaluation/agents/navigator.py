@@ -34,6 +34,9 @@ to the decimals asked.
 
 Each page it opens counts against `read_budget` (searches do not; None: no limit); when the
 budget runs out before it has every row it needs, it gives no answer (recorded in its trace).
+It never guesses a URL: an exchange page is opened only once seen in a search result or a link of
+a page read for the question, and one not seen is looked for first (`NavigatorAgent._find`), so
+its reads are the walk the evidence map's effort counts.
 Exchange pages are preferred over portals (no lag, no third-party figures); among portals it
 chooses as search-read does. Pages read once are kept for the run (the web of D does not change),
 but count against each question's budget that opens them.
