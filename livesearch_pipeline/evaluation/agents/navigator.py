@@ -276,10 +276,11 @@ class NavigatorAgent:
         return results
 
     async def _read(self, state: _Question, url: str) -> ParsedPage:
-        """The page at `url`, one read of the budget (none when this question read it already). An exchange page it has not seen (in a search
-        result or a link of a page it read) is first looked for as an analyst would (`_find`); one
-        it still has not seen is not opened (ToolFailure): URLs are never guessed, so its reads
-        are the walk the evidence map's effort counts."""
+        """The page at `url`, one read of the budget (none when this question read it already).
+        An exchange page it has not seen (in a search result or a link of a page it read) is first
+        looked for as an analyst would (`_find`); one it still has not seen is not opened
+        (ToolFailure): URLs are never guessed, so its reads are the walk the evidence map's
+        effort counts."""
         if url in state.opened:
             return self._pages[url]  # read before for this question: still in front of the reader
         path = urlsplit(url).path
