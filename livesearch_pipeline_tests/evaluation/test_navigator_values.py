@@ -343,6 +343,11 @@ def test_a_shareholders_row_is_read_in_the_latest_report_listing_it() -> None:
     assert choose(found, reading)[0] == "16.27"
 
 
+def _across_pages(pages: list[tuple[int, str]], reading: Reading, asked) -> list:
+    """The candidates of several pages (numbered, as a long report's), each page read on its own."""
+    return [c for n, html in pages for c in candidates_from_page(parse_page(html), f"p{n}", n, reading, asked)]
+
+
 def test_across_a_long_reports_pages_the_label_naming_the_whole_quantity() -> None:
     # An obscure entity's long report prints each statement on a page of its own: the balance
     # sheet's "Cash & cash equivalents" (page 7) and the cash flow's net increase (page 8) are both
@@ -352,10 +357,9 @@ def test_across_a_long_reports_pages_the_label_naming_the_whole_quantity() -> No
                             entity="03281.HK", asset_class="hk_equity")
     reading = read_question(asked)
     header = ["Item", "Value", "Unit"]
-    found = [c for n, label, value in ((7, "Cash & cash equivalents", "6986499.0"),
-                                      (8, "Net increase in cash & cash equivalents", "373481.0"))
-             for c in candidates_from_page(parse_page(_table(header, [[label, value, "HKD"]])), f"p{n}", n,
-                                           reading, asked)]
+    found = _across_pages([(7, _table(header, [["Cash & cash equivalents", "6986499.0", "HKD"]])),
+                           (8, _table(header, [["Net increase in cash & cash equivalents", "373481.0", "HKD"]]))],
+                          reading, asked)
     assert len(found) == 2
     assert choose(found, reading)[0] == "373481.00"
     # In Chinese: 固定资产 (the balance sheet's fixed assets) is a word of the capital expenditure's
@@ -365,9 +369,9 @@ def test_across_a_long_reports_pages_the_label_naming_the_whole_quantity() -> No
                             question_zh="X（000693.SZ）最近一期已披露财报（年初至报告期末）的购建固定资产、无形资产和其他长期"
                                         "资产支付的现金是多少百万元？保留2位小数。")
     reading = read_question(capex)
-    found = [c for n, label, value in ((8, "固定资产", "311782332.0"),
-                                      (9, "购建固定资产、无形资产和其他长期资产支付的现金", "27299539.0"))
-             for c in candidates_from_page(parse_page(_items([(label, value, "元")])), f"p{n}", n, reading, capex)]
+    found = _across_pages([(8, _items([("固定资产", "311782332.0", "元")])),
+                           (9, _items([("购建固定资产、无形资产和其他长期资产支付的现金", "27299539.0", "元")]))],
+                          reading, capex)
     assert len(found) == 2
     assert choose(found, reading)[0] == "27.30"
 

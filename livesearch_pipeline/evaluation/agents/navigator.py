@@ -87,6 +87,8 @@ _REPORT = re.compile(r"^/exchange/reports/[^/]+/(\d{8})\.html$")
 # The quote data sets: read first among an entity's exchange pages.
 _QUOTES = ("daily", "hk_daily", "us_daily", "index_daily", "fund_nav", "fund_daily")
 _SPAN = re.compile(r"^(\d+)")
+# How a question dates a figure an announcement gives (an earnings flash's, a forecast's).
+_ANNOUNCEMENT = " in the most recent announcement"
 # Exchange pages an analyst finds without a link: an entity's company page (search its code) and an
 # exchange's list of its bulletin archives (search the exchange's bulletins); both are indexed.
 _FINDABLE = re.compile(r"^/exchange/(company/[^/]+|bulletin/[^/]+/index)\.html$")
@@ -189,7 +191,7 @@ def data_sets_for(reading: Reading, question: ServedQuestion) -> list[str]:
         elif noun_en and matches(noun_en) or noun_zh and matches(noun_zh):
             partial.append((len(noun_en), tool))
     ordered = list(dict.fromkeys(exact + [tool for _, tool in sorted(partial, key=lambda item: -item[0])]))
-    if " in the most recent announcement" in question.question:
+    if _ANNOUNCEMENT in question.question:
         # An announcement's figure (an earnings flash's, a forecast's) is its own data set's, not
         # a periodic statement's of the same name: the statements go last.
         ordered = [t for t in ordered if t not in _REPORT_TOOLS] + [t for t in ordered if t in _REPORT_TOOLS]
@@ -551,21 +553,21 @@ class NavigatorAgent:
         tried: set[str] = set()
         # The exchange's pages first: those of the data sets printing the quantity, then the ones
         # in the results, then the company page's.
+        data_sets = data_sets_for(reading, question)
         known = [] if not code else [
-            self._url(f"/exchange/{tool}/{code}.html") for tool in data_sets_for(reading, question)
+            self._url(f"/exchange/{tool}/{code}.html") for tool in data_sets
             if tool not in _REPORT_TOOLS][:3]
         reports = [u for u in exchange if _REPORT.match(urlsplit(u).path)]
         # A figure "in the most recent announcement" is an earnings flash's or forecast's, not a
         # periodic report's: the report pages come first only otherwise.
-        if (code and any(tool in _REPORT_TOOLS for tool in data_sets_for(reading, question)[:2])
-                and " in the most recent announcement" not in question.question):
+        if code and any(tool in _REPORT_TOOLS for tool in data_sets[:2]) and _ANNOUNCEMENT not in question.question:
             known = reports[:1] + known
         queue = list(dict.fromkeys(known + exchange))
         # A statement's (or a fund's holdings') figure: an obscure entity's report is walked page by
         # page when the quantity is first of all a statement's (an announcement's figure, a
         # preliminary result or a forecast, is read from its own page instead).
         walks_reports = bool(code) and any(tool in _REPORT_TOOLS or tool in _DOCUMENT_TOOLS
-                                           for tool in data_sets_for(reading, question)[:1])
+                                           for tool in data_sets[:1])
         hub_page: ParsedPage | None = None
         if walks_reports and not reports:
             # No report in the results (a long report's cover prints no statement): its newest

@@ -306,8 +306,7 @@ def label_matcher(reading: Reading, question: ServedQuestion) -> Callable[[str],
                 if question.question_zh and reading.quantity_zh else None)
 
     def matches(label: str) -> bool:
-        bare = UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
-        for candidate in {label, bare}:
+        for candidate in {label, _without_unit(label)}:
             if len(candidate) < 2:
                 continue
             english = canonical_label(candidate, "en")
@@ -320,6 +319,11 @@ def label_matcher(reading: Reading, question: ServedQuestion) -> Callable[[str],
         return False
 
     return matches
+
+
+def _without_unit(label: str) -> str:
+    """A label without the unit in parentheses it may end with ("Close (CNY)" → "Close")."""
+    return UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
 
 
 def _asked(text: str, mark: str) -> str:
@@ -559,13 +563,9 @@ def _most_specific(found: list[tuple[str, Candidate]]) -> list[tuple[str, Candid
     another's: "Net increase in cash & cash equivalents" over the balance sheet's "Cash & cash
     equivalents", 购建固定资产、无形资产和其他长期资产支付的现金 over 固定资产 (both are words of the
     question; the longer names it, the shorter only a part of it)."""
-    def canonical(label: str) -> str:
-        bare = UNIT_SUFFIX.sub("", label) if label.endswith(")") and not label.endswith("))") else label
-        return canonical_label(bare)
-
-    labels = {canonical(c.label) for _, c in found}
-    return [(answer, c) for answer, c in found
-            if not any(other != (mine := canonical(c.label)) and mine in other for other in labels)]
+    named = [canonical_label(_without_unit(c.label)) for _, c in found]
+    labels = set(named)
+    return [item for item, mine in zip(found, named) if not any(other != mine and mine in other for other in labels)]
 
 
 async def fetch_text(http: httpx.AsyncClient, url: str, *, timeout: float) -> str:
