@@ -63,7 +63,9 @@ Style (follow the examples):
   an acronym (TTM, CPI), "(year to date)" for a statement flow, or a defining formula. A balance
   (a stock at the period end, e.g. book value per share) never says "year to date".
 - A change or return over a window states its convention: "from the trading day k sessions before
-  the most recent one to the most recent trading day", k being `window_span_sessions`.
+  the most recent one to the most recent trading day", k being `window_span_sessions`; one
+  session's record k sessions back is "on the trading day k sessions before the most recent one"
+  (never "the price change of X 5 trading days before", which reads as a change over five).
 - When the lexicon entry has `define_en` / `define_zh` (a derived indicator such as MACD, KDJ,
   RSI, Bollinger bands), end the question with that sentence verbatim (and the Chinese one in
   `question_zh`): the answer depends on which definition is meant.

@@ -355,7 +355,10 @@ def _question_en(c: Candidate, lexicon: Lexicon) -> str:
         return f"What {be} the {noun}{of}{series} {when}{unit}?"
     if kind == "snapshot":
         bar = f" latest completed {p.freq}'s" if p.freq else ""
-        return f"What {be} the{bar} {noun}{of}{series} {rest} trading days before the most recent one{unit}?"
+        # "on the trading day k sessions before": the record of that one session ("the price change
+        # of X 5 trading days before" would read as a change over five sessions).
+        return (f"What {be} the{bar} {noun}{of}{series} on the trading day {rest} sessions before the most "
+                f"recent one{unit}?")
     if kind == "minute":
         _, _, at = rest.partition(":")
         return (f"What {be} the {noun}{of}{series} in the one-minute bar ending at {at} on the trading day "

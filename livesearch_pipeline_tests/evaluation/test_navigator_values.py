@@ -431,3 +431,15 @@ def test_the_navigator_opens_no_exchange_page_it_has_not_seen() -> None:
     searched = state()
     asyncio.run(agent._read(searched, f"http://web{data}"))
     assert opened == [data] and searched.reads == 1
+
+
+def test_a_snapshot_is_read_as_one_sessions_record_k_sessions_back() -> None:
+    # The verbalizer asks one session's record "on the trading day k sessions before the most recent
+    # one" (construction/verbalize.py); the noun stops before it, for an entity and for a series.
+    price = served_question("What was the price change of X (03602.HK) on the trading day 5 sessions before the most "
+                            "recent one, in HKD to 2 decimals?", entity="03602.HK", asset_class="hk_equity")
+    rate = served_question("What was the 3-month HIBOR rate on the trading day 5 sessions before the most recent one, "
+                           "in percent to 2 decimals?", entity="hibor", asset_class="rates_fx", question_zh=None)
+    for asked, noun in ((price, "price change"), (rate, "3-month HIBOR rate")):
+        reading = read_question(asked)
+        assert (reading.kind, reading.sessions, reading.quantity_en) == ("snapshot", 5, noun)

@@ -506,7 +506,7 @@ async def _top_close_day(agent: NavigatorAgent, chain: _Chain, parts: dict[str, 
         # The figure is on the quote rows already read.
         return _format(top if not own else best[own], answer, 2 if decimals is None else decimals)
     subj = parts["subj"]
-    when = "on the most recent trading day" if back == 0 else f"{back} trading days before the most recent one"
+    when = "on the most recent trading day" if back == 0 else f"on the trading day {back} sessions before the most recent one"
     # The exchange prints its labels in Chinese for the Chinese market: the noun's Chinese name.
     noun_zh = next((zh for _, _, zh in fields if zh), None)
     code = question.entity

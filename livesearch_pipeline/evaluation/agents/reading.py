@@ -46,7 +46,8 @@ _UNIT_TAIL = re.compile(r", (?:in (?P<unit>.+?) to (?P<places>\d+) decimals?|to 
                         r"as a whole number(?: of (?:100-share )?(?P<whole>.+?))?)\?(?: [^?]+\.)?$")  # a definition may follow
 # Where the quantity's noun ends in the question (whichever comes first).
 _NOUN_ENDS = re.compile(r" of | over (?:the )?| on the most recent| for the | at the end of| in the most recent| on the "
-                        r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before| change over| change from| in the one-minute")
+                        r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before| on the trading day \d+ sessions before"
+                        r"| change over| change from| in the one-minute")
 _ZH_AGGREGATE = re.compile(r"(?:最近\d+个交易日（含最近一个交易日）(?:的[周月]线)?|至最近一个交易日，)(.+?)的(?:平均值|最高值|最低值|合计|首日值|末日值|"
                            r"样本标准差|变化|涨跌幅)")
 
@@ -76,8 +77,8 @@ class UnreadableQuestion(ValueError):
 
 def read_question(question: ServedQuestion) -> Reading:
     """What the question asks, read from the English text the template verbalizer writes (entity,
-    quantity, relative time, one unit): e.g. "What was the closing price of X (600123.SH) 5 trading
-    days before the most recent one, in CNY to 2 decimals?"."""
+    quantity, relative time, one unit): e.g. "What was the closing price of X (600123.SH) on the trading
+    day 5 sessions before the most recent one, in CNY to 2 decimals?"."""
     text = question.question
     answer, unit, decimals = _precision(text)
     tail = _UNIT_TAIL.search(text)
@@ -112,7 +113,8 @@ def read_question(question: ServedQuestion) -> Reading:
         else:
             raise UnreadableQuestion("an aggregate this baseline does not recognise")
         quantity = _noun(rest, code)
-    elif (found := re.search(r" (\d+) trading days before the most recent one", body)):
+    elif (found := re.search(r" (?:on the trading day )?(\d+) (?:trading days|sessions) before the most recent one",
+                             body)):
         kind, sessions = "snapshot", int(found.group(1))
     elif re.match(r"What (?:is|are) the ", body):
         kind = "static"
