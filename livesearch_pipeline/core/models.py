@@ -571,6 +571,23 @@ class ServedQuestion(StrictModel):
 AnswerLanguage = Literal["en", "zh"]
 
 
+class ReadBudget(StrictModel):
+    """What a web agent may spend on one question, declared with its run: the distinct pages it may
+    open (`max_reads`) and the searches it may run (`max_searches`); None: no limit. The harness
+    that hands out the pages refuses a search or a read beyond it and records the refusal."""
+
+    max_reads: int | None = Field(default=None, ge=1)
+    max_searches: int | None = Field(default=None, ge=1)
+
+    def describe(self) -> str:
+        """`6 reads, 6 searches`, `20 reads, unlimited searches`, `unlimited`."""
+        if self.max_reads is None and self.max_searches is None:
+            return "unlimited"
+        reads = "unlimited reads" if self.max_reads is None else f"{self.max_reads} reads"
+        searches = "unlimited searches" if self.max_searches is None else f"{self.max_searches} searches"
+        return f"{reads}, {searches}"
+
+
 class Usage(StrictModel):
     """What answering cost: model calls' tokens, tool calls, money and time.
 
@@ -585,6 +602,11 @@ class Usage(StrictModel):
     output_tokens: int = Field(default=0, ge=0)
     cost_usd: float | None = Field(default=None, ge=0)
     wall_s: float = Field(default=0.0, ge=0)
+    # A web agent's searches run and distinct pages opened for the question, and the searches or
+    # reads its harness refused beyond the declared budget (`ReadBudget`).
+    searches: int = Field(default=0, ge=0)
+    page_reads: int = Field(default=0, ge=0)
+    budget_refusals: int = Field(default=0, ge=0)
 
 
 class Prediction(StrictModel):
@@ -641,6 +663,8 @@ class PredictionRunMeta(StrictModel):
     lang: Literal["en", "zh", "both"] | None = None
     # The harness that produced the run, when not `livesearch agent run` (e.g. "inspect_ai 0.3.285").
     harness: str | None = None
+    # A web agent's declared budget per question (None: not a web agent, or none declared).
+    budget: ReadBudget | None = None
 
 
 class Verdict(StrictModel):

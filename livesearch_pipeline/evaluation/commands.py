@@ -268,7 +268,7 @@ def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
         "register", help="add an agent to the daily evaluation (a partition of the Dagster `agent` dimension)",
         description="Writes the agent to $LIVESEARCH_DATA_DIR/agents.json and adds NAME to the `agents` "
         "partitions of the Dagster instance under $DAGSTER_HOME, so `agent_runs` can be launched for "
-        "(D, NAME) from the UI. The baselines oracle, stale, search-read and navigator-6 are always registered.",
+        "(D, NAME) from the UI. The baselines oracle, stale, search-read, navigator-6 and navigator-20 are always registered.",
     )
     register.add_argument("name", help="partition key: lower-case letters, digits, '.', '_', '-'")
     register.add_argument("--kind", required=True, choices=kinds)
@@ -285,7 +285,10 @@ def _register_agent_registry(actions: argparse._SubParsersAction) -> None:
     register.add_argument("--max-tokens", type=int, default=None)
     register.add_argument("--time-limit", type=float, default=None, help="seconds per question")
     register.add_argument("--read-budget", type=int, default=None,
-                          help="navigator: page reads per question (default: no limit; the built-in navigator-6 has 6)")
+                          help="navigator, web: distinct pages read per question, refused beyond (default: no limit; "
+                               "the built-in navigator-6 and navigator-20 have 6 and 20)")
+    register.add_argument("--search-budget", type=int, default=None,
+                          help="navigator, web: searches per question, refused beyond (default: no limit)")
     register.set_defaults(func=_agent_register)
     listing = actions.add_parser("list", help="the registered agents (baselines included)")
     listing.set_defaults(func=_agent_list)
@@ -304,7 +307,7 @@ def _agent_register(args: argparse.Namespace) -> int:
         spec = AgentSpec(name=args.name, kind=args.kind, model=args.model, api_base=args.api_base,
                          api_key_env=args.api_key_env, searxng_url=args.searxng_url, services=services, concurrency=args.concurrency,
                          max_steps=args.max_steps, max_tokens=args.max_tokens, time_limit_s=args.time_limit,
-                         read_budget=args.read_budget)
+                         read_budget=args.read_budget, search_budget=args.search_budget)
     except ValidationError as exc:
         return _fail("agent register", f"invalid agent {args.name!r}: {exc}")
     if spec.kind == "web" and not spec.searxng_url:

@@ -35,10 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, TrajectoryLine, Usage
+from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ReadBudget, TrajectoryLine, Usage
 from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.evaluation.agents.base import META_FILE, PREDICTIONS_FILE, TRAJECTORIES_FILE
+from livesearch_pipeline.evaluation.agents.budget import LEDGER_STORE_KEY
 from livesearch_pipeline.evaluation.agents.loop import extract_final_answer
 from livesearch_pipeline.evaluation.errors import EvaluationError
 from livesearch_pipeline.evaluation.evaluator import evaluate
@@ -88,6 +89,8 @@ def _usage(sample: Any, model: str) -> Usage:
         cost: float | None = float(sum(costs))
     else:
         cost = token_cost_usd(model, input_tokens, output_tokens) if sample.model_usage else None
+    ledger = (sample.store or {}).get(LEDGER_STORE_KEY) or {}
+    counts = {key: _count(ledger.get(key), key) for key in ("searches", "page_reads", "budget_refusals")}
     return Usage(
         model_calls=sum(1 for m in sample.messages if isinstance(m, ChatMessageAssistant)),
         tool_calls=sum(1 for m in sample.messages if isinstance(m, ChatMessageTool)),
@@ -95,7 +98,28 @@ def _usage(sample: Any, model: str) -> Usage:
         output_tokens=output_tokens,
         cost_usd=cost,
         wall_s=round(float(sample.total_time or 0.0), 3),
+        **counts,
     )
+
+
+def _count(value: object, key: str) -> int:
+    """A count the sample's ledger recorded (absent: 0)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InspectImportError(f"the sample store's {LEDGER_STORE_KEY}.{key} is {value!r}, not a count")
+    return value
+
+
+def _budget(metadata: dict[str, Any], log_path: Path) -> ReadBudget | None:
+    """The web budget the task declared (`-T max_reads`, `-T max_searches`), or None."""
+    declared = metadata.get("budget")
+    if declared is None:
+        return None
+    try:
+        return ReadBudget.model_validate(declared)
+    except ValueError as exc:
+        raise InspectImportError(f"{log_path}: the task metadata's budget {declared!r} is not a read budget") from exc
 
 
 def _tool_calls(sample: Any) -> list[dict[str, object]]:
@@ -295,6 +319,7 @@ def _write_run(target: Path, records: list[tuple[Prediction, TrajectoryLine]], *
         finished_at=_to_datetime(log.stats.completed_at),
         lang="zh" if zh else lang_option if lang_option != "both" else "en",  # type: ignore[arg-type]
         harness=harness,
+        budget=_budget(log.eval.metadata or {}, log_path),
     )
     predictions_path = target / PREDICTIONS_FILE
     # The evaluation is computed before anything is written: a log it refuses leaves no files.

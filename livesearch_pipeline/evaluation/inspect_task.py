@@ -20,6 +20,11 @@ Task options (`-T name=value`):
 - `services` (plugin): comma-separated services whose data and search tools are offered;
   `tool_names`: an explicit comma-separated tool list (globs allowed). By default the plugin
   offers what the plugin agent offers (data, search and the provider's calendars).
+- `max_reads`, `max_searches` (web): the declared budget per question, distinct pages read and
+  searches run; a read or search beyond it is refused (the model sees the tool's error) and
+  counted in the sample's store (`livesearch_ledger`: searches, reads, refusals), which
+  `import-inspect` turns into the run's usage; the budget goes into the task's metadata and the
+  run's. Default: no limit.
 - `data_dir` (default $LIVESEARCH_DATA_DIR or ./data), `seed` (the market's seed), `judge`,
   `message_limit` (default 30).
 
@@ -47,7 +52,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import TaskState, generate, system_message, use_tools
 from inspect_ai.tool import Tool, ToolError, ToolSource, mcp_server_stdio, mcp_tools, tool
 
-from livesearch_pipeline.core.models import AnswerLanguage, GoldAnswer, Prediction, ServedQuestion
+from livesearch_pipeline.core.models import AnswerLanguage, GoldAnswer, Prediction, ReadBudget, ServedQuestion
 from livesearch_pipeline.evaluation.agents.closed_book import CLOSED_BOOK_SYSTEM_PROMPT
 from livesearch_pipeline.evaluation.agents.loop import extract_final_answer
 from livesearch_pipeline.evaluation.agents.plugin import PLUGIN_SYSTEM_PROMPT
@@ -243,7 +248,7 @@ def offline_web_url(directory: Path) -> str:
     return base_url(server)
 
 
-def web_tools(date: dt.date, root: Path) -> list[Tool]:
+def web_tools(date: dt.date, root: Path, budget: ReadBudget | None = None) -> list[Tool]:
     from livesearch_pipeline.web.build import corpus_directory
 
     directory = corpus_directory(root / "web", date)
@@ -251,7 +256,27 @@ def web_tools(date: dt.date, root: Path) -> list[Tool]:
         raise InspectTaskError(f"no offline web for {date}: {directory}/web.sqlite does not exist "
                                f"(build it with `livesearch build-web --date {date}`)")
     url = offline_web_url(directory)
-    return [web_search(url), fetch_page(url)]
+    budget = budget if budget is not None else ReadBudget()
+    return [web_search(url, budget.max_searches), fetch_page(url, budget.max_reads)]
+
+
+def _sample_ledger(budget: ReadBudget) -> Any:
+    """This sample's ledger (agents/budget.py), restored from the sample's store."""
+    from inspect_ai.util import store
+
+    from livesearch_pipeline.evaluation.agents.budget import LEDGER_STORE_KEY, Ledger
+
+    saved = store().get(LEDGER_STORE_KEY, {})
+    return Ledger(budget, trace=None, searches=int(saved.get("searches", 0)), reads=int(saved.get("page_reads", 0)),
+                  refusals=int(saved.get("budget_refusals", 0)), opened=set(saved.get("opened", [])))
+
+
+def _save_ledger(ledger: Any) -> None:
+    from inspect_ai.util import store
+
+    from livesearch_pipeline.evaluation.agents.budget import LEDGER_STORE_KEY
+
+    store().set(LEDGER_STORE_KEY, {**ledger.usage_counts(), "opened": sorted(ledger.opened)})
 
 
 def _web_tools_impl(searxng_url: str) -> Any:
@@ -262,22 +287,25 @@ def _web_tools_impl(searxng_url: str) -> Any:
     return WebTools(WebToolsConfig(searxng_url=searxng_url), httpx.AsyncClient())
 
 
-async def _call_web_tool(searxng_url: str, name: str, arguments: dict[str, Any]) -> str:
-    """One call of the web agent's own tool `name` (the same search and fetch code), its failures as
-    Inspect's ToolError, which the model sees as the tool's error."""
+async def _call_web_tool(searxng_url: str, name: str, arguments: dict[str, Any], budget: ReadBudget) -> str:
+    """One call of the web agent's own tool `name` (the same search and fetch code), charged to the
+    sample's budget (a search or read beyond it refused), its failures as Inspect's ToolError, which
+    the model sees as the tool's error."""
     from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 
     tools = _web_tools_impl(searxng_url)
+    ledger = _sample_ledger(budget)
     try:
-        return (await getattr(tools, name)(arguments)).content
+        return (await getattr(tools, name)(arguments, ledger)).content
     except ToolFailure as exc:
         raise ToolError(str(exc)) from exc
     finally:
+        _save_ledger(ledger)
         await tools.http.aclose()
 
 
 @tool
-def web_search(searxng_url: str) -> Tool:
+def web_search(searxng_url: str, max_searches: int | None = None) -> Tool:
     async def execute(query: str, page: int = 1) -> str:
         """Search the web. Returns result titles, URLs and snippets.
 
@@ -285,13 +313,14 @@ def web_search(searxng_url: str) -> Tool:
             query: the search query
             page: result page, default 1
         """
-        return await _call_web_tool(searxng_url, "web_search", {"query": query, "page": page})
+        return await _call_web_tool(searxng_url, "web_search", {"query": query, "page": page},
+                                    ReadBudget(max_searches=max_searches))
 
     return execute
 
 
 @tool
-def fetch_page(searxng_url: str) -> Tool:
+def fetch_page(searxng_url: str, max_reads: int | None = None) -> Tool:
     async def execute(url: str, start: int = 0) -> str:
         """Fetch a web page and return its text, 8000 characters at a time; pass `start` to read further.
 
@@ -299,7 +328,8 @@ def fetch_page(searxng_url: str) -> Tool:
             url: an http(s) URL
             start: character offset, default 0
         """
-        return await _call_web_tool(searxng_url, "fetch_page", {"url": url, "start": start})
+        return await _call_web_tool(searxng_url, "fetch_page", {"url": url, "start": start},
+                                    ReadBudget(max_reads=max_reads))
 
     return execute
 
@@ -387,6 +417,8 @@ def livesearch(
     seed: int | None = None,
     judge: str | None = None,
     message_limit: int = DEFAULT_MESSAGE_LIMIT,
+    max_reads: int | None = None,
+    max_searches: int | None = None,
 ) -> Task:
     """D's scoring set, answered with the data service (plugin), the offline web, or no tools."""
     if date is None:
@@ -397,13 +429,17 @@ def livesearch(
     if tools_option != "plugin" and (services or tool_names):
         raise InspectTaskError(f"-T services / -T tool_names choose data-service tools; -T tools={tools_option} "
                                "offers none")
+    budget = _budget(max_reads, max_searches)
+    if tools_option != "web" and budget != ReadBudget():
+        raise InspectTaskError(f"-T max_reads / -T max_searches budget a web agent's reads; -T tools={tools_option} "
+                               "reads no web")
     root = data_root(data_dir)
     day = load_day(root, day_date)
     seed_value = int(seed) if seed is not None else None
     if tools_option == "plugin":
         offered: list[Any] = plugin_tools(day_date, _names(services), _names(tool_names), seed_value, root)
     elif tools_option == "web":
-        offered = web_tools(day_date, root)
+        offered = web_tools(day_date, root, budget)
     else:
         offered = []
     solver = [system_message(system_prompt(tools_option, day_date))]
@@ -418,8 +454,26 @@ def livesearch(
         metadata={"livesearch_date": day_date.isoformat(), "lang": lang_option, "tools": tools_option,
                   "services": _names(services), "tool_names": _names(tool_names),
                   "served_file": str(day.served_path), "gold_file": str(day.gold_path),
-                  "data_dir": str(root), "seed": seed_value},
+                  "data_dir": str(root), "seed": seed_value,
+                  "budget": budget.model_dump() if tools_option == "web" else None},
     )
+
+
+def _budget(max_reads: object, max_searches: object) -> ReadBudget:
+    """The web budget the options declare (-T max_reads, -T max_searches: positive integers)."""
+    values: dict[str, int | None] = {}
+    for option, value in (("max_reads", max_reads), ("max_searches", max_searches)):
+        if value is None or value == "":
+            values[option] = None
+            continue
+        try:
+            number = int(str(value))
+        except ValueError:
+            number = 0
+        if number < 1:
+            raise InspectTaskError(f"-T {option}={value!r}: expected a positive whole number")
+        values[option] = number
+    return ReadBudget(**values)
 
 
 def harness_version() -> str:

@@ -14,11 +14,13 @@ verdicts form a complete evaluation (`load_evaluation`); an interrupted one is l
 unranked. Gold recomputed after its day's cut-off (a provider without a point-in-time clock,
 backfilled late) is marked in the board's notes.
 
-Each row also carries accuracy by language — of the question (`by_language`: a Chinese text was
+Each row also carries the run's declared read budget per question (a web agent's score is made at
+a budget: `budget`), accuracy by language — of the question (`by_language`: a Chinese text was
 served) and of the text answered (`by_answer_language`) — and the run's usage from its summary
-(tool calls, tokens, cost in USD and cost per correct answer, wall time); the markdown lists
-them in a second table. A cost is "-" when it is unknown (a local or unpriced model) and a
-baseline without a model has no usage.
+(tool calls, a web agent's searches, page reads, reads per correct answer and budget refusals,
+tokens, cost in USD and cost per correct answer, wall time); the markdown lists them in a second
+table. A cost is "-" when it is unknown (a local or unpriced model) and a baseline that reads
+nothing (oracle, stale) has no usage.
 
 The chart of accuracy by visibility level and tier is written twice: as a table (CSV) and as a
 PNG (one panel per tier, one line per ranked agent), drawn with matplotlib's Agg backend under
@@ -103,6 +105,8 @@ class LeaderboardRow(_Row):
     by_language: dict[str, float] = {}
     by_answer_language: dict[str, float] = {}
     usage: RunUsage | None = None
+    # The run's declared read budget per question (`ReadBudget.describe()`; None: not declared).
+    budget: str | None = None
 
 
 class UnrankedRun(_Row):
@@ -443,6 +447,7 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None, gold
                 by_language={k: b.accuracy for k, b in s.by_language.items()},
                 by_answer_language={k: b.accuracy for k, b in (s.by_answer_language or {}).items()},
                 usage=s.usage,
+                budget=s.budget.describe() if s.budget is not None else None,
             )
         )
     chart = [
@@ -473,7 +478,7 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None, gold
 
 def render_markdown(board: Leaderboard) -> str:
     tiers = sorted({t for row in board.rows for t in row.by_tier})
-    header = ["rank", "agent", "model", "accuracy", "95% CI", "correct/n", *tiers, "flags"]
+    header = ["rank", "agent", "model", "budget", "accuracy", "95% CI", "correct/n", *tiers, "flags"]
     lines = [
         f"# Leaderboard — gold {board.gold_date}{' (late backfill)' if board.gold_late_backfill else ''}, "
         f"scoring set {board.qid_set_hash[:12]}… ({board.scored} scored, {board.withdrawn} withdrawn)",
@@ -484,7 +489,7 @@ def render_markdown(board: Leaderboard) -> str:
     for row in board.rows:
         flags = f"{row.judge_errors} judge error(s)" if row.flagged else ""
         cells = [
-            str(row.rank), row.agent, row.model or "-", f"{row.accuracy:.1%}",
+            str(row.rank), row.agent, row.model or "-", row.budget or "-", f"{row.accuracy:.1%}",
             f"[{row.wilson_low:.1%}, {row.wilson_high:.1%}]", f"{row.correct}/{row.n}",
             *(f"{row.by_tier[t]:.1%}" if t in row.by_tier else "-" for t in tiers), flags,
         ]
@@ -506,8 +511,8 @@ def _usd(value: float | None) -> str:
 
 def _usage_table(board: Leaderboard) -> list[str]:
     """Accuracy by the language answered, and what each run cost (tokens, tools, USD, time)."""
-    header = ["rank", "agent", "answered en", "answered zh", "tool calls", "input tokens", "output tokens",
-              "cost", "cost per correct", "wall s"]
+    header = ["rank", "agent", "answered en", "answered zh", "tool calls", "searches", "page reads",
+              "reads per correct", "refused", "input tokens", "output tokens", "cost", "cost per correct", "wall s"]
     lines = ["", "## Languages and usage", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in board.rows:
         u = row.usage
@@ -515,9 +520,11 @@ def _usage_table(board: Leaderboard) -> list[str]:
         cells = [str(row.rank), row.agent,
                  *(f"{by_lang[k]:.1%}" if k in by_lang else "-" for k in ("en", "zh"))]
         if u is None:
-            cells += ["-"] * 6
+            cells += ["-"] * 10
         else:
-            cells += [str(u.tool_calls), str(u.input_tokens), str(u.output_tokens), _usd(u.cost_usd),
+            cells += [str(u.tool_calls), str(u.searches), str(u.page_reads),
+                      "-" if u.reads_per_correct is None else f"{u.reads_per_correct:.2f}", str(u.budget_refusals),
+                      str(u.input_tokens), str(u.output_tokens), _usd(u.cost_usd),
                       _usd(u.cost_per_correct_usd), f"{u.wall_s:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines

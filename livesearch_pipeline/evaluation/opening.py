@@ -79,7 +79,8 @@ async def open_agent(spec: AgentSpec, inputs: AgentDay, *, client: ToolClient,
 
         # Like search-read, over D's offline web unless the registry names a SearXNG URL.
         async with open_navigator(web_dir=inputs.web_dir, day=day, name=spec.name, read_budget=spec.read_budget,
-                                  searxng_url=spec.searxng_url, concurrency=spec.concurrency) as agent:
+                                  search_budget=spec.search_budget, searxng_url=spec.searxng_url,
+                                  concurrency=spec.concurrency) as agent:
             yield agent
     elif spec.kind == "web":
         import httpx
@@ -91,7 +92,7 @@ async def open_agent(spec: AgentSpec, inputs: AgentDay, *, client: ToolClient,
         async with httpx.AsyncClient() as http:
             tools = WebTools(WebToolsConfig(searxng_url=spec.searxng_url), http)
             yield WebAgent(chat_model=_chat_model(spec, llm, inputs.llm_cache), tools=tools, as_of=day,
-                           limits=_limits(spec), name=spec.name)
+                           limits=_limits(spec), name=spec.name, budget=spec.budget())
     else:
         from livesearch_pipeline.evaluation.agents.plugin import PluginAgent
 

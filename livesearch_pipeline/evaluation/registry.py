@@ -3,8 +3,9 @@ registered by users.
 
 The registry is `<data>/agents.json` (`{"agents": [AgentSpec, ...]}`); the baselines `oracle`
 (runs the gold programs itself: the gold self-test), `stale` (answers with the previous
-snapshot's gold), `search-read` and `navigator-6` (deterministic web agents over D's offline web)
-are always present and need no entry. Each registered name is one partition of the Dagster
+snapshot's gold), `search-read`, `navigator-6` and `navigator-20` (deterministic web agents over
+D's offline web; the navigators at budgets of 6 and 20 page reads and searches per question) are
+always present and need no entry. Each registered name is one partition of the Dagster
 `agents` dimension. Shared by the Dagster evaluation assets, `livesearch agent register|list` and
 `livesearch run`.
 """
@@ -17,6 +18,7 @@ from typing import Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from livesearch_pipeline.core.models import ReadBudget
 from livesearch_pipeline.core.snapshot import write_atomic
 from livesearch_pipeline.evaluation.errors import AgentRegistryError
 from livesearch_pipeline.evaluation.keys import check_key_binding
@@ -26,10 +28,15 @@ __all__ = ["AGENT_PARTITIONS_NAME", "BASELINES", "BUILTIN_AGENTS", "LLM_KINDS", 
            "AgentRegistryError", "AgentSpec", "agents_without_partition", "find_agent", "load_agents",
            "register_agent", "registry_path"]
 
-# The navigator baseline of `make run`: its page-read budget is part of its name.
+# The navigator baselines of `make run`, at two declared budgets (page reads and searches per
+# question), each part of its name: a score is made at a budget.
 NAVIGATOR_BASELINE = "navigator-6"
 NAVIGATOR_BUDGET = 6
-BASELINES = ("oracle", "stale", "search-read", NAVIGATOR_BASELINE)
+NAVIGATOR_WIDE_BASELINE = "navigator-20"
+NAVIGATOR_WIDE_BUDGET = 20
+BASELINES = ("oracle", "stale", "search-read", NAVIGATOR_BASELINE, NAVIGATOR_WIDE_BASELINE)
+# Kinds that read the web and so declare a budget (`read_budget`, `search_budget`).
+WEB_KINDS = ("search-read", "navigator", "web")
 # The Dagster dynamic partitions definition holding one key per registered agent.
 AGENT_PARTITIONS_NAME = "agents"
 REGISTRY_FILE = "agents.json"
@@ -52,8 +59,10 @@ class AgentSpec(BaseModel):
     max_steps: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
     time_limit_s: float | None = Field(default=None, gt=0)
-    # The navigator's page-read budget per question (None: no limit).
+    # A web agent's budget per question (navigator, web): distinct pages it may read and searches
+    # it may run (None: no limit); the run's metadata declares it and the board shows it.
     read_budget: int | None = Field(default=None, ge=1)
+    search_budget: int | None = Field(default=None, ge=1)
     # The environment variable holding the key of `api_base` (required with it): a registry entry
     # never receives the operator's LIVESEARCH_LLM_API_KEY, which belongs to the operator's endpoint.
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")
@@ -64,11 +73,15 @@ class AgentSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _budget_for_the_navigator(self) -> AgentSpec:
-        if self.read_budget is not None and self.kind != "navigator":
-            raise ValueError(f"agent {self.name!r}: read_budget is the navigator's page-read budget, not an option "
-                             f"of the {self.kind} kind")
+    def _budget_for_web_agents(self) -> AgentSpec:
+        if (self.read_budget is not None or self.search_budget is not None) and self.kind not in ("navigator", "web"):
+            raise ValueError(f"agent {self.name!r}: read_budget and search_budget are a web agent's budget "
+                             f"(navigator, web), not options of the {self.kind} kind")
         return self
+
+    def budget(self) -> ReadBudget:
+        """The budget its runs declare: pages and searches per question."""
+        return ReadBudget(max_reads=self.read_budget, max_searches=self.search_budget)
 
 
 class _RegistryFile(BaseModel):
@@ -79,7 +92,10 @@ class _RegistryFile(BaseModel):
 
 BUILTIN_AGENTS = (AgentSpec(name="oracle", kind="oracle"), AgentSpec(name="stale", kind="stale"),
                   AgentSpec(name="search-read", kind="search-read"),
-                  AgentSpec(name=NAVIGATOR_BASELINE, kind="navigator", read_budget=NAVIGATOR_BUDGET))
+                  AgentSpec(name=NAVIGATOR_BASELINE, kind="navigator", read_budget=NAVIGATOR_BUDGET,
+                            search_budget=NAVIGATOR_BUDGET),
+                  AgentSpec(name=NAVIGATOR_WIDE_BASELINE, kind="navigator", read_budget=NAVIGATOR_WIDE_BUDGET,
+                            search_budget=NAVIGATOR_WIDE_BUDGET))
 
 
 def registry_path(paths: DataPaths) -> Path:

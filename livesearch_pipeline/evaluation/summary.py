@@ -12,9 +12,11 @@ text, `question_zh`, i.e. Chinese-market entities; "en" otherwise), `by_answer_l
 text the agent answered (`Prediction.lang`, absent = "en"; a missing prediction counts as "en").
 
 Usage: `usage` sums what the predictions record (`Prediction.usage`: model and tool calls,
-tokens, cost, time) over the scoring set, with the cost per correct answer; it is None when no
-prediction records usage (baselines without a model), and its cost is None when any recorded
-question's cost is unknown (a local or unpriced model).
+tokens, cost, time; a web agent's searches, page reads and budget refusals) over the scoring set,
+with the cost and the page reads per correct answer; it is None when no prediction records usage
+(baselines that read nothing: oracle, stale), and its cost is None when any recorded question's
+cost is unknown (a local or unpriced model). `budget` is the run's declared read budget per
+question (its metadata's), so that a score is always read with the budget it was made at.
 
 The summary records the sha256 of the verdicts' bytes (`render_verdicts`, the bytes `outputs`
 writes to `verdicts.jsonl`), so that the pair can be checked to be one evaluation.
@@ -30,7 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from livesearch_pipeline.core.jsonl import render_jsonl
-from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ServedQuestion, Usage, Verdict
+from livesearch_pipeline.core.models import Prediction, PredictionRunMeta, ReadBudget, ServedQuestion, Usage, Verdict
 from livesearch_pipeline.core.pool import is_instrument, visibility_band
 from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import sha256_bytes
@@ -61,6 +63,12 @@ class RunUsage(BaseModel):
     cost_per_correct_usd: float | None  # cost_usd / correct; None without a cost or a correct answer
     wall_s: float  # summed per-question time
     run_wall_s: float | None  # the run's started_at -> finished_at (meta), when finished
+    # A web agent's searches and distinct page reads over the scoring set, the searches or reads
+    # its budget refused, and its page reads per correct answer (None without a correct answer).
+    searches: int = 0
+    page_reads: int = 0
+    budget_refusals: int = 0
+    reads_per_correct: float | None = None
 
 
 def summarise_usage(predictions: Iterable[Prediction], correct: int,
@@ -83,6 +91,10 @@ def summarise_usage(predictions: Iterable[Prediction], correct: int,
         cost_per_correct_usd=round(cost / correct, 6) if cost is not None and correct else None,
         wall_s=round(sum(u.wall_s for u in usages), 3),
         run_wall_s=run_wall,
+        searches=sum(u.searches for u in usages),
+        page_reads=(reads := sum(u.page_reads for u in usages)),
+        budget_refusals=sum(u.budget_refusals for u in usages),
+        reads_per_correct=round(reads / correct, 2) if correct and reads else None,
     )
 
 
@@ -97,6 +109,8 @@ class EvaluationSummary(BaseModel):
     agent: str | None
     model: str | None
     judge_model: str | None
+    # The run's declared budget per question (a web agent's; None: none declared).
+    budget: ReadBudget | None = None
     served_file: str
     gold_file: str
     gold_sha256: str
@@ -223,6 +237,7 @@ def summarise(
         agent=meta.agent if meta else None,
         model=meta.model if meta else None,
         judge_model=judge.model if judge else None,
+        budget=meta.budget if meta else None,
         served_file=str(served_path),
         gold_file=str(gold_path),
         gold_sha256=gold.sha256,

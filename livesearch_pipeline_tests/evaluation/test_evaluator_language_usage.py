@@ -110,10 +110,38 @@ def test_accuracy_by_answer_language_and_usage_reach_summary_and_leaderboard(tmp
     assert "## Languages and usage" in markdown
     assert "| $0.0060 | $0.0030 |" in markdown
     local_line = next(line for line in markdown.splitlines() if "| local |" in line and "tokens" not in line
-                      and line.count("|") == 11)
+                      and line.count("|") == 15)
     assert "| - | - |" in local_line
 
 
 def test_runs_without_usage_have_none(tmp_path: Path) -> None:
     served, gold, path = _write(tmp_path, [Prediction(qid=qid(5), answer="1.50 billion CNY")], model=None)
     assert evaluate(served, gold, path).summary.usage is None
+
+
+def test_a_web_runs_budget_and_reads_per_correct_answer_reach_summary_and_leaderboard(tmp_path: Path) -> None:
+    from livesearch_pipeline.core.models import ReadBudget
+
+    reads = {1: 4, 2: 9, 5: 2}  # question 2 read nine pages and still missed
+    answers = {1: "20.56 million shares", 2: "1.00 billion CNY", 5: "1.50 billion CNY"}
+    predictions = [Prediction(qid=qid(n), answer=answers[n],
+                              usage=Usage(tool_calls=reads[n] + 1, searches=1, page_reads=reads[n],
+                                          budget_refusals=int(n == 2)))
+                   for n in reads]
+    served, gold, path = _write(tmp_path, predictions, model=None, agent="navigator-x")
+    meta = PredictionRunMeta.model_validate_json((path.parent / "predictions.meta.json").read_bytes())
+    declared = meta.model_copy(update={"budget": ReadBudget(max_reads=9, max_searches=3)})
+    (path.parent / "predictions.meta.json").write_text(declared.model_dump_json(), encoding="utf-8")
+    result = evaluate(served, gold, path)
+    assert result.summary.correct == 2
+    assert result.summary.budget == ReadBudget(max_reads=9, max_searches=3)
+    usage = result.summary.usage
+    assert (usage.page_reads, usage.searches, usage.budget_refusals) == (15, 3, 1)
+    assert usage.reads_per_correct == 7.5  # 15 reads for 2 correct answers
+    write_evaluation(result, path.parent)
+    board = build_leaderboard([path.parent])
+    row = board.rows[0]
+    assert row.budget == "9 reads, 3 searches" and row.usage.reads_per_correct == 7.5
+    markdown = render_markdown(board)
+    assert "| navigator-x | - | 9 reads, 3 searches |" in markdown
+    assert "| 3 | 15 | 7.50 | 1 |" in markdown

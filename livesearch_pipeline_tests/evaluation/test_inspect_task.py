@@ -191,3 +191,46 @@ def test_the_task_refuses_a_day_without_an_offline_web(day_dir: Path) -> None:
         livesearch(date=DAY.isoformat(), tools="none", services="cn_quotes", data_dir=str(day_dir))
     closed = livesearch(date=DAY.isoformat(), tools="none", lang="zh", data_dir=str(day_dir))
     assert len(closed.dataset) == 2 and all("收盘价" in s.input for s in closed.dataset)
+
+
+def test_the_web_tools_refuse_a_search_or_read_beyond_the_tasks_budget_and_count_it_in_the_sample() -> None:
+    from types import SimpleNamespace
+
+    from inspect_ai.util import Store, store
+    from inspect_ai.util._store import init_subtask_store
+
+    from livesearch_pipeline.evaluation.agents.budget import LEDGER_STORE_KEY
+    from livesearch_pipeline.evaluation.inspect_import import _usage
+
+    page = "<html><head><title>Quote</title></head><body><p>Close 18.42</p></body></html>"
+    pages = {"q": ("text/html", page), "r": ("text/html", page)}
+    with fake_web({"Harbor close": [("Harbor quote", "/page/q", "close 18.42")]}, pages) as web:
+        async def use() -> tuple[list[str], dict[str, object]]:
+            init_subtask_store(Store())  # one sample's store
+            search, fetch = web_search(web.base_url, max_searches=1), fetch_page(web.base_url, max_reads=1)
+            outcomes = []
+            for call in (lambda: search(query="Harbor close"), lambda: search(query="Harbor again"),
+                         lambda: fetch(url=web.base_url + "/page/q"), lambda: fetch(url=web.base_url + "/page/q", start=5),
+                         lambda: fetch(url=web.base_url + "/page/r")):
+                try:
+                    await call()
+                    outcomes.append("ok")
+                except Exception as exc:  # Inspect's ToolError: the model reads the refusal
+                    outcomes.append(f"{type(exc).__name__}: {exc}")
+            return outcomes, dict(store().get(LEDGER_STORE_KEY))
+
+        outcomes, ledger = asyncio.run(use())
+    assert outcomes[0] == "ok" and outcomes[2] == "ok" and outcomes[3] == "ok"
+    assert outcomes[1].startswith("ToolError: search budget of 1 searches spent")
+    assert outcomes[4].startswith("ToolError: read budget of 1 pages spent")
+    assert (ledger["searches"], ledger["page_reads"], ledger["budget_refusals"]) == (1, 1, 2)
+    sample = SimpleNamespace(store={LEDGER_STORE_KEY: ledger}, messages=[], model_usage={}, total_time=1.0)
+    usage = _usage(sample, "mockllm/model")
+    assert (usage.searches, usage.page_reads, usage.budget_refusals) == (1, 1, 2)
+
+
+def test_the_task_declares_its_web_budget_and_refuses_one_without_a_web(day_dir: Path) -> None:
+    with pytest.raises(InspectTaskError, match="-T max_reads=0: expected a positive whole number"):
+        livesearch(date=DAY.isoformat(), tools="web", max_reads=0, data_dir=str(day_dir))
+    with pytest.raises(InspectTaskError, match="reads no web"):
+        livesearch(date=DAY.isoformat(), tools="none", max_reads=6, data_dir=str(day_dir))

@@ -190,7 +190,9 @@ def test_the_navigator_reads_bulletins_within_its_budget(depth: Depth, web_dir: 
 
     spent = asyncio.run(run(1))
     assert spent.answer is None and "budget of 1" in spent.trace[-1]["reason"]
-    assert sum(1 for t in spent.trace if t.get("tool") == "fetch_page") == 1
+    reads = [t for t in spent.trace if t.get("tool") == "fetch_page"]
+    assert [bool(t.get("refused")) for t in reads] == [False, True]  # the second read refused, and recorded
+    assert spent.usage.page_reads == 1 and spent.usage.budget_refusals == 1
     full = asyncio.run(run(None))
     assert full.answer == gold, full.trace[-3:]
     reads = full.trace[-1]["reads"]

@@ -15,8 +15,10 @@ stops the run at once with `AgentConfigurationError`, the question unrecorded so
 asks it.
 
 Beside the predictions, `trajectories.jsonl` holds one line per answered question
-(`TrajectoryLine`: the conversation's messages, the tool calls with their arguments, usage),
-kept in step with the predictions on resume.
+(`TrajectoryLine`: the conversation's messages, the tool calls with their arguments and what came
+back — every search and page read of a web agent, scripted or not, and each one its budget refused
+— and the usage), kept in step with the predictions on resume. A web agent's declared budget
+(`budget`) goes into the run metadata.
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ class Agent(Protocol):
     @property
     def model(self) -> str | None:
         """The model behind the agent, when there is one."""
+
+    # A web agent also declares `budget` (a `ReadBudget`: pages and searches per question), which
+    # the runner records in the run metadata; agents without one record none.
 
     async def prepare(self, questions: Sequence[ServedQuestion]) -> None:
         """Work shared by the questions about to be asked (called once, before any answer)."""
@@ -248,11 +253,11 @@ def _load_meta(path: Path) -> PredictionRunMeta | None:
 
 
 def _check_same_run(existing: PredictionRunMeta, wanted: PredictionRunMeta, meta_path: Path) -> None:
-    mine = (wanted.agent, wanted.model, wanted.date, wanted.served_qid_set_hash)
-    theirs = (existing.agent, existing.model, existing.date, existing.served_qid_set_hash)
+    mine = (wanted.agent, wanted.model, wanted.date, wanted.served_qid_set_hash, wanted.budget)
+    theirs = (existing.agent, existing.model, existing.date, existing.served_qid_set_hash, existing.budget)
     if mine != theirs:
         raise AgentRunError(
-            f"{meta_path} belongs to another run (agent, model, date, qid-set hash) = {theirs}; "
+            f"{meta_path} belongs to another run (agent, model, date, qid-set hash, budget) = {theirs}; "
             f"this run is {mine}: use another --out folder"
         )
 
@@ -430,7 +435,8 @@ async def run_agent(
     out_dir.mkdir(parents=True, exist_ok=True)
     qids = [q.qid for q in served]
     wanted = PredictionRunMeta(agent=agent.name, model=agent.model, date=date,
-                               served_qid_set_hash=qid_set_hash(qids), started_at=_now())
+                               served_qid_set_hash=qid_set_hash(qids), started_at=_now(),
+                               budget=getattr(agent, "budget", None))
     meta, done = _prepare_output(out_dir, wanted, set(qids), retry_errors=retry_errors)
     pending = [q for q in served if q.qid not in done]
     predictions_path, meta_path = out_dir / PREDICTIONS_FILE, out_dir / META_FILE

@@ -527,7 +527,7 @@ async def answer_chain_shape(agent: NavigatorAgent, question: ServedQuestion, na
                              parts: dict[str, str], investigator: Callable[..., Any]) -> Prediction:
     """The answer of one chain above, within the navigator's read budget."""
     state = _Question(question, Reading(kind="chain", name="", quantity_en=name, quantity_zh=None),
-                      agent.read_budget)
+                      agent.budget)
     state.trace.append({"type": "reading", "kind": "chain", "chain": name, "parts": parts,
                         "budget": agent.read_budget})
     chain = _Chain(agent, state, investigator)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from livesearch_pipeline.cliargs import iso_date, positive_int
 from livesearch_pipeline.core.client import ToolCallError
+from livesearch_pipeline.core.models import ReadBudget
 from livesearch_pipeline.evaluation.agents.loop import LoopLimits
 from livesearch_pipeline.settings import DataPaths
 
@@ -62,6 +63,11 @@ def register_agent_commands(subparsers: argparse._SubParsersAction) -> argparse.
                      help="request-hash cache folder for model calls (default: $LIVESEARCH_DATA_DIR/cache/llm)")
     web = run.add_argument_group("web agent")
     web.add_argument("--searxng-url", default=None, help=f"SearXNG base URL (default: ${ENV_SEARXNG_URL})")
+    web.add_argument("--max-reads", type=positive_int, default=None,
+                     help="distinct pages the agent may read per question; a read beyond is refused and recorded "
+                          "(default: no limit; the run's metadata declares the budget)")
+    web.add_argument("--max-searches", type=positive_int, default=None,
+                     help="searches the agent may run per question, refused beyond (default: no limit)")
     data = run.add_argument_group("oracle, stale and plugin agents")
     data.add_argument("--pool", type=Path, default=None, help="oracle: questions.jsonl of a built pool, checked before it runs against the "
                       "pool_manifest.json beside it and ../construction/tool_catalog.json "
@@ -143,7 +149,8 @@ async def build_agent(args: argparse.Namespace, as_of: dt.date) -> AsyncIterator
             raise AgentRunError(f"the web agent needs --searxng-url or ${ENV_SEARXNG_URL}")
         async with httpx.AsyncClient() as http:
             tools = WebTools(WebToolsConfig(searxng_url=searxng_url), http)
-            yield WebAgent(chat_model=_chat_model(args), tools=tools, as_of=as_of, limits=_limits(args))
+            yield WebAgent(chat_model=_chat_model(args), tools=tools, as_of=as_of, limits=_limits(args),
+                           budget=ReadBudget(max_reads=args.max_reads, max_searches=args.max_searches))
     else:
         from livesearch_pipeline.evaluation.agents.plugin import PluginAgent
 

@@ -226,5 +226,6 @@ async def _run_tool_call(call: ToolCallRequest, by_name: dict[str, AgentTool], s
     try:
         result = await tool.handler(arguments)
     except ToolFailure as exc:
-        return ToolResult(f"error: {exc}", {**base, "arguments": arguments, "error": str(exc)})
+        refused = {"refused": True} if getattr(exc, "refused", False) else {}  # beyond the read budget
+        return ToolResult(f"error: {exc}", {**base, "arguments": arguments, "error": str(exc), **refused})
     return ToolResult(result.content, {**base, "arguments": arguments, **result.trace})

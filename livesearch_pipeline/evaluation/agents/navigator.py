@@ -32,8 +32,10 @@ worked in agents/chains.py (`read_chain_shape`). A snapshot's row is
 the session k back on the market's calendar; a portal's key statistic is taken only when printed
 to the decimals asked.
 
-Each page it opens counts against `read_budget` (searches do not; None: no limit); when the
-budget runs out before it has every row it needs, it gives no answer (recorded in its trace).
+Each page it opens counts against `read_budget` and each search against `search_budget` (None: no
+limit; agents/budget.py's ledger counts them and records each in the trace, what came back
+included); when the budget runs out before it has every row it needs, it gives no answer (recorded
+in its trace).
 It never guesses a URL: an exchange page is opened only once seen in a search result or a link of
 a page read for the question, and one not seen is looked for first (`NavigatorAgent._find`), so
 its reads are the walk the evidence map's effort counts.
@@ -59,8 +61,9 @@ import httpx
 
 from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back, sessions_between
 from livesearch_pipeline.core.lexicon import load_lexicon
-from livesearch_pipeline.core.models import Prediction, ServedQuestion
+from livesearch_pipeline.core.models import Prediction, ReadBudget, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
+from livesearch_pipeline.evaluation.agents.budget import BudgetRefused, counted
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
     fetch_text, forked_web_agent,
@@ -255,6 +258,7 @@ class NavigatorAgent:
     name: str = "navigator"
     model: str | None = None
     read_budget: int | None = None
+    search_budget: int | None = None
     _searches: dict[str, Any] = field(default_factory=dict, repr=False)
     _pages: dict[str, ParsedPage] = field(default_factory=dict, repr=False)
 
@@ -269,11 +273,16 @@ class NavigatorAgent:
     # ------------------------------------------------------------------ plumbing
 
     async def _search(self, state: _Question, query: str, limit: int = RESULTS_PER_QUERY) -> list[dict[str, Any]]:
+        try:
+            state.ledger.charge_search(query)
+        except BudgetRefused as exc:
+            raise BudgetExhausted(query) from exc
         result = self._searches.get(query)
         if result is None:
             result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
-        state.trace.append({"tool": "web_search", **result.trace})
-        results = json.loads(result.content)["results"][:limit]
+        found = json.loads(result.content)["results"]
+        state.ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
+        results = found[:limit]
         state.seen.update(urlsplit(str(r["url"])).path for r in results)
         return results
 
@@ -290,15 +299,20 @@ class NavigatorAgent:
             await self._find(state, path)
             if path not in state.seen:
                 raise ToolFailure(f"{url}: in no search result and linked from no page read")
-        if state.budget is not None and state.reads >= state.budget:
-            raise BudgetExhausted(url)
-        state.reads += 1
-        state.trace.append({"tool": "fetch_page", "url": url})
+        try:
+            state.ledger.charge_read(url)
+        except BudgetRefused as exc:
+            raise BudgetExhausted(url) from exc
         page = self._pages.get(url)
         if page is None:
-            text = await fetch_text(self.http, url, timeout=HTTP_TIMEOUT_S)
+            try:
+                text = await fetch_text(self.http, url, timeout=HTTP_TIMEOUT_S)
+            except ToolFailure as exc:
+                state.ledger.read(url, error=str(exc))
+                raise
             page = self._pages.setdefault(url, parse_page(text))
-        state.opened.add(url)
+        state.ledger.read(url, title=page.title, as_of=page.as_of, tables=len(page.tables),
+                          rows=sum(len(table) for table in page.tables))
         state.seen.update(urlsplit(href).path for href, _ in page.links)
         return page
 
@@ -355,7 +369,16 @@ class NavigatorAgent:
 
     # ------------------------------------------------------------------ the agent
 
+    @property
+    def budget(self) -> ReadBudget:
+        """Its declared budget per question: `read_budget` pages, `search_budget` searches."""
+        return ReadBudget(max_reads=self.read_budget, max_searches=self.search_budget)
+
     async def answer(self, question: ServedQuestion) -> Prediction:
+        """The answer, its searches and reads counted in its usage (agents/budget.py)."""
+        return counted(await self._answer(question))
+
+    async def _answer(self, question: ServedQuestion) -> Prediction:
         investigation = read_investigation(question)
         if investigation is not None:
             return await self._investigate(question, *investigation)
@@ -374,7 +397,7 @@ class NavigatorAgent:
             reading = read_question(question)
         except UnreadableQuestion as exc:
             return Prediction(qid=question.qid, answer=None, trace=[{"type": "skip", "reason": str(exc)}])
-        state = _Question(question, reading, self.read_budget)
+        state = _Question(question, reading, self.budget)
         return await self._answer_state(state)
 
     async def _answer_state(self, state: _Question) -> Prediction:
@@ -395,7 +418,7 @@ class NavigatorAgent:
         whose figure is then read as a question of its own, within the same budget."""
         tool, holder, noun, tail = chain
         first = Reading(kind="chain", name="", quantity_en=tool, quantity_zh=None)
-        state = _Question(question, first, self.read_budget)
+        state = _Question(question, first, self.budget)
         state.trace.append({"type": "reading", "kind": "chain", "first_hop": tool, "holder": holder,
                             "quantity": noun, "budget": self.read_budget})
         try:
@@ -465,7 +488,7 @@ class NavigatorAgent:
         gives the date, then the figure is read as a snapshot that many sessions back."""
         code = question.entity
         state = _Question(question, Reading(kind="chain", name="", quantity_en="dividend", quantity_zh=None),
-                          self.read_budget)
+                          self.budget)
         state.trace.append({"type": "reading", "kind": "chain", "first_hop": "dividend", "budget": self.read_budget})
 
         def final(answer: str | None, reason: str) -> Prediction:
@@ -511,7 +534,7 @@ class NavigatorAgent:
 
     async def _investigate(self, question: ServedQuestion, name: str, parts: dict[str, str]) -> Prediction:
         reading = Reading(kind="investigation", name="", quantity_en=name, quantity_zh=None)
-        state = _Question(question, reading, self.read_budget)
+        state = _Question(question, reading, self.budget)
         state.trace.append({"type": "reading", "kind": "investigation", "investigation": name, "parts": parts,
                             "budget": self.read_budget})
         try:
@@ -604,7 +627,7 @@ class NavigatorAgent:
                         # A record over a year old (an earnings flash of two years ago) is not the
                         # most recently reported period while other pages may print a fresher one:
                         # kept, and read on while the budget allows.
-                        if state.budget is not None and state.reads >= state.budget:
+                        if state.ledger.reads_left() == 0:
                             return chosen[0], chosen[1].url
                         candidates.extend(found)
                 if (reading.kind in ("snapshot", "window") and not _has_history(page)
@@ -622,7 +645,7 @@ class NavigatorAgent:
             queue = [u for u in links if u not in tried][:MAX_DATA_PAGES]
         # No exchange page answered: the portals, chosen as search-read chooses.
         for rank, url in enumerate(portals):
-            if url in tried or (state.budget is not None and state.reads >= state.budget):
+            if url in tried or state.ledger.reads_left() == 0:
                 continue
             tried.add(url)
             found = [c for c in candidates_from_page(in_english(await self._read(state, url), question), url, rank,
@@ -773,7 +796,7 @@ class NavigatorAgent:
 
 @contextlib.asynccontextmanager
 async def open_navigator(*, web_dir: Path, day: dt.date, name: str, read_budget: int | None,
-                         searxng_url: str | None = None, concurrency: int = 4,
+                         search_budget: int | None = None, searxng_url: str | None = None, concurrency: int = 4,
                          allow_partial_web: bool = False) -> AsyncIterator[NavigatorAgent]:
     """The navigator over `searxng_url`, or over the offline web of `day` served from `web_dir` on
     127.0.0.1 for the run (its clock checked; the full web unless `allow_partial_web`)."""
@@ -785,7 +808,7 @@ async def open_navigator(*, web_dir: Path, day: dt.date, name: str, read_budget:
         http = await stack.enter_async_context(httpx.AsyncClient(limits=httpx.Limits(max_connections=2 * concurrency)))
         tools = WebTools(WebToolsConfig(searxng_url=searxng_url, max_results=10), http)
         yield NavigatorAgent(tools=tools, http=http, as_of=day, base_url=searxng_url, name=name,
-                             read_budget=read_budget)
+                             read_budget=read_budget, search_budget=search_budget)
 
 
 # --------------------------------------------------------------------------- investigations

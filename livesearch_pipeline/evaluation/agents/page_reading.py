@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from livesearch_pipeline.core.lexicon import load_lexicon
-from livesearch_pipeline.core.models import ServedQuestion
+from livesearch_pipeline.core.models import ReadBudget, ServedQuestion
+from livesearch_pipeline.evaluation.agents.budget import Ledger
 from livesearch_pipeline.evaluation.agents.reading import UNIT_SUFFIX, ParsedPage, Reading, cell_number
 
 # A bulletin archive's item: the session's date, then its page's first and last codes.
@@ -25,18 +26,31 @@ class BudgetExhausted(Exception):
 
 @dataclass
 class _Question:
-    """One question's state: its reading, what it has opened, its budget."""
+    """One question's state: its reading, what it has seen, its budget's ledger (agents/budget.py:
+    the searches and reads made, each recorded in `trace`)."""
 
     question: ServedQuestion
     reading: Reading
-    budget: int | None
+    budget: ReadBudget | int | None  # its budget (an int: pages it may read; None: no limit)
     trace: list[dict[str, Any]] = field(default_factory=list)
-    reads: int = 0
     # The site paths it has seen: in its search results and in the links of the pages it read
     # (the navigator opens an exchange page only when it has seen it: NavigatorAgent._read).
     seen: set[str] = field(default_factory=set)
-    # The URLs it has read: a page open once is not read (nor counted) again for this question.
-    opened: set[str] = field(default_factory=set)
+    ledger: Ledger = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.budget, ReadBudget):
+            self.budget = ReadBudget(max_reads=self.budget)
+        self.ledger = Ledger(self.budget, self.trace)
+
+    @property
+    def reads(self) -> int:
+        return self.ledger.reads
+
+    @property
+    def opened(self) -> set[str]:
+        """The URLs it has read: a page open once is not read (nor counted) again for this question."""
+        return self.ledger.opened
 
 
 # The first hop's ranking column: a holding's market value, a constituent's weight.

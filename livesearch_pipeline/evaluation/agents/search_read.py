@@ -30,7 +30,8 @@ from typing import Any, AsyncIterator, Sequence
 
 import httpx
 
-from livesearch_pipeline.core.models import Prediction, ServedQuestion
+from livesearch_pipeline.core.models import Prediction, ReadBudget, ServedQuestion
+from livesearch_pipeline.evaluation.agents.budget import UNLIMITED, Ledger, counted
 from livesearch_pipeline.evaluation.agents.reading import (
     Candidate, ParsedPage, fetch_text, forked_web_agent, Reading, UnreadableQuestion, candidates_from_page, choose,
     parse_page, read_question,
@@ -81,8 +82,19 @@ class SearchReadAgent:
             queries.insert(0, " ".join(filter(None, (*series, "historical data"))))
         return list(dict.fromkeys(queries))
 
+    @property
+    def budget(self) -> ReadBudget:
+        """Its budget per question: none declared (its reading is fixed: `pages_per_query` results of
+        each of its two or three queries)."""
+        return UNLIMITED
+
     async def answer(self, question: ServedQuestion) -> Prediction:
+        """The answer, its searches and reads counted in its usage (agents/budget.py)."""
+        return counted(await self._answer(question))
+
+    async def _answer(self, question: ServedQuestion) -> Prediction:
         trace: list[dict[str, Any]] = []
+        ledger = Ledger(self.budget, trace)
         try:
             reading = read_question(question)
         except UnreadableQuestion as exc:
@@ -92,11 +104,12 @@ class SearchReadAgent:
                       "aggregate": reading.aggregate, "sessions": reading.sessions, "unit": reading.unit})
         urls: list[str] = []
         for query in self.queries(question, reading):
+            ledger.charge_search(query)
             result = self._searches.get(query)
             if result is None:
                 result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
-            trace.append({"tool": "web_search", **result.trace})
             found = json.loads(result.content)["results"]
+            ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
             # The first pages_per_query results about the subject (a result about another entity
             # is passed over, not read).
             about = [item for item in found if self._about(item, question, reading)]
@@ -105,13 +118,14 @@ class SearchReadAgent:
                     urls.append(item["url"])
         candidates: list[Candidate] = []
         for rank, url in enumerate(urls):
+            ledger.charge_read(url)
             page = self._pages.get(url)
             if page is None:
                 page = self._pages.setdefault(url, parse_page(await self._get(url)))
             page_candidates = candidates_from_page(page, url, rank, reading, question)
-            trace.append({"tool": "fetch_page", "url": url,
-                          "found": [{"value": c.value, "unit": c.unit, "as_of": c.as_of, "label": c.label}
-                                    for c in page_candidates]})
+            ledger.read(url, title=page.title, as_of=page.as_of,
+                        found=[{"value": c.value, "unit": c.unit, "as_of": c.as_of, "label": c.label}
+                               for c in page_candidates])
             candidates.extend(page_candidates)
         chosen = choose(candidates, reading)
         if chosen is None:

@@ -4,6 +4,11 @@ Search goes to `GET {searxng_url}/search?q=...&format=json`; pages are fetched w
 turned into plain text with the standard library's HTML parser. Each tool result the model
 reads is bounded in size; the trace keeps every query, the URLs it returned, each fetched URL
 with an excerpt of what the model read, and the final answer.
+
+The agent answers within a declared budget per question (`budget`: distinct pages it may open,
+searches it may run; agents/budget.py): a search or read beyond it is refused, the refusal is
+shown to the model as a tool error and marked `refused` in the trace, and the question's usage
+counts its searches, reads and refusals.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from livesearch_pipeline.core.models import Prediction, ServedQuestion
+from livesearch_pipeline.core.models import Prediction, ReadBudget, ServedQuestion, Usage
+from livesearch_pipeline.evaluation.agents.budget import UNLIMITED, Ledger
 from livesearch_pipeline.evaluation.agents.chat import ChatModel
 from livesearch_pipeline.evaluation.agents.loop import (
     FINAL_ANSWER_INSTRUCTION,
@@ -116,7 +122,9 @@ class WebTools:
         self.config = config
         self.http = http
 
-    def tools(self) -> list[AgentTool]:
+    def tools(self, ledger: Ledger | None = None) -> list[AgentTool]:
+        """The two tools, charging `ledger` (one question's budget) for each search and read."""
+        ledger = ledger if ledger is not None else Ledger(trace=None)
         return [
             AgentTool(
                 name="web_search",
@@ -129,7 +137,7 @@ class WebTools:
                     },
                     "required": ["query"],
                 },
-                handler=self.web_search,
+                handler=lambda arguments: self.web_search(arguments, ledger),
             ),
             AgentTool(
                 name="fetch_page",
@@ -143,17 +151,20 @@ class WebTools:
                     },
                     "required": ["url"],
                 },
-                handler=self.fetch_page,
+                handler=lambda arguments: self.fetch_page(arguments, ledger),
             ),
         ]
 
-    async def web_search(self, arguments: dict[str, Any]) -> ToolResult:
+    async def web_search(self, arguments: dict[str, Any], ledger: Ledger | None = None) -> ToolResult:
+        """One search (charged to `ledger` when given; refused beyond its budget)."""
         query = arguments.get("query")
         page = arguments.get("page", 1)
         if not isinstance(query, str) or not query.strip():
             raise ToolFailure("web_search needs a non-empty string `query`")
         if not isinstance(page, int) or page < 1:
             raise ToolFailure("`page` must be a positive integer")
+        if ledger is not None:
+            ledger.charge_search(query)
         endpoint = self.config.searxng_url.rstrip("/") + "/search"
         try:
             response = await self.http.get(
@@ -183,13 +194,17 @@ class WebTools:
                    "excerpts": [r["snippet"][:EXCERPT_CHARS] for r in results]},
         )
 
-    async def fetch_page(self, arguments: dict[str, Any]) -> ToolResult:
+    async def fetch_page(self, arguments: dict[str, Any], ledger: Ledger | None = None) -> ToolResult:
+        """One page (a read charged to `ledger` when given, refused beyond its budget; reading on
+        into a page this question opened already is no new read)."""
         url = arguments.get("url")
         start = arguments.get("start", 0)
         if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
             raise ToolFailure(f"fetch_page needs an http(s) `url`, got {url!r}")
         if not isinstance(start, int) or start < 0:
             raise ToolFailure("`start` must be a non-negative integer")
+        if ledger is not None:
+            ledger.charge_read(url)
         status, final_url, content_type, body, cut = await self._download(url)
         if status != 200:
             raise ToolFailure(f"{url} answered HTTP {status}")
@@ -241,6 +256,7 @@ class WebAgent:
     limits: LoopLimits = field(default_factory=LoopLimits)
     system_prompt: str = WEB_SYSTEM_PROMPT
     name: str = "web"
+    budget: ReadBudget = UNLIMITED
 
     @property
     def model(self) -> str:
@@ -250,10 +266,20 @@ class WebAgent:
         """Nothing is shared between questions."""
 
     async def answer(self, question: ServedQuestion) -> Prediction:
-        return await run_tool_loop(
+        ledger = Ledger(self.budget, trace=None)  # the tool loop records the calls
+        prediction = await run_tool_loop(
             question,
             model=self.chat_model,
             system_prompt=self.system_prompt.format(today=self.as_of.isoformat()),
-            tools=self.tools.tools(),
+            tools=self.tools.tools(ledger),
             limits=self.limits,
         )
+        return with_ledger(prediction, ledger)
+
+
+def with_ledger(prediction: Prediction, ledger: Ledger) -> Prediction:
+    """`prediction` with its question's searches, reads and refusals in its usage."""
+    usage = prediction.usage.model_copy(update=ledger.usage_counts()) if prediction.usage is not None \
+        else Usage(**ledger.usage_counts())
+    counted = prediction.model_copy(update={"usage": usage})
+    return counted.with_messages(prediction.messages) if prediction.messages is not None else counted
