@@ -20,14 +20,18 @@ total of a visible entity's quote) is also present when a page prints its *diges
 itself, computed over exactly the window's records.
 
 Each question's *effort* is the fewest page reads that together show every deciding record (or
-the digested figure), the walk to them included: a weighted greedy set cover over the pages
-holding them (`effort_cover`), where a page the search engine did not index costs the reads of
-the shortest walk of links from an indexed page to it (`Walks`: a bulletin through its archive,
-a long report's statement page from the report's cover through every page before it), the pages
-of a walk already read counted once. A lookup takes one read; a 20-session window of an obscure
-entity, whose history is only in its exchange's daily bulletins, about twenty; a statement
-figure of an obscure entity, the cover and the pages up to the statement; the same figures of a
-well-known one, one. The summary gives its distribution per visibility band and family.
+the digested figure), from a search, the walk to them included: exact (web/effort.py, a set cover
+with link-reachability solved as a mixed-integer program), so no agent answers in fewer reads. A
+page the search engine did not index is read only through a page linking to it (a bulletin
+through its archive, a long report's statement page from the report's cover through every page
+before it); a record a search result's snippet prints (its date and its deciding value) needs no
+read. Deciding records are those the value depends on (`deciding_records`): a window's every
+session for a mean or a high, only its two ends for a change or a return. A lookup takes one read;
+a 20-session mean of an obscure entity, whose history is only in its exchange's daily bulletins,
+about twenty; a statement figure of an obscure entity, the cover and the pages up to the
+statement; the same figures of a well-known one, one. `cover` is one smallest set of pages in an
+order a reader can open them (the greedy cover, `effort_cover`, is the program's starting
+answer). The summary gives the distribution per visibility band and family.
 
 `evidence.json` beside the index holds the map, keyed by the gold snapshot's sha256 so that a
 new gold of D rebuilds it.
@@ -55,10 +59,11 @@ from livesearch_pipeline.dataservice.market import shared_market
 from livesearch_pipeline.dataservice.server import DataService
 from livesearch_pipeline.web.corpus import record_key
 from livesearch_pipeline.web.digest import digest_key
+from livesearch_pipeline.web.effort import Effort, minimum_reads
 from livesearch_pipeline.web.index import WebIndex
 
 EVIDENCE_FILE = "evidence.json"
-EVIDENCE_VERSION = 2
+EVIDENCE_VERSION = 3
 MAX_PAGES_PER_LINK = 25
 # Aggregates a portal's digest can state (web/digest.py).
 _DIGESTED = frozenset({"change", "pct_change", "max", "min", "mean", "sum"})
@@ -232,23 +237,17 @@ class Walks:
 
 
 def effort_cover(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]],
-                 walk: Callable[[str], Sequence[str] | None] | None = None) -> list[str] | None:
+                 walk: Callable[[str], Sequence[str] | None] | None = None,
+                 free: frozenset[tuple[int, str]] = frozenset()) -> list[str] | None:
     """The pages a reader opens to see every deciding record of `links` (or a link's digested
     figure), in the order read, by weighted greedy set cover: opening a page costs the reads of
     its walk (`walk(page)`: the pages read to reach it, itself last; just the page when None is
     given) not already made, and shows the records of every page of the walk; each time the page
     showing the most unseen records per new read is opened (ties: fewer reads, the lowest path).
     The pages of one document's walk are counted once however many of its pages are needed.
-    None when some record is on no page reachable and its link has no digest."""
-    needed: set[tuple[int, str]] = set()
-    shows: dict[str, set[tuple[int, str]]] = defaultdict(set)
-    for position, link in enumerate(links):
-        for key in link.keys:
-            needed.add((position, key))
-            for page in pages_of.get(key, ()):
-                shows[page].add((position, key))
-        for page in link.digest_pages:
-            shows[page].update((position, key) for key in link.keys)
+    None when some record is on no page reachable and its link has no digest. Items in `free` (a
+    search result's snippet shows them) need no read."""
+    needed, shows = cover_items(links, pages_of, free)
     opened: list[str] = []
     seen: set[str] = set()
     while needed:
@@ -273,18 +272,42 @@ def effort_cover(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]],
     return opened
 
 
+def cover_items(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]],
+                free: frozenset[tuple[int, str]] = frozenset()
+                ) -> tuple[set[tuple[int, str]], dict[str, set[tuple[int, str]]]]:
+    """What a reader must see, as (link position, record key), and what each page shows of it (a
+    record it prints, or every record of a link whose digested figure it prints); `free`: items a
+    search already shows (in a result's snippet), needing no read."""
+    needed: set[tuple[int, str]] = set()
+    shows: dict[str, set[tuple[int, str]]] = defaultdict(set)
+    for position, link in enumerate(links):
+        for key in link.keys:
+            needed.add((position, key))
+            for page in pages_of.get(key, ()):
+                shows[page].add((position, key))
+        for page in link.digest_pages:
+            shows[page].update((position, key) for key in link.keys)
+    return needed - free, {page: items - free for page, items in shows.items()}
+
+
 def deciding_records(ref: ValueRef, records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The selected records a reader needs to compute the value: all of them, except for `first`
     and `last`, which only the first (last) record with a value decides (the latest implemented
-    dividend, not every dividend since the listing). `argmax`/`argmin` keep every record: the
-    winner is only known once each candidate has been compared. Records arrive ascending by key
-    (`select_records`); a null field is skipped as the aggregate skips it."""
-    if ref.aggregate not in ("first", "last"):
+    dividend, not every dividend since the listing), and `change` and `pct_change`, which only the
+    window's two ends decide (a 60-session return is the first and the last close, not the 59
+    between). `argmax`/`argmin` keep every record: the winner is only known once each candidate
+    has been compared. Records arrive ascending by key (`select_records`); a null field is skipped
+    as the aggregate skips it."""
+    if ref.aggregate not in ("first", "last", "change", "pct_change"):
         return list(records)
     valued = [r for r in records if r.get(ref.field) is not None]
     if not valued:
         return list(records)
-    return [valued[0] if ref.aggregate == "first" else valued[-1]]
+    if ref.aggregate == "first":
+        return [valued[0]]
+    if ref.aggregate == "last":
+        return [valued[-1]]
+    return [valued[0], valued[-1]] if len(valued) > 1 else valued
 
 
 def tools_only(question: Question, replayer: _Replayer) -> bool:
@@ -328,7 +351,9 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
     pages_of = index.pages_with_records(
         [k for _, _, links in derived for link in links for k in link.keys]
         + [link.digest for _, _, links in derived for link in links if link.digest is not None])
-    walks = Walks(index.hidden_pages(), index.linking_to)
+    hidden = index.hidden_pages()
+    walks = Walks(hidden, index.linking_to)
+    snippets = _Snippets(index, hidden)
     entries: dict[str, Any] = {}
     for question, answer, bare in derived:
         links = [Link(b.ref, b.call, b.tool, b.subject, b.field, b.keys, b.values,
@@ -336,12 +361,19 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
                       tuple(pages_of.get(b.digest, ())) if b.digest is not None else ()) for b in bare]
         only_tools = tools_only(question, replayer)
         present = all(link.present for link in links)
-        cover = effort_cover(links, pages_of, walks) if present and not only_tools else None
+        effort: Effort | None = None
+        if present and not only_tools:
+            free = snippets.shown(links, pages_of)
+            needed, shows = cover_items(links, pages_of, free)
+            effort = minimum_reads(needed, shows, hidden, walks.parents, effort_cover(links, pages_of, walks, free))
         entry: dict[str, Any] = {
             "visibility": question.visibility, "band": band_of(question.visibility), "tier": question.tier,
             "family": family_of(question), "tools_only": only_tools,
-            "present": present, "effort": len(cover) if cover is not None else None, "cover": cover or [],
-            "pages": sorted({p for link in links for p in (*link.pages, *link.digest_pages)} | set(cover or ())),
+            "present": present, "effort": effort.reads if effort is not None else None,
+            "effort_exact": effort.exact if effort is not None else None,
+            "cover": list(effort.pages) if effort is not None else [],
+            "pages": sorted({p for link in links for p in (*link.pages, *link.digest_pages)}
+                            | set(effort.pages if effort is not None else ())),
             "links": [{"ref": link.ref, "tool": link.tool, "subject": link.subject, "field": link.field,
                        "records": len(link.keys), "present": link.present, "pages": list(link.pages),
                        "digest_pages": list(link.digest_pages[:MAX_PAGES_PER_LINK]),
@@ -354,6 +386,46 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
     return {"version": EVIDENCE_VERSION, "clock": clock.isoformat(), "web": index.identity,
             "index_fingerprint": index_fingerprint(web_dir),
             "gold_sha256": gold_sha256, "questions": entries, "summary": summarise(entries)}
+
+
+class _Snippets:
+    """What a search shows without a read: the snippet of each indexed page, as a result prints it.
+    A deciding record is shown when an indexed page printing it has a snippet naming the record's
+    date and printing its deciding value (`_printed`: as it is, or rounded)."""
+
+    def __init__(self, index: WebIndex, hidden: frozenset[str]) -> None:
+        self._index = index
+        self._hidden = hidden
+        self._texts: dict[str, str] = {}
+
+    def _snippet(self, path: str) -> str:
+        text = self._texts.get(path)
+        if text is None:
+            text = self._texts[path] = self._index.snippet(path)
+        return text
+
+    def shown(self, links: Sequence[Link], pages_of: Mapping[str, Sequence[str]]) -> frozenset[tuple[int, str]]:
+        free: set[tuple[int, str]] = set()
+        for position, link in enumerate(links):
+            for key, value in zip(link.keys, link.values):
+                stamp = key.rsplit("|", 1)[-1]
+                if not stamp or value is None:
+                    continue
+                for page in pages_of.get(key, ()):
+                    if page in self._hidden:
+                        continue
+                    snippet = self._snippet(page)
+                    if _names_date(snippet, stamp) and _printed(value, [snippet]):
+                        free.add((position, key))
+                        break
+        return frozenset(free)
+
+
+def _names_date(text: str, stamp: str) -> bool:
+    """Whether `text` names the date `stamp` (YYYYMMDD) as a page prints it."""
+    if len(stamp) != 8 or not stamp.isdigit():
+        return stamp in text
+    return stamp in text or f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:]}" in text
 
 
 def _placed(keys: tuple[str, ...], pages_of: Mapping[str, Sequence[str]]) -> tuple[tuple[str, ...], tuple[str, ...]]:

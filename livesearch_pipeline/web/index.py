@@ -442,6 +442,11 @@ class WebIndex:
         value = self.meta.get("clock")
         return dt.date.fromisoformat(value) if isinstance(value, str) else None
 
+    def snippet(self, path: str) -> str:
+        """The snippet a search result shows for the page at `path` ("" when there is none)."""
+        row = self._connection().execute("SELECT snippet FROM pages WHERE path = ?", (path,)).fetchone()
+        return str(row[0]) if row is not None else ""
+
     def pages_with_records(self, keys: Iterable[str]) -> dict[str, list[str]]:
         """For each record key, the paths of the pages printing that record."""
         found: dict[str, list[str]] = {}

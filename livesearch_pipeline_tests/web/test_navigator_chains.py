@@ -305,7 +305,9 @@ def test_a_chain_fails_at_too_small_a_budget_and_succeeds_with_enough(case) -> N
         assert _answer(directory, served, reads).answer == full.answer
         short = _answer(directory, served, reads - 1)
         assert short.answer is None and f"budget of {reads - 1}" in short.trace[-1]["reason"]
-        assert sum(1 for t in short.trace if t.get("tool") == "fetch_page") == reads - 1
+        reads_made = [t for t in short.trace if t.get("tool") == "fetch_page"]
+        assert sum(1 for t in reads_made if not t.get("refused")) == reads - 1
+        assert [t for t in reads_made if t.get("refused")], "the read beyond the budget is refused and recorded"
     # The industry chain reads the portfolio (an obscure fund's: no holdings page, which its company
     # page does not link and no search finds, so its newest report from the company page, walked to
     # the holdings), then the holding's profile, the index's members and quotes.

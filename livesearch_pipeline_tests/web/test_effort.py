@@ -1,0 +1,74 @@
+"""The effort is the exact fewest reads (web/effort.py): a lower bound the greedy cover is not, with
+walks through unindexed pages counted, alternative walks taken into account, and a window's change
+decided by its two ends only."""
+
+from __future__ import annotations
+
+from livesearch_pipeline.core.models import ValueRef
+from livesearch_pipeline.web.effort import minimum_reads
+from livesearch_pipeline.web.evidence import Link, Walks, cover_items, deciding_records, effort_cover
+
+
+def _parents(graph: dict[str, list[str]]):
+    return lambda page: graph.get(page, [])
+
+
+def test_the_exact_minimum_beats_the_greedy_cover_where_greedy_is_wrong() -> None:
+    # The classic trap: one big page shows 4 of 6 items, two small pages show 3 each and cover all.
+    needed = {1, 2, 3, 4, 5, 6}
+    shows = {"/big": {1, 2, 3, 4}, "/left": {1, 2, 5}, "/right": {3, 4, 6}}
+    greedy = effort_cover([], {})  # no links: nothing needed
+    assert greedy == []
+    upper = ["/big", "/left", "/right"]  # what the greedy rule picks (most items first)
+    effort = minimum_reads(needed, shows, frozenset(), _parents({}), upper)
+    assert effort is not None and effort.exact
+    assert effort.reads == 2 and set(effort.pages) == {"/left", "/right"}
+
+
+def test_an_unindexed_page_costs_the_walk_to_it_and_a_shared_walk_once() -> None:
+    # /cover (indexed) -> /p1 -> /p2 -> /p3: records on /p2 and /p3; a portal page shows the /p3 one.
+    graph = {"/p1": ["/cover"], "/p2": ["/p1", "/p3"], "/p3": ["/p2"]}
+    hidden = frozenset({"/p1", "/p2", "/p3"})
+    shows = {"/p2": {"a"}, "/p3": {"b"}, "/portal": {"b"}}
+    effort = minimum_reads({"a", "b"}, shows, hidden, _parents(graph), ["/cover", "/p1", "/p2", "/p3"])
+    assert effort is not None and effort.exact
+    # The cover, p1 and p2 (three reads) then p3 or the portal: four either way.
+    assert effort.reads == 4
+    assert effort.pages[:3] == ("/cover", "/p1", "/p2")
+    # The mutual links p2 <-> p3 do not let the two pages reach each other without the cover.
+    only_b = minimum_reads({"a"}, {"/p2": {"a"}}, hidden, _parents(graph), ["/cover", "/p1", "/p2"])
+    assert only_b is not None and only_b.reads == 3
+
+
+def test_a_second_route_to_an_unindexed_page_is_found() -> None:
+    # /bulletin (hidden) is linked from its archive (hidden, two reads from /index) and from /company
+    # (indexed): the company route is the shorter.
+    graph = {"/archive": ["/index"], "/bulletin": ["/archive", "/company"]}
+    hidden = frozenset({"/archive", "/bulletin"})
+    shows = {"/bulletin": {"x"}, "/company": set()}
+    effort = minimum_reads({"x"}, shows, hidden, _parents(graph), ["/index", "/archive", "/bulletin"])
+    assert effort is not None and effort.reads == 2 and effort.pages == ("/company", "/bulletin")
+
+
+def test_nothing_needed_and_nothing_reachable() -> None:
+    assert minimum_reads(set(), {}, frozenset(), _parents({}), None).reads == 0
+    assert minimum_reads({"x"}, {"/p": {"x"}}, frozenset({"/p"}), _parents({}), None) is None
+
+
+def test_a_windows_change_is_decided_by_its_two_ends() -> None:
+    records = [{"trade_date": f"202611{d:02d}", "close": 10.0 + d} for d in range(1, 22)]
+    change = ValueRef(call="c1", select={"mode": "all", "key": "trade_date"}, field="close", aggregate="pct_change")
+    mean = ValueRef(call="c1", select={"mode": "all", "key": "trade_date"}, field="close", aggregate="mean")
+    assert [r["trade_date"] for r in deciding_records(change, records)] == ["20261101", "20261121"]
+    assert len(deciding_records(mean, records)) == 21
+
+
+def test_a_snippet_showing_a_record_costs_no_read() -> None:
+    keys = ("daily|X|20261120", "daily|X|20261121")
+    link = Link("extract", "c1", "daily", "X", "close", keys, (10.5, 11.0), (), ())
+    pages_of = {keys[0]: ["/q/X.html"], keys[1]: ["/q/X.html", "/news/X.html"]}
+    free = frozenset({(0, keys[1])})
+    needed, shows = cover_items([link], pages_of, free)
+    assert needed == {(0, keys[0])} and shows["/news/X.html"] == set()
+    walks = Walks(frozenset(), lambda page: [])
+    assert effort_cover([link], pages_of, walks, free) == ["/q/X.html"]
