@@ -18,7 +18,10 @@ than a feasible answer's size (a longer walk cannot be part of a smaller answer)
 
 Small cases are decided without the program: the greedy cover (`upper`, a feasible answer) of
 one read, or of two reads where no single indexed page shows everything, is already the
-minimum. A program that does not finish within its time limit gives HiGHS's proven lower bound
+minimum, and so is one no larger than a lower bound (`_packing`: needed items no page shows two
+of, each needing its own page; one more when no indexed page shows any, the entry page). The
+walks the program considers are no longer than the reads a smallest answer can spend beyond
+those pages. A program that does not finish within its time limit gives HiGHS's proven lower bound
 (`exact` False), never more than the minimum.
 """
 
@@ -61,16 +64,70 @@ def minimum_reads(needed: set[Hashable], shows: Mapping[str, set[Hashable]], hid
         return Effort(bound, tuple(upper), True)
     if bound == 2 and not any(needed <= items for page, items in shows.items() if page not in hidden):
         return Effort(2, tuple(upper), True)
-    candidates = _candidates(needed, shows, hidden, parents, bound)
+    apart = _packing(needed, shows)
+    entry = _needs_entry(needed, shows, hidden, parents)
+    if apart + entry >= bound:  # the greedy answer meets a lower bound: it is a smallest one
+        return Effort(bound, tuple(upper), True)
+    candidates = _candidates(needed, shows, hidden, parents, bound - apart + 1)
     if candidates is None:
-        return Effort(_counting_bound(needed, shows), tuple(upper), False)
+        return Effort(max(apart + entry, _counting_bound(needed, shows)), tuple(upper), False)
+    candidates = _without_dominated(candidates, needed, shows, hidden, parents)
     return _solve(needed, shows, hidden, parents, candidates, upper, time_limit_s)
+
+
+def _needs_entry(needed: set[Hashable], shows: Mapping[str, set[Hashable]], hidden: frozenset[str] | set[str],
+                 parents: Callable[[str], Sequence[str]]) -> bool:
+    """Whether every answer reads a page showing no needed item: some item is shown only on
+    unindexed pages, each in a group of unindexed showing pages (linked among themselves) that
+    only pages showing nothing needed link into (a run of bulletins entered from their archive)."""
+    showing = {page for page, items in shows.items() if items & needed}
+    inner = showing & set(hidden)
+    group: dict[str, int] = {}
+    entered: list[bool] = []  # per group: a showing page outside it links into it
+    for start in sorted(inner):
+        if start in group:
+            continue
+        number = len(entered)
+        group[start] = number
+        entered.append(False)
+        stack = [start]
+        while stack:
+            page = stack.pop()
+            for parent in parents(page):
+                if parent in inner:
+                    if parent not in group:
+                        group[parent] = number
+                        stack.append(parent)
+                elif parent in showing:
+                    entered[number] = True
+    for item in needed:
+        pages = [page for page in showing if item in shows[page]]
+        if pages and all(page in group and not entered[group[page]] for page in pages):
+            return True
+    return False
+
+
+def _packing(needed: set[Hashable], shows: Mapping[str, set[Hashable]]) -> int:
+    """A lower bound: how many needed items no page shows two of (a greedy maximal packing, items
+    shown by the fewest pages first); each needs a page of its own."""
+    pages_of: dict[Hashable, list[str]] = {item: [] for item in needed}
+    for page, items in shows.items():
+        for item in items & needed:
+            pages_of[item].append(page)
+    taken: set[str] = set()
+    count = 0
+    for item in sorted(needed, key=lambda i: (len(pages_of[i]), repr(i))):
+        if not taken.intersection(pages_of[item]):
+            taken.update(pages_of[item])
+            count += 1
+    return count
 
 
 def _candidates(needed: set[Hashable], shows: Mapping[str, set[Hashable]], hidden: frozenset[str] | set[str],
                 parents: Callable[[str], Sequence[str]], bound: int) -> list[str] | None:
-    """The pages that can be part of an answer of at most `bound` reads: those printing a needed
-    item, and those linking to them within `bound - 1` links, back to indexed pages."""
+    """The pages that can be part of a smallest answer: those printing a needed item, and those
+    linking to them within `bound - 1` links, back to indexed pages (`bound`: one more than the
+    reads a smallest answer can spend on pages printing no needed item)."""
     showing = [page for page, items in shows.items() if items & needed]
     depth: dict[str, int] = {page: 0 for page in showing}
     queue = deque(page for page in showing if page in hidden)
@@ -87,6 +144,42 @@ def _candidates(needed: set[Hashable], shows: Mapping[str, set[Hashable]], hidde
             if parent in hidden:
                 queue.append(parent)
     return sorted(depth)
+
+
+def _without_dominated(candidates: list[str], needed: set[Hashable], shows: Mapping[str, set[Hashable]],
+                       hidden: frozenset[str] | set[str], parents: Callable[[str], Sequence[str]]) -> list[str]:
+    """The candidates less the indexed pages another indexed candidate makes redundant: one that
+    shows every needed item it shows and links to every candidate page it links to (the lowest
+    path kept among equals: the hundreds of stock pages that each link to one bulletin archive and
+    show nothing needed are one entry); and the unindexed pages showing nothing needed whose links
+    an indexed candidate all has (another stock's uncrawled page linking to the same archive).
+    Replacing such a page by the other in any answer keeps the answer's size and validity, so the
+    minimum is unchanged."""
+    children: dict[str, set[str]] = {}
+    for page in candidates:
+        if page in hidden:
+            for parent in parents(page):
+                children.setdefault(parent, set()).add(page)
+    profile = {page: (frozenset(shows.get(page, set()) & needed), frozenset(children.get(page, ())))
+               for page in candidates if page not in hidden}
+    # Pages with the same profile: the lowest path stands for them all.
+    kept: dict[tuple[frozenset, frozenset], str] = {}
+    for page in sorted(profile):
+        kept.setdefault(profile[page], page)
+    distinct = sorted(kept.items(), key=lambda entry: (-len(entry[0][0]) - len(entry[0][1]), entry[1]))
+    survivors: list[tuple[tuple[frozenset, frozenset], str]] = []
+    for (items, links), page in distinct:  # larger profiles first: a dominator is seen before what it covers
+        if any(items <= other[0] and links <= other[1] for other, _ in survivors):
+            continue
+        survivors.append(((items, links), page))
+    indexed = {page for _, page in survivors}
+    # An unindexed page showing nothing needed is only a step of a walk; an indexed page linking to
+    # every candidate it links to is a cheaper step (one read, reachable at once).
+    routes = [links for (_, links), _ in survivors]
+    return [page for page in candidates
+            if page in indexed or (page in hidden and (
+                shows.get(page, set()) & needed
+                or not any(children.get(page, set()) <= links for links in routes)))]
 
 
 def _counting_bound(needed: set[Hashable], shows: Mapping[str, set[Hashable]]) -> int:

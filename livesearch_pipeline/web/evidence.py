@@ -329,8 +329,10 @@ def _printed(value: Any, texts: Iterable[str]) -> bool:
 
 
 def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Sequence[GoldAnswer], *,
-                       seed: int, gold_sha256: str) -> dict[str, Any]:
-    """The evidence map of the web in `web_dir` for the ok gold answers of its clock."""
+                       seed: int, gold_sha256: str, workers: int | None = None) -> dict[str, Any]:
+    """The evidence map of the web in `web_dir` for the ok gold answers of its clock (the efforts
+    worked out in `workers` forked processes, default `default_workers()`; the map is the same
+    whatever their number)."""
     index = WebIndex(web_dir)
     clock = index.clock
     if clock is None:
@@ -351,21 +353,18 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
     pages_of = index.pages_with_records(
         [k for _, _, links in derived for link in links for k in link.keys]
         + [link.digest for _, _, links in derived for link in links if link.digest is not None])
-    hidden = index.hidden_pages()
-    walks = Walks(hidden, index.linking_to)
-    snippets = _Snippets(index, hidden)
-    entries: dict[str, Any] = {}
+    placed: list[tuple[Question, list[Link], bool, bool]] = []
     for question, answer, bare in derived:
         links = [Link(b.ref, b.call, b.tool, b.subject, b.field, b.keys, b.values,
                       *_placed(b.keys, pages_of), b.digest,
                       tuple(pages_of.get(b.digest, ())) if b.digest is not None else ()) for b in bare]
         only_tools = tools_only(question, replayer)
-        present = all(link.present for link in links)
-        effort: Effort | None = None
-        if present and not only_tools:
-            free = snippets.shown(links, pages_of)
-            needed, shows = cover_items(links, pages_of, free)
-            effort = minimum_reads(needed, shows, hidden, walks.parents, effort_cover(links, pages_of, walks, free))
+        placed.append((question, links, only_tools, all(link.present for link in links)))
+    efforts = _efforts(web_dir, pages_of, [(q.qid, links) for q, links, only_tools, present in placed
+                                           if present and not only_tools], workers)
+    entries: dict[str, Any] = {}
+    for question, links, only_tools, present in placed:
+        effort = efforts.get(question.qid)
         entry: dict[str, Any] = {
             "visibility": question.visibility, "band": band_of(question.visibility), "tier": question.tier,
             "family": family_of(question), "tools_only": only_tools,
@@ -386,6 +385,53 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
     return {"version": EVIDENCE_VERSION, "clock": clock.isoformat(), "web": index.identity,
             "index_fingerprint": index_fingerprint(web_dir),
             "gold_sha256": gold_sha256, "questions": entries, "summary": summarise(entries)}
+
+
+EFFORT_CHUNK = 64  # questions per task of a worker working out efforts
+
+
+def _efforts(web_dir: Path, pages_of: Mapping[str, Sequence[str]], jobs: Sequence[tuple[str, list[Link]]],
+             workers: int | None) -> dict[str, Effort]:
+    """Each question's effort (qid -> `Effort`), in forked worker processes, chunk by chunk."""
+    from livesearch_pipeline.core.workers import default_workers, forked_pool
+
+    count = default_workers() if workers is None else workers
+    chunks = [list(jobs[i:i + EFFORT_CHUNK]) for i in range(0, len(jobs), EFFORT_CHUNK)]
+    if count <= 1 or len(chunks) <= 1:
+        return dict(_effort_chunk(chunks[0], (web_dir, pages_of)) if chunks else [])
+    found: dict[str, Effort] = {}
+    with forked_pool(count, (web_dir, pages_of)) as pool:
+        for result in pool.map(_effort_chunk, chunks):
+            found.update(result)
+    return found
+
+
+# In a process working out efforts: the web's index, its unindexed pages, walks and snippets,
+# opened once per process and index build (keyed by the pid: a SQLite connection is never used
+# across a fork, and by the index's fingerprint: a web rebuilt in place is read anew).
+_READER: tuple[tuple[int, Path, str], frozenset[str], "Walks", "_Snippets"] | None = None
+
+
+def _effort_chunk(jobs: Sequence[tuple[str, list[Link]]],
+                  state: tuple[Path, Mapping[str, Sequence[str]]] | None = None) -> list[tuple[str, Effort]]:
+    global _READER
+    from livesearch_pipeline.core.workers import inherited
+
+    web_dir, pages_of = state if state is not None else inherited()
+    key = (os.getpid(), web_dir, index_fingerprint(web_dir))
+    if _READER is None or _READER[0] != key:
+        index = WebIndex(web_dir)
+        hidden = index.hidden_pages()
+        _READER = (key, hidden, Walks(hidden, index.linking_to), _Snippets(index, hidden))
+    _, hidden, walks, snippets = _READER
+    found: list[tuple[str, Effort]] = []
+    for qid, links in jobs:
+        free = snippets.shown(links, pages_of)
+        needed, shows = cover_items(links, pages_of, free)
+        effort = minimum_reads(needed, shows, hidden, walks.parents, effort_cover(links, pages_of, walks, free))
+        if effort is not None:
+            found.append((qid, effort))
+    return found
 
 
 class _Snippets:

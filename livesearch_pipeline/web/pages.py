@@ -6,7 +6,8 @@ published date is the date of the data it shows and is never after the clock.
 
 Visibility (0..10) governs how hard an entity's evidence is to find, never whether it exists:
 - every level: the exchange's own pages: the company page (names, codes, short name, links to
-  every page about the entity), the daily quote page with a history table, monthly
+  every page about the entity), the daily quote page with a history table (the latest session at
+  levels 0..3, the last week at 4..6: `sites.depth_of`, `RECENT_ROWS`), monthly
   historical-price pages of the quote (the last RECENT_HISTORY_MONTHS months, further back where
   `CorpusConfig.history_from` asks), one page per data set
   (daily series with their last EXCHANGE_ROWS records, others with their last EXCHANGE_GROUPS
@@ -17,8 +18,8 @@ Visibility (0..10) governs how hard an entity's evidence is to find, never wheth
 - level >= 1: data-portal pages from `1 + level // 2` of six portals (a per-entity choice); each
   portal covers each of the entity's tools with probability `0.3 + 0.07 * level`, and shows the
   latest data with probability `0.5 + 0.045 * level` (otherwise it lags one to three updates: a
-  stale page); news items on the sessions of the history window, with probability
-  `0.05 + 0.07 * level` per session and news site; history tables from level 4; spam from level 6
+  stale page); from level 4 news items on the sessions of the history window, with probability
+  `0.05 + 0.07 * level` per session and news site; history tables from level 7; spam from level 6
   (the sites and these chances: web/sites.py); from level 7 a portal's constituents board of an
   index (web/constituents.py).
 Portals differ the way real ones do: one restates big amounts in 亿元, one in million, one
@@ -60,7 +61,8 @@ from livesearch_pipeline.web.reader import (
 from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table, render_page
 from livesearch_pipeline.web.reports import Statement, continuation_number, report_document
 from livesearch_pipeline.web.sites import (
-    EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, SPAM_SITES, STATS, Site, coverage_probability,
+    EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, RECENT_ROWS, SPAM_SITES, STATS, Site,
+    coverage_probability,
     crawl_probability, depth_of, fresh_probability, news_probability, official_lang, sources_for, uniform,
 )
 
@@ -267,7 +269,8 @@ class CorpusGenerator:
             if tool not in report_tools and fetched[tool].groups and has_figures(fetched[tool].meta, fetched[tool].groups):
                 archive = next((path for path, name in archives if name == tool), None)
                 page = self._official_page(entity, fetched[tool], monthly if tool == quote_tool else (),
-                                           latest_only=depth == "bulletin" and archive is not None, archive=archive)
+                                           latest_only=depth == "bulletin" and archive is not None,
+                                           recent_only=depth == "history", archive=archive)
                 if page.kind != "quote" and uniform(self.seed, "crawled", entity.code, tool) >= crawl_probability(
                         entity.visibility):
                     page = dataclasses.replace(page, indexed=False)
@@ -292,7 +295,7 @@ class CorpusGenerator:
                         digest = self._digest_page(entity, site, data, lag)
                         if digest is not None:
                             pages.append(digest)
-                    if (rank < 2 and entity.visibility >= 4 and data.meta.refresh_class == "daily"
+                    if (rank < 2 and depth == "digest" and data.meta.refresh_class == "daily"
                             and all(len(g) == 1 for g in data.groups[lag: lag + HISTORY_ROWS])
                             and len(data.groups) - lag >= 5):
                         pages.append(self._history_page(entity, site, data, lag))
@@ -436,11 +439,12 @@ class CorpusGenerator:
         return f"/exchange/{meta.name}/{entity.code}/history/{month}.html"
 
     def _official_page(self, entity: Entity, data: Fetched, monthly: Sequence[Page] = (), *,
-                       latest_only: bool = False, archive: str | None = None) -> Page:
+                       latest_only: bool = False, recent_only: bool = False, archive: str | None = None) -> Page:
         """The exchange's page of one data set of an entity: the latest record, then the history
         (daily series) or the last periods (holders, plans, schedules). `latest_only` (an obscure
         entity's daily series): the latest record alone, its history being in the bulletins
-        (`archive`, linked either way)."""
+        (`archive`, linked either way); `recent_only` (a middle one's): its last RECENT_ROWS
+        sessions, older ones on the monthly pages (the quote) or in the bulletins."""
         meta = data.meta
         lang = official_lang(entity)
         name = display_name(entity, lang)
@@ -451,7 +455,7 @@ class CorpusGenerator:
         blocks: list[Block] = [Paragraph(f"{entity.exchange} {entity.code} {name}. {as_of_text(meta, data.groups[0], lang)}")]
         rows = LONG_ROWS if meta.name in LONG_TOOLS else EXCHANGE_ROWS
         if meta.refresh_class == "daily" and all(len(g) == 1 for g in data.groups[:rows]):
-            shown = data.groups[:1 if latest_only else rows]
+            shown = data.groups[:1 if latest_only else RECENT_ROWS if recent_only else rows]
             blocks.append(group_table(meta, shown[0], look, self.seed, salt))
             if len(shown) > 1:
                 blocks.append(Heading("历史数据" if lang == "zh" else "History"))

@@ -50,12 +50,16 @@ SITES = {s.key: s for s in (*PORTALS, *NEWS_SITES, EXCHANGE, STATS, *SPAM_SITES)
 MARKET_VISIBILITY = 10
 
 # How deep the work for an entity's market data goes, by visibility (`depth_of`): portals digest a
-# well-known entity's figures (changes, highs and lows, averages over 5/20/60 sessions); a middle
-# one has raw history tables to read and compute from; an obscure one's history is only in its
-# exchange's daily bulletins (one page per session, every instrument), its quote page showing
-# the latest session alone.
+# well-known entity's figures (changes, highs and lows, averages over 5/20/60 sessions) and print
+# its history in one table; a middle one's exchange pages show its last week (RECENT_ROWS), its
+# quote's history month by month on the exchange's monthly pages and its other daily series in
+# the exchange's daily bulletins; an obscure one's history is only in the bulletins (one page per
+# session, every instrument) and, further back, the monthly pages, its pages showing the latest
+# session alone.
 DIGEST_FROM = 7
 BULLETIN_UP_TO = 3
+# The rows of a daily series an exchange page shows at the middle depth (its last week).
+RECENT_ROWS = 5
 
 
 def depth_of(visibility: int) -> str:
@@ -92,7 +96,9 @@ def fresh_probability(visibility: int) -> float:
 
 
 def news_probability(visibility: int) -> float:
-    return 0.0 if visibility <= 0 else min(0.9, 0.05 + 0.07 * visibility)
+    """How likely a news site reports one session of an entity: never an obscure one's (levels up to
+    BULLETIN_UP_TO: nobody writes daily about it, so its closes are only in its exchange's pages)."""
+    return 0.0 if visibility <= BULLETIN_UP_TO else min(0.9, 0.05 + 0.07 * visibility)
 
 
 def official_lang(entity: Entity) -> str:

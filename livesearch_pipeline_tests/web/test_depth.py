@@ -73,9 +73,13 @@ def test_an_obscure_entitys_history_is_only_in_the_bulletins(depth: Depth, web_d
         f"/exchange/bulletin/{depth.obscure.exchange}/daily/{earlier['trade_date']}-1.html"]
     bulletin = index.page(f"/exchange/bulletin/{depth.obscure.exchange}/daily/{earlier['trade_date']}-1.html")
     assert bulletin is not None and code in bulletin.html and str(earlier["close"]) in bulletin.html
-    # The middle entity's history table still holds every session of a 60-session window.
-    middle = index.pages_with_records([record_key("daily", depth.middle.code, earlier["trade_date"])])
-    assert f"/exchange/daily/{depth.middle.code}.html" in next(iter(middle.values()))
+    # The middle entity's exchange page shows its last week; an earlier session is on the month's
+    # page of its quote history (and the bulletin), not on its quote page.
+    middle = next(iter(index.pages_with_records(
+        [record_key("daily", depth.middle.code, earlier["trade_date"])]).values()))
+    month = f"{earlier['trade_date'][:4]}-{earlier['trade_date'][4:6]}"
+    assert f"/exchange/daily/{depth.middle.code}/history/{month}.html" in middle
+    assert f"/exchange/daily/{depth.middle.code}.html" not in middle
 
 
 def test_the_archive_lists_each_session_with_its_pages_code_ranges(depth: Depth, web_dir: Path) -> None:
