@@ -3,7 +3,8 @@
     python benchmarks/navigator.py --pool data/pool --web data/web/D --gold data/gold/gold_answers_D.jsonl
                                    [--budgets 6,20,none] [--search-read] [--limit N] [--out report.json]
 
-For each page-read budget (`none`: no limit) the navigator (evaluation/agents/navigator.py)
+For each budget (`none`: no limit; a budget of N is N page reads and N searches per question, as
+the daily baselines navigator-6 and navigator-20 declare) the navigator (evaluation/agents/navigator.py)
 answers D's scoring set (the pool's questions whose gold of D is ok) over the web in --web,
 served on 127.0.0.1; its answers are scored with the pipeline's matching rules against the gold.
 Printed: accuracy by visibility band, tier and family (web/evidence.py `family_of`), the reads it
@@ -46,7 +47,7 @@ async def run_agent(kind: str, web_dir: Path, day: dt.date, served, budget: int 
 
     semaphore = asyncio.Semaphore(concurrency)
     opened = (open_navigator(web_dir=web_dir, day=day, name=f"navigator-{budget or 'all'}", read_budget=budget,
-                             concurrency=concurrency) if kind == "navigator"
+                             search_budget=budget, concurrency=concurrency) if kind == "navigator"
               else open_search_read_agent(web_dir=web_dir, day=day, name="search-read", concurrency=concurrency))
     async with opened as agent:
         async def one(question):

@@ -110,7 +110,7 @@ def evaluated_day(tmp_path_factory: pytest.TempPathFactory) -> Day:
 
 def test_registry_holds_the_baselines_and_refuses_conflicts(tmp_path: Path) -> None:
     path = tmp_path / "agents.json"
-    assert [s.name for s in load_agents(path)] == ["oracle", "stale", "search-read", "navigator-6"]
+    assert [s.name for s in load_agents(path)] == ["oracle", "stale", "search-read", "navigator-6", "navigator-20"]
     web = AgentSpec(name="gpt-web", kind="web", model="openai/gpt-4o-mini", searxng_url="http://127.0.0.1:8888")
     assert register_agent(path, web) is True
     assert register_agent(path, web) is False  # identical: idempotent
@@ -119,7 +119,7 @@ def test_registry_holds_the_baselines_and_refuses_conflicts(tmp_path: Path) -> N
     with pytest.raises(AgentRegistryError, match="built-in baseline"):
         register_agent(path, AgentSpec(name="oracle", kind="closed-book"))
     assert find_agent(load_agents(path), "gpt-web") == web
-    with pytest.raises(AgentRegistryError, match="'ghost' is not registered .*oracle, stale, search-read, navigator-6, gpt-web"):
+    with pytest.raises(AgentRegistryError, match="'ghost' is not registered .*oracle, stale, search-read, navigator-6, navigator-20, gpt-web"):
         find_agent(load_agents(path), "ghost")
     path.write_text(json.dumps({"agents": [{"name": "Bad Name", "kind": "web"}]}))
     with pytest.raises(AgentRegistryError, match="invalid agent registry"):
@@ -201,7 +201,7 @@ def test_the_sensor_adds_a_partition_per_registered_agent(tmp_path: Path) -> Non
     context = dg.build_sensor_context(instance=instance, resources={"storage": storage})
     result = agent_registry_sensor(context)
     [request] = result.dynamic_partitions_requests
-    assert (request.partitions_def_name, list(request.partition_keys)) == (AGENT_PARTITIONS_NAME, ["stale", "search-read", "navigator-6", "qwen-closed"])
+    assert (request.partitions_def_name, list(request.partition_keys)) == (AGENT_PARTITIONS_NAME, ["stale", "search-read", "navigator-6", "navigator-20", "qwen-closed"])
 
 
 def _tamper_one_answer(store: SnapshotStore, day: dt.date) -> str:
