@@ -257,7 +257,7 @@ def import_inspect_log(log_path: Path, out_dir: Path, *, data_root: Path, agent:
         raise InspectImportError(f"{log_path}: {exc}") from None
     zh_dir = out_dir.with_name(out_dir.name + "-zh")
     protected = protected_directories([data_root / "gold", data_root / "served", data_root / "pool",
-                                       data_root / ANALYTICS_DIR, day.gold_path.parent])
+                                       data_root / ANALYTICS_DIR, data_root / "cache", day.gold_path.parent])
     for target in (out_dir, zh_dir):
         try:
             check_writable(target, what="agent import-inspect --out", protected=protected)

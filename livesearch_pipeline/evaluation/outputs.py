@@ -4,11 +4,12 @@ The two files are written in one directory as one unit (`write_evaluation`): the
 the verdicts' sha256, and a run counts as evaluated only when both exist and agree
 (`load_evaluation`). Before anything is written the output directory is checked
 (`check_output_paths`): an output never lands on an input (symlinks, relative paths and hard
-links resolved), never inside the data root's gold, served, pool or analytics folders, nor beside
-a gold snapshot (`protected_directories`: write-once territory), never through a symlink, never over another agent's run (`run_identity.check_run_folder`: a folder
-holds one agent's run), and never while another process holds the folder's writer lock
-(`writers.run_folder_writer`). The readers read a run folder's files as writable inputs
-(`core.untrusted`: no link followed, a regular file, bounded size).
+links resolved), never inside the data root's gold, served, pool, cache or analytics folders, nor
+beside a gold snapshot (`protected_directories`: write-once territory), never through a symlink,
+never over another agent's run (`run_identity.check_run_folder`: a folder holds one agent's run),
+and never while another process holds the folder's writer lock (`writers.run_folder_writer`). The
+readers read a run folder's files as writable inputs (`core.untrusted`: no link followed, a regular
+file, bounded size).
 """
 
 from __future__ import annotations

@@ -45,6 +45,7 @@ from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.snapshot import sha256_file, write_atomic
 from livesearch_pipeline.core.untrusted import UntrustedFileError, read_untrusted
 from livesearch_pipeline.core.workers import default_workers
+from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable, protected_directories
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline.site import downloads, liverule, pages
 from livesearch_pipeline.site.day_cache import from_cache, parse_and_cache
@@ -307,6 +308,10 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     if not dates:
         raise SiteBuildError(f"no frozen day on or before {as_of} under {paths.root} (a gold snapshot and a served "
                              "file): run the daily loop first (livesearch run)")
+    try:  # never into the gold, served, pool, cache or analytics folders, never through a link
+        check_writable(out_dir, what="site --out", files=(), protected=protected_directories(paths=paths))
+    except WriterTargetError as exc:
+        raise SiteBuildError(str(exc)) from None
     published = published_day(out_dir)
     if published is not None and published > dates[-1]:
         raise NewerSiteError(published, f"{out_dir} holds the site of {published}, newer than {dates[-1]}: a build "

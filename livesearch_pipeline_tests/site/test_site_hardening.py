@@ -261,3 +261,11 @@ def test_a_full_disk_is_one_line(data_paths: DataPaths, monkeypatch) -> None:
         main(["site", "build"])
     message = str(stopped.value)
     assert message.count("\n") == 0 and "No space left on device" in message and "site build: error" in message
+
+
+def test_the_site_is_never_built_into_a_protected_folder(data_paths: DataPaths) -> None:
+    """`cache/` is the pipeline's own (issue 38, finding 6): a site build, like every writer, refuses it."""
+    for folder in (data_paths.cache / "site", data_paths.gold / "site"):
+        with pytest.raises(SiteBuildError, match=f"is inside {folder.parent}"):
+            build_site(data_paths, LATEST, folder)
+        assert not (folder / "index.html").exists()
