@@ -341,6 +341,7 @@ def _agent_register(args: argparse.Namespace) -> int:
 
 
 def _agent_list(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.core.redaction import redact
     from livesearch_pipeline.evaluation.registry import AgentRegistryError, load_agents, registry_path
     from livesearch_pipeline.settings import DataPaths
 
@@ -351,7 +352,7 @@ def _agent_list(args: argparse.Namespace) -> int:
         return _fail("agent list", str(exc))
     for spec in specs:
         options = spec.model_dump(exclude={"name", "kind"}, exclude_defaults=True)
-        print(f"{spec.name}\t{spec.kind}\t{options or ''}")
+        print(redact(f"{spec.name}\t{spec.kind}\t{options or ''}"))  # a URL's credentials stay in the registry
     return 0
 
 
