@@ -30,11 +30,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import multiprocessing
 import os
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -44,7 +44,7 @@ from livesearch_pipeline.core.pool import POOL_FILE
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.snapshot import sha256_file, write_atomic
 from livesearch_pipeline.core.untrusted import UntrustedFileError, read_untrusted
-from livesearch_pipeline.core.workers import default_workers
+from livesearch_pipeline.core.workers import default_workers, worker_pool
 from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable, protected_directories
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline.site import downloads, liverule, pages
@@ -240,11 +240,13 @@ DOWNLOAD_FILES = ("questions.jsonl", "questions.parquet", "gold.jsonl", "gold.pa
 
 class _Pool:
     """Worker processes for the per-day work, started on first use: forkserver, a fresh interpreter
-    per worker, never a fork of a process that runs threads (a Dagster step does)."""
+    per worker, never a fork of a process that runs threads (a Dagster step does); the workers end
+    with the build, even a killed one (`core.workers.worker_pool`)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.executor: ProcessPoolExecutor | None = None
+        self._stack = ExitStack()
 
     def map(self, function, args: list[tuple], *, parallel: bool) -> list:
         if not args:
@@ -252,14 +254,12 @@ class _Pool:
         if not parallel or self.workers < 2:
             return [function(*a) for a in args]
         if self.executor is None:
-            self.executor = ProcessPoolExecutor(max_workers=self.workers,
-                                                mp_context=multiprocessing.get_context("forkserver"))
+            self.executor = self._stack.enter_context(worker_pool(self.workers, "forkserver"))
         return list(self.executor.map(function, *zip(*args)))
 
     def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown()
-            self.executor = None
+        self._stack.close()
+        self.executor = None
 
 
 def _day_downloads(d: SiteDay, hidden: dict[str, str]) -> dict[str, bytes]:
