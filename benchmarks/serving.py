@@ -164,7 +164,7 @@ def _release(idle: list[socket.socket], deadline_s: float = 60.0) -> dict[str, i
                 data = s.recv(65536)
             except OSError:
                 data = b""
-            counts["answered" if data.startswith(b"HTTP/1.1 200") else "closed_by_server"] += 1
+            counts["answered" if data.startswith((b"HTTP/1.1 200", b"HTTP/1.0 200")) else "closed_by_server"] += 1
             waiting.unregister(s)
             s.close()
     for key in list(waiting.get_map().values()):

@@ -1,7 +1,7 @@
 """The site's cache of parsed days: `<cache>/site/day-<D>.json`, plain data, never code.
 
-A parsed day (`inputs.SiteDay`) is written as JSON under the request that made it — the day, the
-cache format and the fingerprint of every input file (`inputs.fingerprint`) — and read back only when
+A parsed day (`inputs.SiteDay`) is written as JSON under the request that made it — the data root,
+the day, the cache format and the fingerprint of every input file (`inputs.fingerprint`) — and read back only when
 that request is the current one; an entry that is not valid JSON of the expected shape, or of
 another request, is parsed again from the source files (it only costs time). Nothing in an entry is
 ever executed: each model is kept as its own JSON and validated again (`model_validate_json`), the
@@ -91,8 +91,9 @@ def _entry_path(cache_dir: Path, day: dt.date) -> Path:
     return cache_dir / f"day-{day.isoformat()}.json"
 
 
-def _request(day: dt.date, print_: str) -> dict:
-    return {"version": CACHE_VERSION, "day": day.isoformat(), "fingerprint": print_}
+def _request(paths: DataPaths, day: dt.date, print_: str) -> dict:
+    # The data root too: an entry names its runs' trajectory files by path.
+    return {"version": CACHE_VERSION, "root": str(paths.root), "day": day.isoformat(), "fingerprint": print_}
 
 
 def from_cache(paths: DataPaths, day: dt.date, cache_dir: Path) -> tuple[SiteDay | None, str]:
@@ -101,7 +102,7 @@ def from_cache(paths: DataPaths, day: dt.date, cache_dir: Path) -> tuple[SiteDay
     print_ = fingerprint(paths, day)
     try:
         entry = json.loads(read_untrusted(_entry_path(cache_dir, day), max_bytes=MAX_ENTRY_BYTES))
-        if not isinstance(entry, dict) or entry.get("request") != _request(day, print_):
+        if not isinstance(entry, dict) or entry.get("request") != _request(paths, day, print_):
             return None, print_
         stored = _decode(entry["day"])
     except (UntrustedFileError, ValueError, KeyError, TypeError, IndexError):
@@ -115,7 +116,7 @@ def parse_and_cache(paths: DataPaths, day: dt.date, print_: str, cache_dir: Path
     """Parse every input of D and keep it in the cache under its request."""
     parsed = load_day(paths, day, print_)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    entry = {"request": _request(day, print_), "day": _encode(parsed)}
+    entry = {"request": _request(paths, day, print_), "day": _encode(parsed)}
     write_atomic(_entry_path(cache_dir, day), json.dumps(entry, ensure_ascii=False).encode("utf-8"))
     return parsed
 
