@@ -291,6 +291,12 @@ def _runs(paths: DataPaths, day: dt.date, board: Leaderboard) -> tuple[list[RunD
     runs: list[RunDay] = []
     skipped: list[SkippedRun] = []
     for run_dir, agent, rank, reason, low, high, verdicts_sha256 in placed:
+        if agent is not None and any(run.agent == agent for run in runs):
+            # One agent name is one run of the day on the site (its pages and downloads are keyed by it):
+            # the board's first placement of the name (the ranked one) keeps it.
+            skipped.append(SkippedRun(agent=agent, run_dir=run_dir, reason=reason or "another run of this agent "
+                                      "name is published for the day"))
+            continue
         bound = _bind(day_dir, run_dir, agent, verdicts_sha256)
         if isinstance(bound, str):
             if rank is not None or agent is not None:

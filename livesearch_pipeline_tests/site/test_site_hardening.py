@@ -269,3 +269,29 @@ def test_the_site_is_never_built_into_a_protected_folder(data_paths: DataPaths) 
         with pytest.raises(SiteBuildError, match=f"is inside {folder.parent}"):
             build_site(data_paths, LATEST, folder)
         assert not (folder / "index.html").exists()
+
+
+def test_a_second_run_under_a_taken_name_never_replaces_the_first_on_the_site(data_paths: DataPaths) -> None:
+    """Findings 5 and 12: the board lists the squatter unranked; the site names it and publishes the ranked
+    run's verdicts and trajectories under the name, never the squatter's."""
+    day_dir = data_paths.runs / FIRST.isoformat()
+    squatter = day_dir / "my-run"
+    shutil.copytree(day_dir / "reader", squatter)
+    trajectories = squatter / "trajectories.jsonl"
+    trajectories.write_text(trajectories.read_text().replace('"content":"', '"content":"SQUATTER '), encoding="utf-8")
+    meta = json.loads((squatter / "predictions.meta.json").read_text())
+    meta["agent"] = "oracle"
+    (squatter / "predictions.meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    store = SnapshotStore(data_paths.gold)
+    write_evaluation(evaluate(data_paths.served_file(FIRST), store.path_for(FIRST), squatter / "predictions.jsonl"),
+                     squatter)
+    runs = sorted(p for p in day_dir.iterdir() if (p / "summary.json").is_file())
+    board = build_leaderboard(runs, date=FIRST.isoformat(), gold_dir=data_paths.gold, served_dir=data_paths.served,
+                              registered={"oracle", "reader", "stale"}, runs_root=data_paths.runs)
+    assert [u.run_dir for u in board.unranked] == [str(squatter)]
+    write_leaderboard(board, day_dir / "leaderboard")
+    build_site(data_paths, LATEST)
+    out = site_dir(data_paths)
+    assert "SQUATTER" not in (out / f"downloads/{FIRST}/trajectories/oracle.jsonl").read_text(encoding="utf-8")
+    page = html.unescape((out / "agents/oracle.html").read_text(encoding="utf-8"))
+    assert str(squatter) in page and "is ranked from" in page
