@@ -1,8 +1,8 @@
 """One writer at a time: an advisory lock file per folder that must not have two writers.
 
 `writer_lock(path, what)` takes an exclusive `flock` on `path` without waiting (or waiting up to
-`wait_s`), and records the holder (pid, host, command line, since when) in the file, so that a
-second writer is refused with a message naming the first. The kernel drops the lock when the
+`wait_s`), and records the holder (pid, host, command line with any credential redacted, since when)
+in the file, so that a second writer is refused with a message naming the first. The kernel drops the lock when the
 holder's process ends, killed or not: a crashed run never leaves a lock behind to clean up.
 
 The lock file is never opened through a symlink (refused, naming it).
@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from livesearch_pipeline.core.redaction import redact
+
 LOCK_FILE = ".writer.lock"
 _HELD: dict[Path, int] = {}  # lock path -> nesting depth, in this process
 
@@ -34,16 +36,19 @@ class WriterLockedError(RuntimeError):
 
 def _holder_record() -> bytes:
     return (json.dumps({
-        "pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(sys.argv)[:300],
+        # The command line may name a URL with credentials (`--searxng-url http://user:secret@…`) or a
+        # key: the lock file is readable by others, and its record is repeated in refusals.
+        "pid": os.getpid(), "host": socket.gethostname(), "command": redact(" ".join(sys.argv))[:300],
         "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }, sort_keys=True) + "\n").encode("utf-8")
 
 
 def describe_holder(path: Path) -> str:
-    """Who holds the lock at `path`, as recorded in it ("another process" when unreadable)."""
+    """Who holds the lock at `path`, as recorded in it ("another process" when unreadable), redacted
+    (a lock written by an older release may hold a command line with credentials)."""
     try:
         holder = json.loads(Path(path).read_text(encoding="utf-8"))
-        return f"pid {holder['pid']} on {holder['host']} since {holder['since']} ({holder['command']})"
+        return redact(f"pid {holder['pid']} on {holder['host']} since {holder['since']} ({holder['command']})")
     except (OSError, ValueError, KeyError, TypeError):
         return "another process"
 

@@ -54,7 +54,8 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
         f"{MAX_ANSWER_CHARS} characters\"). Exit 2 with a one-line message and nothing written when any "
         "fail-loud rule is violated: missing or mismatched gold manifest, empty scoring set, a line "
         "that is not exactly one JSON object, unknown or duplicate predicted qids, --out colliding "
-        "with an input.",
+        "with an input, --out holding another agent's run, an agent name that another run of the day (or a "
+        "registered agent) already has.",
     )
     parser.add_argument("--served", type=Path, required=True, help="served_questions_<D>.jsonl")
     parser.add_argument("--gold", type=Path, required=True,
@@ -88,7 +89,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     from livesearch_pipeline.evaluation.outputs import check_output_paths, write_evaluation
     from livesearch_pipeline.evaluation.judge import judge_from_settings
     from livesearch_pipeline.evaluation.own_run import metadata_for
+    from livesearch_pipeline.evaluation.registry import registered_names
+    from livesearch_pipeline.evaluation.run_identity import check_name_free, check_run_folder
     from livesearch_pipeline.infra.llm import LLMSettings
+    from livesearch_pipeline.settings import DataPaths
+
+    paths = DataPaths.from_env()
 
     if args.model is not None and args.agent is None:
         return _fail("evaluate", "--model names the model of --agent's run; give --agent too (nothing written)")
@@ -111,6 +117,13 @@ def _evaluate(args: argparse.Namespace) -> int:
             args.served, args.gold, args.predictions, judge=judge, judge_concurrency=args.judge_concurrency,
             run_meta=run_meta,
         )
+    except EvaluationError as exc:
+        return _fail("evaluate", f"{exc} (nothing written)")
+    try:
+        # A folder holds one agent's run, and a name of the day one folder (evaluation/run_identity.py).
+        check_run_folder(args.out, result.summary.agent or "", args.predictions)
+        check_name_free(args.out, result.summary.agent or "", result.summary.gold_date, runs_root=paths.runs,
+                        registered=registered_names(paths))
     except EvaluationError as exc:
         return _fail("evaluate", f"{exc} (nothing written)")
     meta_path = meta_path_beside(args.predictions)
@@ -173,6 +186,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
         write_leaderboard,
     )
 
+    from livesearch_pipeline.evaluation.registry import registered_names
     from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable
     from livesearch_pipeline.settings import DataPaths
 
@@ -181,7 +195,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
         check_writable(args.out, what="leaderboard --out", files=())
         board = build_leaderboard(args.runs, date=args.date.isoformat() if args.date else None,
                                   gold_dir=args.gold_dir or paths.gold, served_dir=args.served_dir or paths.served,
-                                  llm_cache=paths.llm_cache)
+                                  llm_cache=paths.llm_cache, registered=registered_names(paths), runs_root=paths.runs)
     except (LeaderboardError, EvaluationError, WriterTargetError) as exc:
         return _fail("leaderboard", str(exc))
     try:
@@ -330,6 +344,7 @@ def _agent_register(args: argparse.Namespace) -> int:
 
 
 def _agent_list(args: argparse.Namespace) -> int:
+    from livesearch_pipeline.core.redaction import redact
     from livesearch_pipeline.evaluation.registry import AgentRegistryError, load_agents, registry_path
     from livesearch_pipeline.settings import DataPaths
 
@@ -340,7 +355,7 @@ def _agent_list(args: argparse.Namespace) -> int:
         return _fail("agent list", str(exc))
     for spec in specs:
         options = spec.model_dump(exclude={"name", "kind"}, exclude_defaults=True)
-        print(f"{spec.name}\t{spec.kind}\t{options or ''}")
+        print(redact(f"{spec.name}\t{spec.kind}\t{options or ''}"))  # a URL's credentials stay in the registry
     return 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl, read_jsonl_bytes
+from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl
 from livesearch_pipeline.core.models import GoldAnswer, Prediction, PredictionRunMeta, ServedQuestion, SnapshotManifest
 from livesearch_pipeline.core.served import ServedFileError, read_served
 from livesearch_pipeline.core.snapshot import (
@@ -32,17 +33,12 @@ from livesearch_pipeline.core.snapshot import (
     SnapshotStore,
     snapshot_date,
 )
+from livesearch_pipeline.core.untrusted import UntrustedFileError, read_untrusted
 from livesearch_pipeline.evaluation.errors import SHOWN_QIDS, EvaluationError, name_qids
+from livesearch_pipeline.evaluation.limits import MAX_PREDICTIONS_BYTES, MAX_RUN_META_BYTES
+from livesearch_pipeline.evaluation.run_identity import checked_agent_name
 
 Record = TypeVar("Record", bound=BaseModel)
-
-
-def _read_jsonl(path: Path, model: type[Record], file_what: str, what: str) -> list[Record]:
-    """The records of a JSONL input (core.jsonl: every malformed line counted, the first named)."""
-    try:
-        return parse_jsonl(path, read_jsonl_bytes(path, file_what), model, what)
-    except JsonlError as exc:
-        raise EvaluationError(str(exc)) from exc
 
 
 def _duplicates(qids: Iterable[str]) -> list[str]:
@@ -146,12 +142,12 @@ def load_predictions(path: Path, meta: PredictionRunMeta | None = None) -> tuple
     to be written for predictions that have none (`evaluate --agent`, `own_run`): it stands in
     for the file, which must then not exist."""
     path = Path(path)
-    if path.is_file():
-        try:
-            check_strict_json_lines(path, path.read_bytes(), "prediction")
-        except OSError as exc:
-            raise EvaluationError(f"predictions file {path} cannot be read: {exc}") from exc
-    predictions = _read_jsonl(path, Prediction, "predictions", "prediction")
+    data = _untrusted_bytes(path, MAX_PREDICTIONS_BYTES, "predictions file")
+    check_strict_json_lines(path, data, "prediction")
+    try:
+        predictions = parse_jsonl(path, data, Prediction, "prediction")
+    except JsonlError as exc:
+        raise EvaluationError(str(exc)) from exc
     duplicates = _duplicates(p.qid for p in predictions)
     if duplicates:
         raise EvaluationError(f"{path}: predictions repeat {name_qids(duplicates)}")
@@ -160,21 +156,33 @@ def load_predictions(path: Path, meta: PredictionRunMeta | None = None) -> tuple
         if meta_path.exists():
             raise EvaluationError(f"{meta_path} exists: the run metadata given for {path} would replace it")
         return predictions, meta
-    if not meta_path.is_file():
+    if not os.path.lexists(meta_path):
         raise EvaluationError(
             f"{meta_path} is missing: predictions are scored only with their run metadata (agent, date, "
             "qid-set hash), which the agent runner writes beside predictions.jsonl; for predictions made "
             "elsewhere, add --agent NAME (and --model) to write it"
         )
+    return predictions, read_run_meta(meta_path)
+
+
+def read_run_meta(meta_path: Path) -> PredictionRunMeta:
+    """`predictions.meta.json`, read as a writable input (`core.untrusted`) and strictly (no key given
+    twice, no NaN); EvaluationError naming the file otherwise."""
+    meta_bytes = _untrusted_bytes(Path(meta_path), MAX_RUN_META_BYTES, "run metadata")
+    check_strict_json_lines(meta_path, meta_bytes.replace(b"\n", b" "), "run metadata")
     try:
-        meta_bytes = meta_path.read_bytes()
-        check_strict_json_lines(meta_path, meta_bytes.replace(b"\n", b" "), "run metadata")
         meta = PredictionRunMeta.model_validate_json(meta_bytes)
     except ValidationError as exc:
         raise EvaluationError(f"{meta_path} is not valid predictions run metadata: {exc}") from exc
-    except OSError as exc:
-        raise EvaluationError(f"{meta_path} cannot be read: {exc}") from exc
-    return predictions, meta
+    checked_agent_name(meta.agent, what=f"{meta_path}: agent")
+    return meta
+
+
+def _untrusted_bytes(path: Path, max_bytes: int, what: str) -> bytes:
+    try:
+        return read_untrusted(path, max_bytes=max_bytes, what=what)
+    except UntrustedFileError as exc:
+        raise EvaluationError(str(exc)) from None
 
 
 def evaluation_inputs(served_path: Path, gold_path: Path, predictions_path: Path) -> list[Path]:

@@ -45,6 +45,8 @@ from livesearch_pipeline.evaluation.errors import EvaluationError
 from livesearch_pipeline.evaluation.evaluator import evaluate
 from livesearch_pipeline.evaluation.inputs import evaluation_inputs
 from livesearch_pipeline.evaluation.outputs import write_evaluation
+from livesearch_pipeline.evaluation.registry import registered_names
+from livesearch_pipeline.evaluation.run_identity import check_name_free, checked_agent_name
 from livesearch_pipeline.evaluation.summary import EvaluationResult
 from livesearch_pipeline.evaluation.writers import (
     ANALYTICS_DIR,
@@ -55,6 +57,7 @@ from livesearch_pipeline.evaluation.writers import (
 )
 from livesearch_pipeline.core.locks import WriterLockedError
 from livesearch_pipeline.infra.llm import token_cost_usd
+from livesearch_pipeline.settings import DataPaths
 
 TASK_NAMES = ("livesearch", "livesearch_pipeline/livesearch")
 ZH_SUFFIX = "@zh"
@@ -265,10 +268,20 @@ def import_inspect_log(log_path: Path, out_dir: Path, *, data_root: Path, agent:
         raise InspectImportError(f"{log_path}: the day {date} of the data root {data_root}: {exc}; fix: set "
                                  "LIVESEARCH_DATA_DIR to the data root that served that day") from exc
     model = log.eval.model
-    name = agent or default_agent_name(model, str(metadata.get("tools", "plugin")))
+    tools = str(metadata.get("tools", "plugin"))
+    if agent is None and _slug(tools) != tools:
+        raise InspectImportError(f"{log_path}: the log's metadata names its tools {tools[:80]!r}, which cannot make an "
+                                 "agent name; fix: pass --agent NAME")
+    try:
+        name = checked_agent_name(agent or default_agent_name(model, tools), what="agent name")
+        runs_root, registered = data_root / "runs", registered_names(DataPaths(data_root))
+        for target, target_name in ((out_dir, name), (out_dir.with_name(out_dir.name + "-zh"), f"{name}-zh")):
+            check_name_free(target, target_name, date, runs_root=runs_root, registered=registered)
+    except EvaluationError as exc:
+        raise InspectImportError(f"{log_path}: {exc}") from None
     zh_dir = out_dir.with_name(out_dir.name + "-zh")
     protected = protected_directories([data_root / "gold", data_root / "served", data_root / "pool",
-                                       data_root / ANALYTICS_DIR, day.gold_path.parent])
+                                       data_root / ANALYTICS_DIR, data_root / "cache", day.gold_path.parent])
     for target in (out_dir, zh_dir):
         try:
             check_writable(target, what="agent import-inspect --out", protected=protected)

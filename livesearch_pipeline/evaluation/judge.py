@@ -189,11 +189,14 @@ class LLMJudge:
         return f"llm:{self.model}"
 
     def judge_semantic(
-        self, question: str, reference: str, candidate: str, *, language: Language | None = None
+        self, question: str, reference: str, candidate: str, *, language: Language | None = None,
+        gold: Mapping[str, str] | None = None,
     ) -> SemanticJudgement:
+        """Whether `candidate` means `reference`. `gold` names the gold judged against (its question, day
+        and value): it joins the cache key, so a judgement is reused only for that very gold."""
         lang = language or prompts.detect_language(candidate)
         messages = prompts.semantic_messages(question, reference, candidate, lang)
-        reply, error = self._ask(messages, SemanticReply, lang)
+        reply, error = self._ask(messages, SemanticReply, lang, cache_context=gold)
         if reply is None:
             return SemanticJudgement(correct=None, reason="judge error", error=error)
         return SemanticJudgement(correct=reply.correct, reason=reply.reason, error=None)
@@ -210,14 +213,16 @@ class LLMJudge:
         return Extraction(final_answer=final or None, reason=reply.reason, error=None)
 
     def _ask(
-        self, messages: Sequence[dict[str, Any]], schema: type[ReplyModel], language: Language
+        self, messages: Sequence[dict[str, Any]], schema: type[ReplyModel], language: Language,
+        cache_context: Mapping[str, str] | None = None,
     ) -> tuple[ReplyModel | None, str]:
         self._count(requests=1)
         conversation = list(messages)
         problem = ""
         for attempt in (1, 2):
             try:
-                response = self._completer(conversation, model=self.model, **self._call_options)
+                context = {"cache_context": cache_context} if cache_context else {}
+                response = self._completer(conversation, model=self.model, **self._call_options, **context)
             except LLMError as exc:
                 self._count(errors=1)
                 return None, f"judge call failed: {exc}"

@@ -33,40 +33,29 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from livesearch_pipeline.core.qid import qid_set_hash
-from livesearch_pipeline.core.snapshot import (
-    SnapshotIntegrityError,
-    SnapshotNotFoundError,
-    SnapshotStore,
-    scoring_qids,
-    sha256_file,
-    write_atomic,
+from livesearch_pipeline.core.markdown import md_text
+from livesearch_pipeline.core.snapshot import write_atomic
+from livesearch_pipeline.evaluation.board_runs import (
+    UNVERIFIED,
+    LeaderboardError,
+    RunSummary,
+    Sources,
+    load_runs,
+    one_run_per_agent,
+    recompute_run,
 )
-from livesearch_pipeline.evaluation.errors import EvaluationError
-from livesearch_pipeline.evaluation.inputs import load_served
-from livesearch_pipeline.evaluation.rescore import rescored_differences
-from livesearch_pipeline.evaluation.outputs import (
-    SUMMARY_FILE,
-    VERDICTS_FILE,
-    IncompleteEvaluationError,
-    load_evaluation,
-    load_summary,
-    read_verdicts,
-)
-from livesearch_pipeline.evaluation.summary import Bucket, EvaluationSummary, RunUsage
 from livesearch_pipeline.evaluation.judge import ensure_judge_independent
+from livesearch_pipeline.evaluation.summary import RunUsage
+
+__all__ = ["LeaderboardError", "Leaderboard", "build_leaderboard", "render_markdown", "write_leaderboard",
+           "wilson_interval"]
 
 Z_95 = 1.959963984540054
-
-
-class LeaderboardError(ValueError):
-    """The runs cannot form a leaderboard (none found, or a judge is not independent)."""
 
 
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
@@ -107,15 +96,18 @@ class LeaderboardRow(_Row):
     usage: RunUsage | None = None
     # The run's declared read budget per question (`ReadBudget.describe()`; None: not declared).
     budget: str | None = None
+    # The run's identity beside its folder: what the site binds a row to (None in boards written before).
+    verdicts_sha256: str | None = None
 
 
 class UnrankedRun(_Row):
-    agent: str
+    agent: str | None  # None: no summary could be read
     model: str | None
-    gold_date: str
-    qid_set_hash: str
+    gold_date: str | None
+    qid_set_hash: str | None
     reason: str
     run_dir: str
+    verdicts_sha256: str | None = None
 
 
 class ChartPoint(_Row):
@@ -140,203 +132,6 @@ class Leaderboard(_Row):
     notes: list[str]
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    run_dir: Path
-    summary: EvaluationSummary
-    incomplete: str | None = None  # why the evaluation cannot be used (an interrupted write)
-
-    @property
-    def agent(self) -> str:
-        return self.summary.agent or self.run_dir.name
-
-    @property
-    def group(self) -> tuple[str, str]:
-        return self.summary.gold_date.isoformat(), self.summary.qid_set_hash
-
-
-def _refuse_non_finite(name: str) -> float:
-    raise LeaderboardError(f"non-finite number {name}")
-
-
-def check_finite_summary(path: Path) -> None:
-    """LeaderboardError when `summary.json` holds NaN or ±Infinity anywhere (never ranked as "nan")."""
-    def finite(text: str) -> float:
-        value = float(text)
-        if not math.isfinite(value):
-            raise LeaderboardError(f"number {text[:40]} is not finite")
-        return value
-
-    try:
-        json.loads(Path(path).read_bytes(), parse_constant=_refuse_non_finite, parse_float=finite)
-    except LeaderboardError as exc:
-        raise LeaderboardError(f"{path}: {exc}; a summary holds finite numbers only: evaluate the run again") from None
-    except (OSError, ValueError):
-        return  # unreadable or not JSON: load_summary names it
-
-
-def load_runs(run_dirs: Sequence[Path]) -> list[RunSummary]:
-    runs: list[RunSummary] = []
-    for run_dir in run_dirs:
-        path = Path(run_dir) / SUMMARY_FILE
-        if not path.is_file():
-            raise LeaderboardError(f"{run_dir} has no {SUMMARY_FILE}: evaluate the run first")
-        check_finite_summary(path)
-        try:
-            summary, _ = load_evaluation(Path(run_dir))
-        except IncompleteEvaluationError as exc:
-            runs.append(RunSummary(Path(run_dir), load_summary(path), incomplete=str(exc)))
-        else:
-            runs.append(RunSummary(Path(run_dir), summary))
-    return runs
-
-
-class _Sources:
-    """The current gold manifests and served files the runs are checked against (read once each)."""
-
-    def __init__(self, gold_dir: Path | None, served_dir: Path | None, *, llm_cache: Path | None = None,
-                 judge_api_base: str | None = None) -> None:
-        self.gold_dir, self.served_dir = gold_dir, served_dir
-        self.llm_cache, self.judge_api_base = llm_cache, judge_api_base
-        self._gold: dict[tuple[Path, str], object] = {}
-        self._served: dict[Path, object] = {}
-
-    def gold(self, summary: EvaluationSummary):
-        folder = Path(self.gold_dir) if self.gold_dir is not None else Path(summary.gold_file).parent
-        key = (folder, summary.gold_date.isoformat())
-        if key not in self._gold:
-            try:
-                self._gold[key] = SnapshotStore(folder).read_verified(summary.gold_date)[0]
-            except (SnapshotIntegrityError, SnapshotNotFoundError, OSError) as exc:
-                self._gold[key] = f"the gold of {summary.gold_date} in {folder} cannot be trusted: {exc}"
-        return self._gold[key]
-
-    def gold_path(self, summary: EvaluationSummary) -> Path:
-        folder = Path(self.gold_dir) if self.gold_dir is not None else Path(summary.gold_file).parent
-        return SnapshotStore(folder).path_for(summary.gold_date)
-
-    def served_path(self, summary: EvaluationSummary) -> Path:
-        if self.served_dir is not None:
-            return Path(self.served_dir) / f"served_questions_{summary.gold_date.isoformat()}.jsonl"
-        return Path(summary.served_file)
-
-    def served(self, summary: EvaluationSummary):
-        path = self.served_path(summary)
-        if path not in self._served:
-            try:
-                self._served[path] = load_served(path)
-            except EvaluationError as exc:
-                self._served[path] = f"the served questions cannot be read: {exc}"
-        return self._served[path]
-
-
-def _buckets(pairs) -> dict[str, Bucket]:
-    counts: dict[str, list[int]] = {}
-    for key, correct in pairs:
-        tally = counts.setdefault(key, [0, 0, 0])
-        tally[0] += 1
-        tally[1] += correct is True
-        tally[2] += correct is None
-    return {k: Bucket(n=n, correct=c, judge_errors=e, accuracy=c / n) for k, (n, c, e) in sorted(counts.items())}
-
-
-def _predictions_path(run: RunSummary) -> Path:
-    beside = run.run_dir / "predictions.jsonl"
-    return beside if beside.is_file() else Path(run.summary.predictions_file)
-
-
-def recompute_run(run: RunSummary, sources: _Sources) -> RunSummary:
-    """The run with every ranked figure recomputed from its sha-bound verdicts over the scoring set
-    of the current gold manifest, or marked incomplete with the reason it cannot be ranked.
-
-    The summary is trusted for nothing the leaderboard shows: its gold sha256 must be the current
-    manifest's, its qid-set hashes those of the served file and scoring set, the verdicts must
-    cover exactly the scoring set, the predictions must still have the sha256 it binds, and its
-    own counts must agree with the verdicts. Other summary fields (usage, notes) stay informational.
-    """
-    if run.incomplete is not None:
-        return run
-    s = run.summary
-
-    def unranked(reason: str) -> RunSummary:
-        return RunSummary(run.run_dir, s, incomplete=f"{UNVERIFIED}{reason}")
-
-    manifest = sources.gold(s)
-    if isinstance(manifest, str):
-        return unranked(manifest)
-    if manifest.sha256 != s.gold_sha256:
-        return unranked(f"its summary records gold sha256 {s.gold_sha256[:16]}…, the current gold manifest of "
-                        f"{s.gold_date} has {manifest.sha256[:16]}…: evaluate it against the current gold")
-    served = sources.served(s)
-    if isinstance(served, str):
-        return unranked(served)
-    served_qids = [q.qid for q in served]
-    if qid_set_hash(served_qids) != s.served_qid_set_hash:
-        return unranked("its summary's served qid-set hash is not the served file's: evaluate again")
-    scoring = set(scoring_qids(set(served_qids), manifest))
-    if qid_set_hash(scoring) != s.qid_set_hash:
-        return unranked("its summary's scoring-set hash is not the one of the current gold manifest: evaluate again")
-    if s.predictions_sha256 is None:
-        return unranked("its summary binds no predictions sha256 (written by an older evaluator): evaluate again")
-    predictions = _predictions_path(run)
-    actual = sha256_file(predictions) if predictions.is_file() else "missing"
-    if actual != s.predictions_sha256:
-        return unranked(f"{predictions} has sha256 {actual[:16]}… but the summary binds "
-                        f"{s.predictions_sha256[:16]}…: the predictions changed after scoring; evaluate again")
-    try:
-        verdicts = read_verdicts(run.run_dir / VERDICTS_FILE)
-    except ValueError as exc:
-        return unranked(f"its verdicts cannot be read: {exc}")
-    by_qid = {v.qid: v.correct for v in verdicts}
-    if len(by_qid) != len(verdicts) or set(by_qid) != scoring:
-        return unranked(f"its {len(verdicts)} verdicts do not cover exactly the scoring set of {len(scoring)} "
-                        f"qid(s) of the current gold manifest: evaluate again")
-    differing = _rescored_differences(run, sources, predictions, by_qid)
-    if differing:
-        return unranked(differing)
-    rows = [(q, by_qid[q.qid]) for q in served if q.qid in scoring]
-    correct = sum(1 for c in by_qid.values() if c is True)
-    errors = sum(1 for c in by_qid.values() if c is None)
-    n = len(scoring)
-    claimed = (s.correct, s.n_scored, s.judge_errors, s.accuracy)
-    actual_figures = (correct, n, errors, correct / n)
-    if claimed != actual_figures:
-        return unranked(f"its summary claims correct/n {s.correct}/{s.n_scored}, accuracy {s.accuracy!r}, "
-                        f"{s.judge_errors} judge error(s); its verdicts give {correct}/{n}, {errors}: evaluate again")
-    tier_vis = {tier: _buckets((str(q.visibility), c) for q, c in rows if q.tier == tier)
-                for tier in sorted({q.tier for q, _ in rows})}
-    recomputed = s.model_copy(update={
-        "correct": correct, "n_scored": n, "judge_errors": errors, "accuracy": correct / n,
-        "flagged": bool(errors), "n_withdrawn": len(set(served_qids) & manifest.withdrawn.keys()),
-        "by_tier": _buckets((q.tier, c) for q, c in rows),
-        "by_asset_class": _buckets((q.asset_class, c) for q, c in rows),
-        "by_tier_and_visibility": tier_vis,
-        "gold_late_backfill": manifest.late_backfill, "gold_vintage": manifest.vintage,
-    })
-    return RunSummary(run.run_dir, recomputed)
-
-
-def _rescored_differences(run: RunSummary, sources: _Sources, predictions: Path,
-                          recorded: dict[str, bool | None]) -> str | None:
-    """Why the run's recorded verdicts are not what its predictions score against the configured
-    gold (`rescore`), or None: a rewritten verdicts.jsonl (its summary's hash and counts updated)
-    never ranks."""
-    s = run.summary
-    return rescored_differences(sources.served_path(s), sources.gold_path(s), predictions, recorded,
-                                judge_model=s.judge_model, llm_cache=sources.llm_cache,
-                                api_base=sources.judge_api_base)
-
-
-def _refuse_duplicate_agents(runs: Sequence[RunSummary]) -> None:
-    seen: dict[str, Path] = {}
-    for run in runs:
-        if run.agent in seen:
-            raise LeaderboardError(
-                f"agent {run.agent!r} has two runs to rank, {seen[run.agent]} and {run.run_dir}: one agent is one "
-                "row; remove or rename the copy")
-        seen[run.agent] = run.run_dir
-
-
 def _choose_group(runs: Sequence[RunSummary], date: str | None) -> tuple[str, str]:
     """The ranked (gold date, scoring-set hash): the largest group of complete runs of `date`, or,
     without a date, of the one day the complete runs share. Runs of several days are refused
@@ -354,10 +149,10 @@ def _choose_group(runs: Sequence[RunSummary], date: str | None) -> tuple[str, st
         if run.incomplete is None and (date is None or run.group[0] == date):
             sizes[run.group] = sizes.get(run.group, 0) + 1
     if not sizes:
-        incomplete = [str(r.run_dir) for r in runs if r.incomplete is not None]
+        incomplete = [f"{r.run_dir}: {r.incomplete}"[:300] for r in runs if r.incomplete is not None]
         raise LeaderboardError(
             "no complete evaluation run" + (f" has gold date {date}" if date else "")
-            + (f" (incomplete: {', '.join(incomplete)})" if incomplete else "")
+            + (f" (incomplete: {'; '.join(incomplete)})" if incomplete else "")
             + "; fix: evaluate the runs again against the current gold"
         )
     # Largest group, then the later date, then the smaller hash: deterministic.
@@ -368,10 +163,9 @@ def _negated_date(iso: str) -> tuple[int, ...]:
     return tuple(-int(part) for part in iso.split("-"))
 
 
-UNVERIFIED = "not verified against its verdicts and the current gold: "
-
-
 def _unranked_reason(run: RunSummary, group: tuple[str, str]) -> str:
+    if run.duplicate is not None:
+        return run.duplicate
     if run.incomplete is not None and run.incomplete.startswith(UNVERIFIED):
         return run.incomplete
     if run.incomplete is not None:
@@ -397,14 +191,18 @@ def _rank(rows: list[LeaderboardRow]) -> list[LeaderboardRow]:
 
 def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None, gold_dir: Path | None = None,
                       served_dir: Path | None = None, llm_cache: Path | None = None,
-                      judge_api_base: str | None = None) -> Leaderboard:
+                      judge_api_base: str | None = None, registered: Collection[str] = (),
+                      runs_root: Path | None = None) -> Leaderboard:
     """Rank the comparable runs among `run_dirs` (each holding a summary.json).
 
     Every figure is recomputed (`recompute_run`) against the gold manifests in `gold_dir` and the
     served files in `served_dir` (the command line and the asset pass the data root's; None: the
     files each summary names, for a caller that placed them), and each run's predictions are
     scored again against that gold, judge verdicts read only from the LLM cache `llm_cache`
-    (default: the data root's) under `judge_api_base` (default: $LIVESEARCH_LLM_API_BASE)."""
+    (default: the data root's) under `judge_api_base` (default: $LIVESEARCH_LLM_API_BASE).
+    A run that cannot be used is listed unranked with the reason; of two comparable runs under one
+    agent name the `registered` agent's own folder under `runs_root` (`runs/<D>/<agent>`) ranks, else
+    the first written (`board_runs.one_run_per_agent`), and the other is listed unranked."""
     if llm_cache is None:
         from livesearch_pipeline.settings import DataPaths
 
@@ -413,15 +211,18 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None, gold
         from livesearch_pipeline.infra.llm import LLMSettings
 
         judge_api_base = LLMSettings.from_env().api_base
-    sources = _Sources(gold_dir, served_dir, llm_cache=llm_cache, judge_api_base=judge_api_base)
+    sources = Sources(gold_dir, served_dir, llm_cache=llm_cache, judge_api_base=judge_api_base)
     # A folder named twice is one run (a copy elsewhere is another run: refused below if ranked).
     unique = list({Path(d).resolve(): Path(d) for d in reversed(list(run_dirs))}.values())[::-1]
     runs = [recompute_run(run, sources) for run in load_runs(unique)]
     if not runs:
         raise LeaderboardError("no evaluation runs given")
     group = _choose_group(runs, date)
-    ranked = [r for r in runs if r.group == group and r.incomplete is None]
-    _refuse_duplicate_agents(ranked)
+    comparable = one_run_per_agent([r for r in runs if r.group == group and r.incomplete is None],
+                                   registered=registered, runs_root=runs_root)
+    duplicates = {r.run_dir: r for r in comparable if r.duplicate is not None}
+    runs = [duplicates.get(r.run_dir, r) for r in runs]
+    ranked = [r for r in comparable if r.duplicate is None]
     judge_models = sorted({r.summary.judge_model for r in ranked if r.summary.judge_model})
     agent_models = {f"{r.agent} [{r.run_dir.name}]": r.summary.model for r in ranked}
     for judge_model in judge_models:
@@ -446,7 +247,7 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None, gold
                 run_dir=str(run.run_dir),
                 by_language={k: b.accuracy for k, b in s.by_language.items()},
                 by_answer_language={k: b.accuracy for k, b in (s.by_answer_language or {}).items()},
-                usage=s.usage,
+                usage=s.usage, verdicts_sha256=s.verdicts_sha256,
                 budget=s.budget.describe() if s.budget is not None else None,
             )
         )
@@ -458,11 +259,12 @@ def build_leaderboard(run_dirs: Sequence[Path], *, date: str | None = None, gold
     ]
     unranked = [
         UnrankedRun(
-            agent=r.agent, model=r.summary.model, gold_date=r.group[0], qid_set_hash=r.group[1],
-            reason=_unranked_reason(r, group), run_dir=str(r.run_dir),
+            agent=r.agent, model=r.summary.model if r.summary else None, gold_date=r.group[0],
+            qid_set_hash=r.group[1], reason=_unranked_reason(r, group), run_dir=str(r.run_dir),
+            verdicts_sha256=r.summary.verdicts_sha256 if r.summary else None,
         )
         for r in runs
-        if r.group != group or r.incomplete is not None
+        if r.group != group or r.incomplete is not None or r.duplicate is not None
     ]
     first = ranked[0].summary
     late = any(r.summary.gold_late_backfill for r in ranked)
@@ -489,19 +291,20 @@ def render_markdown(board: Leaderboard) -> str:
     for row in board.rows:
         flags = f"{row.judge_errors} judge error(s)" if row.flagged else ""
         cells = [
-            str(row.rank), row.agent, row.model or "-", row.budget or "-", f"{row.accuracy:.1%}",
+            str(row.rank), md_text(row.agent), md_text(row.model or "-"), row.budget or "-", f"{row.accuracy:.1%}",
             f"[{row.wilson_low:.1%}, {row.wilson_high:.1%}]", f"{row.correct}/{row.n}",
             *(f"{row.by_tier[t]:.1%}" if t in row.by_tier else "-" for t in tiers), flags,
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += _usage_table(board)
     if board.judge_models:
-        lines += ["", f"Judge: {', '.join(board.judge_models)}"]
+        lines += ["", f"Judge: {', '.join(md_text(m) for m in board.judge_models)}"]
     if board.unranked:
         lines += ["", "## Not ranked (not comparable)", ""]
-        lines += [f"- {u.agent} ({u.run_dir}): {u.reason}" for u in board.unranked]
+        lines += [f"- {md_text(u.agent or '(unreadable run)')} ({md_text(u.run_dir)}): {md_text(u.reason)}"
+                  for u in board.unranked]
     if board.notes:
-        lines += ["", *(f"Note: {n}" for n in board.notes)]
+        lines += ["", *(f"Note: {md_text(n)}" for n in board.notes)]
     return "\n".join(lines) + "\n"
 
 
@@ -517,7 +320,7 @@ def _usage_table(board: Leaderboard) -> list[str]:
     for row in board.rows:
         u = row.usage
         by_lang = row.by_answer_language
-        cells = [str(row.rank), row.agent,
+        cells = [str(row.rank), md_text(row.agent),
                  *(f"{by_lang[k]:.1%}" if k in by_lang else "-" for k in ("en", "zh"))]
         if u is None:
             cells += ["-"] * 10

@@ -4,9 +4,12 @@ The two files are written in one directory as one unit (`write_evaluation`): the
 the verdicts' sha256, and a run counts as evaluated only when both exist and agree
 (`load_evaluation`). Before anything is written the output directory is checked
 (`check_output_paths`): an output never lands on an input (symlinks, relative paths and hard
-links resolved), never inside the data root's gold, served, pool or analytics folders, nor beside
-a gold snapshot (`protected_directories`: write-once territory), never through a symlink, and
-never while another process holds the folder's writer lock (`writers.run_folder_writer`).
+links resolved), never inside the data root's gold, served, pool, cache or analytics folders, nor
+beside a gold snapshot (`protected_directories`: write-once territory), never through a symlink,
+never over another agent's run (`run_identity.check_run_folder`: a folder holds one agent's run),
+and never while another process holds the folder's writer lock (`writers.run_folder_writer`). The
+readers read a run folder's files as writable inputs (`core.untrusted`: no link followed, a regular
+file, bounded size).
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from livesearch_pipeline.core.jsonl import read_jsonl
+from livesearch_pipeline.core.jsonl import JsonlError, parse_jsonl
 from livesearch_pipeline.core.models import Verdict
-from livesearch_pipeline.core.snapshot import sha256_bytes, sha256_file, snapshot_date, write_atomic
+from livesearch_pipeline.core.snapshot import sha256_bytes, snapshot_date, write_atomic
+from livesearch_pipeline.core.untrusted import UntrustedFileError, UntrustedFileMissing, read_untrusted
 from livesearch_pipeline.evaluation.errors import EvaluationError
+from livesearch_pipeline.evaluation.limits import MAX_SUMMARY_BYTES, MAX_VERDICTS_BYTES
+from livesearch_pipeline.evaluation.run_identity import check_run_folder
 from livesearch_pipeline.evaluation.summary import EvaluationResult, EvaluationSummary, render_verdicts
 from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable, run_folder_writer
 from livesearch_pipeline.evaluation.writers import protected_directories as protected_folders
@@ -100,6 +106,8 @@ def write_evaluation(result: EvaluationResult, out_dir: Path, *, inputs: Sequenc
     """
     out_dir = Path(out_dir)
     check_output_paths(out_dir, inputs)
+    if result.summary.agent is not None:
+        check_run_folder(out_dir, result.summary.agent, Path(result.summary.predictions_file))
     verdicts_path, summary_path = out_dir / VERDICTS_FILE, out_dir / SUMMARY_FILE
     verdicts_bytes = render_verdicts(result.verdicts)
     if sha256_bytes(verdicts_bytes) != result.summary.verdicts_sha256:
@@ -108,6 +116,8 @@ def write_evaluation(result: EvaluationResult, out_dir: Path, *, inputs: Sequenc
         # The folder's writer lock (re-entrant: an agent run holding it evaluates its own folder).
         with run_folder_writer(out_dir, what="evaluation output", files=(*_OUTPUTS, LOCK_FILE),
                                protected=protected_directories(inputs)):
+            if result.summary.agent is not None:  # again under the lock: a run written meanwhile is not replaced
+                check_run_folder(out_dir, result.summary.agent, Path(result.summary.predictions_file))
             if verdicts_path.exists():
                 verdicts_path.unlink()
             write_atomic(summary_path, _render_summary(result.summary))
@@ -121,10 +131,22 @@ class IncompleteEvaluationError(EvaluationError):
     """A run directory whose summary.json and verdicts.jsonl do not form a complete evaluation."""
 
 
-def load_summary(path: Path) -> EvaluationSummary:
+def _run_file(path: Path, max_bytes: int, what: str) -> bytes:
+    """The bytes of a file of a run folder, read as every writable input is (`core.untrusted`: no
+    link followed, a regular file, at most `max_bytes`); EvaluationError naming it otherwise."""
     try:
-        return EvaluationSummary.model_validate_json(Path(path).read_bytes())
-    except (OSError, ValidationError) as exc:
+        return read_untrusted(path, max_bytes=max_bytes, what=what)
+    except UntrustedFileMissing as exc:
+        raise IncompleteEvaluationError(str(exc)) from None
+    except UntrustedFileError as exc:
+        raise EvaluationError(str(exc)) from None
+
+
+def load_summary(path: Path) -> EvaluationSummary:
+    data = _run_file(Path(path), MAX_SUMMARY_BYTES, "evaluation summary")
+    try:
+        return EvaluationSummary.model_validate_json(data)
+    except ValidationError as exc:
         raise EvaluationError(f"{path} is not a readable evaluation summary: {exc}") from exc
 
 
@@ -132,26 +154,46 @@ def load_evaluation(run_dir: Path) -> tuple[EvaluationSummary, Path]:
     """The summary of a complete evaluation in `run_dir`, checked against its verdicts.jsonl.
 
     IncompleteEvaluationError when either file is missing or the verdicts' sha256 differs from
-    the summary's record (an interrupted write, or files from two runs).
+    the summary's record (an interrupted write, or files from two runs); EvaluationError when a file
+    is a link, not a regular file, too large or unreadable.
     """
+    summary, _ = load_evaluated_verdicts(run_dir)
+    return summary, Path(run_dir) / VERDICTS_FILE
+
+
+def load_evaluated_verdicts(run_dir: Path) -> tuple[EvaluationSummary, list[Verdict]]:
+    """(summary, verdicts) of a complete evaluation in `run_dir` (see `load_evaluation`), each file read
+    once."""
     run_dir = Path(run_dir)
     summary_path, verdicts_path = run_dir / SUMMARY_FILE, run_dir / VERDICTS_FILE
-    if not summary_path.is_file():
-        raise IncompleteEvaluationError(f"{run_dir} has no {SUMMARY_FILE}: evaluate the run first")
-    summary = load_summary(summary_path)
-    if not verdicts_path.is_file():
+    try:
+        summary = load_summary(summary_path)
+    except IncompleteEvaluationError:
+        raise IncompleteEvaluationError(f"{run_dir} has no {SUMMARY_FILE}: evaluate the run first") from None
+    try:
+        data = _run_file(verdicts_path, MAX_VERDICTS_BYTES, "verdicts")
+    except IncompleteEvaluationError:
         raise IncompleteEvaluationError(
             f"{run_dir} has {SUMMARY_FILE} but no {VERDICTS_FILE}: the evaluation was interrupted; evaluate again"
-        )
-    actual = sha256_file(verdicts_path)
+        ) from None
+    actual = sha256_bytes(data)
     if actual != summary.verdicts_sha256:
         raise IncompleteEvaluationError(
             f"{verdicts_path} has sha256 {actual} but {summary_path.name} records {summary.verdicts_sha256}: "
             "the pair is not one evaluation; evaluate again"
         )
-    return summary, verdicts_path
+    return summary, _parse_verdicts(verdicts_path, data)
+
+
+def _parse_verdicts(path: Path, data: bytes) -> list[Verdict]:
+    try:
+        return parse_jsonl(path, data, Verdict, "verdict", skip_blank=True)
+    except JsonlError as exc:
+        raise EvaluationError(str(exc)) from None
 
 
 def read_verdicts(path: Path) -> list[Verdict]:
-    """The verdicts of a `verdicts.jsonl` (blank lines skipped); JsonlError names the file and bad lines."""
-    return read_jsonl(path, Verdict, "verdict", skip_blank=True)
+    """The verdicts of a `verdicts.jsonl` (blank lines skipped), read as a writable input
+    (`core.untrusted`); EvaluationError (a ValueError) names the file and the bad lines."""
+    path = Path(path)
+    return _parse_verdicts(path, _run_file(path, MAX_VERDICTS_BYTES, "verdicts"))

@@ -20,17 +20,14 @@ from livesearch_pipeline.core.qid import qid_set_hash
 from livesearch_pipeline.core.snapshot import snapshot_date
 from livesearch_pipeline.evaluation.errors import EvaluationError
 from livesearch_pipeline.evaluation.inputs import load_served, meta_path_beside
+from livesearch_pipeline.evaluation.run_identity import checked_agent_name
 
 OWN_HARNESS = "own predictions (run metadata written by livesearch evaluate --agent; started_at is the " \
               "predictions file's modification time)"
 
 
 def _checked_name(what: str, name: str | None) -> str | None:
-    if name is None:
-        return None
-    if not name.strip() or name != name.strip() or any(ch in name for ch in "\r\n\t"):
-        raise EvaluationError(f"--{what} {name!r} must be a non-empty name without surrounding blanks or line breaks")
-    return name
+    return None if name is None else checked_agent_name(name, what=f"--{what}")
 
 
 def own_run_meta(served_path: Path, gold_path: Path, predictions_path: Path, *, agent: str,

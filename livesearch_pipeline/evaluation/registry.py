@@ -124,6 +124,16 @@ def load_agents(path: Path) -> list[AgentSpec]:
     return [*BUILTIN_AGENTS, *_read_registered(path)]
 
 
+def registered_names(paths: DataPaths) -> set[str]:
+    """Every registered agent's name, baselines included: the names whose runs the pipeline writes into
+    `runs/<D>/<name>` (the leaderboard ranks that folder's run under the name). An unreadable registry
+    gives the baselines only: the board of the day must not depend on it."""
+    try:
+        return {spec.name for spec in load_agents(registry_path(paths))}
+    except AgentRegistryError:
+        return set(BASELINES)
+
+
 def agents_without_partition(paths: DataPaths, partitioned: Iterable[str]) -> list[str]:
     """Registered agents (baselines included) that have no `agents` partition yet, in registry order."""
     known = set(partitioned)

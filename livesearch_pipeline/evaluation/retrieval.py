@@ -21,12 +21,16 @@ and changes nothing in its ranking.
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from livesearch_pipeline.core.markdown import md_text
 from livesearch_pipeline.core.snapshot import write_atomic
+from livesearch_pipeline.core.untrusted import UntrustedFileError, read_untrusted
+from livesearch_pipeline.evaluation.limits import MAX_PREDICTIONS_BYTES, MAX_RUN_META_BYTES, MAX_VERDICTS_BYTES
 
 RETRIEVAL_JSON = "retrieval.json"
 RETRIEVAL_MD = "retrieval.md"
@@ -37,11 +41,26 @@ class RetrievalError(ValueError):
     """A run's predictions or verdicts cannot be read."""
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
+def _jsonl(path: Path, max_bytes: int) -> list[dict[str, Any]]:
+    """The JSON objects of a run folder's JSONL file, read as a writable input (`core.untrusted`)."""
     try:
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, json.JSONDecodeError) as exc:
+        data = read_untrusted(path, max_bytes=max_bytes)
+        rows = [json.loads(line) for line in data.splitlines() if line.strip()]
+    except (UntrustedFileError, ValueError) as exc:
         raise RetrievalError(f"{path}: {exc}") from exc
+    if not all(isinstance(row, dict) and isinstance(row.get("qid"), str) for row in rows):
+        raise RetrievalError(f"{path}: a line is not a JSON object with a qid")
+    return rows
+
+
+def _agent_of(run_dir: Path) -> str | None:
+    """The agent the run's metadata records (its identity), or None when it cannot be read."""
+    try:
+        meta = json.loads(read_untrusted(run_dir / "predictions.meta.json", max_bytes=MAX_RUN_META_BYTES))
+    except (UntrustedFileError, ValueError):
+        return None
+    agent = meta.get("agent") if isinstance(meta, dict) else None
+    return agent if isinstance(agent, str) else None
 
 
 def pages_of_trace(trace: Sequence[Mapping[str, Any]] | None) -> tuple[set[str], set[str]]:
@@ -66,8 +85,9 @@ def _share(hits: int, n: int) -> float | None:
 def run_retrieval(run_dir: Path, evidence: Mapping[str, Any]) -> dict[str, Any]:
     """One run's accuracy and evidence recall over the web-answerable questions of the map."""
     questions: Mapping[str, Mapping[str, Any]] = evidence["questions"]
-    predictions = {p["qid"]: p for p in _jsonl(run_dir / "predictions.jsonl")}
-    verdicts = {v["qid"]: v for v in _jsonl(run_dir / "verdicts.jsonl")} if (run_dir / "verdicts.jsonl").is_file() else {}
+    predictions = {p["qid"]: p for p in _jsonl(run_dir / "predictions.jsonl", MAX_PREDICTIONS_BYTES)}
+    verdicts = ({v["qid"]: v for v in _jsonl(run_dir / "verdicts.jsonl", MAX_VERDICTS_BYTES)}
+                if os.path.lexists(run_dir / "verdicts.jsonl") else {})
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # n, correct, opened, searched
     used_web = False
     for qid, entry in questions.items():
@@ -87,8 +107,19 @@ def run_retrieval(run_dir: Path, evidence: Mapping[str, Any]) -> dict[str, Any]:
                 "evidence_recall": _share(opened, n) if used_web else None,
                 "evidence_in_results": _share(searched, n) if used_web else None}
 
-    return {"agent": run_dir.name, "uses_web": used_web, **figures("all"),
+    return {"agent": _agent_of(run_dir) or run_dir.name, "folder": run_dir.name, "uses_web": used_web, **figures("all"),
             "by_band": {band: figures(band) for band in BAND_NAMES}}
+
+
+def _run_or_problem(run_dir: Path, evidence: Mapping[str, Any]) -> dict[str, Any]:
+    """`run_retrieval`, or the run with no figures and the reason it cannot be read: one run's bad file
+    never takes the day's report down."""
+    try:
+        return run_retrieval(run_dir, evidence)
+    except RetrievalError as exc:
+        empty = {"n": 0, "accuracy": None, "evidence_recall": None, "evidence_in_results": None}
+        return {"agent": _agent_of(run_dir) or run_dir.name, "folder": run_dir.name, "uses_web": False,
+                "error": " ".join(str(exc).split())[:300], **empty, "by_band": {band: dict(empty) for band in BAND_NAMES}}
 
 
 def build_retrieval(run_dirs: Sequence[Path], evidence: Mapping[str, Any]) -> dict[str, Any]:
@@ -99,7 +130,7 @@ def build_retrieval(run_dirs: Sequence[Path], evidence: Mapping[str, Any]) -> di
         "ceiling": summary.get("evidence", {}).get("share"),
         "ceiling_by_band": {band: summary.get("by_band", {}).get(band, {}).get("share") for band in BAND_NAMES},
         "effort": summary.get("effort"),
-        "runs": [run_retrieval(Path(d), evidence) for d in run_dirs],
+        "runs": [_run_or_problem(Path(d), evidence) for d in run_dirs],
     }
 
 
@@ -116,7 +147,7 @@ def render_retrieval_markdown(report: Mapping[str, Any]) -> str:
              + ", ".join(f"{band} {_pct(report['ceiling_by_band'][band])}" for band in BAND_NAMES) + ".", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for run in report["runs"]:
-        cells = [run["agent"], str(run["n"]), _pct(run["accuracy"]), _pct(run["evidence_recall"]),
+        cells = [md_text(run["agent"]), str(run["n"]), _pct(run["accuracy"]), _pct(run["evidence_recall"]),
                  _pct(run["evidence_in_results"]),
                  *(_pct(run["by_band"][band]["evidence_recall"]) for band in BAND_NAMES)]
         lines.append("| " + " | ".join(cells) + " |")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from livesearch_pipeline.core.redaction import redact
 from livesearch_pipeline.evaluation.registry import AgentSpec
 
 # The kinds that search D's offline web when the registry names no SearXNG URL.
@@ -18,7 +19,8 @@ def searched_web(spec: AgentSpec, web_dir: Path) -> dict[str, str] | None:
     searched; for an agent pointed at its own SearXNG (web kinds), the URL, marked unchecked; None
     for agents that search no web."""
     if spec.searxng_url:
-        return {"searxng_url": spec.searxng_url, "scope": "external search backend (identity not checked)"}
+        # Recorded in summary.json (a run folder others read): never the URL's credentials.
+        return {"searxng_url": redact(spec.searxng_url), "scope": "external search backend (identity not checked)"}
     if spec.kind not in OFFLINE_WEB_KINDS:
         return None
     from livesearch_pipeline.web.index import WebIndex

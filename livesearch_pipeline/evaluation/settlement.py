@@ -10,6 +10,7 @@ never supply an answer itself. A failed judgement is a verdict with `correct=Non
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,11 +54,18 @@ def _extraction_is_grounded(gold: GoldAnswer, pending: PendingJudgement, extract
     return _is_candidate(outcome.parsed, pending.outcome.candidates)
 
 
+def gold_context(gold: GoldAnswer) -> dict[str, str]:
+    """The gold a semantic judgement is made against, as the judge's cache key names it: its question,
+    day, value and unit (a reply cached for one gold is never the verdict on another)."""
+    return {"qid": gold.qid, "gold_date": gold.date.isoformat(), "gold_value": json.dumps(gold.value, ensure_ascii=False),
+            "gold_answer": gold.answer or "", "gold_unit": gold.unit or ""}
+
+
 def settle_with_judge(pending: PendingJudgement, judge: LLMJudge) -> Verdict:
     gold, answer = pending.gold, pending.answer
     question = _question_text(pending.question, answer, pending.lang)
     if gold.match.rule == "semantic":
-        judgement = judge.judge_semantic(question, gold.answer or str(gold.value), answer)
+        judgement = judge.judge_semantic(question, gold.answer or str(gold.value), answer, gold=gold_context(gold))
         if judgement.error is not None:
             return make_verdict(gold.qid, gold, None, judge.label, "semantic judgement failed", judgement.error)
         return make_verdict(gold.qid, gold, judgement.correct, judge.label, f"semantic: {judgement.reason}")

@@ -4,7 +4,9 @@ writes anything (agent run, import-inspect, evaluate, the analytical store).
 A writer's target is refused, with one line naming the path and the fix, when
 - it lies inside a protected folder (`protected_directories`): the data root's gold, served,
   pool and analytics folders (write-once or derived territory; the store writes the analytics
-  folder itself, through its own check), and any folder a caller adds (the gold it scores against);
+  folder itself, through its own check), its cache (the LLM's request cache and the site's: an
+  entry planted there would be read back as an answer), and any folder a caller adds (the gold it
+  scores against);
 - it, or a file it would write, is a symlink (a write through it would land elsewhere: a
   truncated Parquet partition, a gold file) or exists and is not a regular file;
 - another process holds the folder's writer lock (`core.locks`): `run_folder_writer` takes the
@@ -33,10 +35,10 @@ class WriterTargetError(ValueError):
 
 def protected_directories(extra: Sequence[Path] = (), *, paths: DataPaths | None = None,
                           analytics: bool = True) -> list[Path]:
-    """The data root's gold, served and pool folders (and analytics unless `analytics` is False:
+    """The data root's gold, served, pool and cache folders (and analytics unless `analytics` is False:
     the store's own writer), and `extra` (a gold folder a caller reads)."""
     paths = paths if paths is not None else DataPaths.from_env()
-    folders = [paths.gold, paths.served, paths.pool]
+    folders = [paths.gold, paths.served, paths.pool, paths.cache]
     if analytics:
         folders.append(paths.root / ANALYTICS_DIR)
     return [*folders, *(Path(p) for p in extra)]
@@ -66,8 +68,8 @@ def check_writable(out_dir: Path, *, what: str, files: Sequence[str] = RUN_FILES
     for folder in protected_directories() if protected is None else protected:
         if inside(out_dir, folder):
             raise WriterTargetError(f"{what}: {out_dir} is inside {folder}, which holds the benchmark's gold, served "
-                                    "questions, pool or analytical store: nothing else is written there; fix: "
-                                    "choose a folder under the data root's runs/")
+                                    "questions, pool, caches or analytical store: nothing else is written there; "
+                                    "fix: choose a folder under the data root's runs/")
     for name in files:
         target = out_dir / name
         if target.is_symlink():

@@ -8,10 +8,14 @@ Every LLM call of the project (the judge, the agents, the construction verbalize
   the deterministic evaluator must not pay).
 - temperature 0, always: benchmark answers and verdicts must be reproducible.
 - a disk cache keyed by the sha256 of the canonical JSON of the request (model, messages, tools,
-  response format, sampling settings, endpoint; never the API key). litellm's own cache is not
-  used because it is broken in the pinned version. Entries are written atomically and hold the
-  request beside the response so that an auditor can read what was asked. A corrupt entry is an
-  error, not a silent miss.
+  response format, sampling settings, endpoint, and a caller's `cache_context`, such as the gold a
+  judgement was made against; never the API key). litellm's own cache is not used because it is
+  broken in the pinned version. Entries are written atomically and hold the full request beside the
+  response: an entry is served only to the very request it holds (its key, its request and the
+  request's hash all agree), so a file copied under another request's name, or planted with a
+  request it was not the answer to, is never an answer. A corrupt entry is an error, not a silent
+  miss. The cache lives under the data root's `cache/`, which only the pipeline writes (docs/
+  operations.md's threat model; run writers refuse it).
 - retries (tenacity, `llm_retrying`) with exponential backoff on rate limits, timeouts and
   server-side failures only; any other error (bad request, authentication, ...) is raised at
   once as `LLMError`.
@@ -50,10 +54,13 @@ import tenacity
 
 from livesearch_pipeline.core.qid import canonical_json
 from livesearch_pipeline.core.snapshot import write_atomic
+from livesearch_pipeline.core.untrusted import UntrustedFileError, read_untrusted
 
 LITELLM_ENV_DEFAULTS = {"LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 TEMPERATURE = 0.0
 CACHE_FORMAT_VERSION = 1
+CACHE_CONTEXT = "cache_context"  # the request's field that keys the cache and never reaches the model
+MAX_CACHE_ENTRY_BYTES = 64 * 1024 * 1024
 
 # Exception class names (in litellm) that mean "try again later" rather than "this request is wrong".
 _RETRYABLE_ERRORS = (
@@ -313,17 +320,24 @@ class ResponseCache:
     def path_for(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str, request: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The stored response to `request` (whose key is `key`), or None when none is stored. An entry
+        is used only when it holds exactly this request: one that names another key or request, or
+        whose request does not hash to its key, is an error naming it (never an answer)."""
         path = self.path_for(key)
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-            response = entry["response"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            entry = json.loads(read_untrusted(path, max_bytes=MAX_CACHE_ENTRY_BYTES, what="LLM cache entry"))
+            response, stored_key, stored_request = entry["response"], entry["key"], entry["request"]
+        except (UntrustedFileError, ValueError, KeyError, TypeError) as exc:
             raise LLMError(f"corrupt LLM cache entry {path}: {exc}; delete it to re-ask") from exc
         if not isinstance(response, dict):
             raise LLMError(f"corrupt LLM cache entry {path}: 'response' is not an object")
+        if (stored_key != key or not isinstance(stored_request, dict) or request_key(stored_request) != key
+                or canonical_json(stored_request) != canonical_json(request)):
+            raise LLMError(f"LLM cache entry {path} does not hold the request it is filed under (a copied or planted "
+                           "entry): it is never used as an answer; delete it to re-ask")
         return response
 
     def put(self, key: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
@@ -339,8 +353,11 @@ def build_request(
     response_format: Mapping[str, Any] | None,
     api_base: str | None,
     max_tokens: int | None,
+    cache_context: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The part of a call that determines its answer (and so its cache key); no secrets."""
+    """The part of a call that determines its answer (and so its cache key); no secrets.
+    `cache_context`: what else the answer is for (the gold a judgement is made against), part of the
+    key and never sent to the model."""
     if not model:
         raise LLMError("no model given: set --model/--judge-model or LIVESEARCH_LLM_MODEL")
     if not messages:
@@ -358,6 +375,8 @@ def build_request(
         request["api_base"] = api_base
     if max_tokens is not None:
         request["max_tokens"] = max_tokens
+    if cache_context:
+        request[CACHE_CONTEXT] = dict(cache_context)
     return request
 
 
@@ -365,6 +384,7 @@ def _litellm_kwargs(
     request: Mapping[str, Any], *, api_key: str | None, timeout_s: float, mock_response: Any
 ) -> dict[str, Any]:
     kwargs = dict(request)
+    kwargs.pop(CACHE_CONTEXT, None)  # the cache's, not the model's
     # Our own retry loop owns retries; the SDK's would hide rate limits and double the waits.
     kwargs["num_retries"] = 0
     kwargs["max_retries"] = 0
@@ -445,7 +465,7 @@ class _Call:
     litellm_kwargs: dict[str, Any]
 
     def cached_response(self) -> LLMResponse | None:
-        hit = self.cache.get(self.key) if self.cache is not None else None
+        hit = self.cache.get(self.key, self.request) if self.cache is not None else None
         return LLMResponse.from_payload(hit, cached=True, cache_key=self.key) if hit is not None else None
 
     def configuration(self, exc: BaseException) -> LLMConfigurationError | None:
@@ -480,10 +500,11 @@ def _prepare(
     api_key: str | None,
     max_tokens: int | None,
     timeout_s: float,
+    cache_context: Mapping[str, str] | None = None,
 ) -> _Call:
     request = build_request(
         messages, model=model, tools=tools, response_format=response_format,
-        api_base=api_base, max_tokens=max_tokens,
+        api_base=api_base, max_tokens=max_tokens, cache_context=cache_context,
     )
     # A mocked reply is a test/offline device: it must never be served to a real request later.
     cache = ResponseCache(Path(cache_dir)) if cache_dir is not None and mock_response is None else None
@@ -504,16 +525,18 @@ def complete(
     max_tokens: int | None = None,
     timeout_s: float = 120.0,
     retry: RetryPolicy = RetryPolicy(),
+    cache_context: Mapping[str, str] | None = None,
 ) -> LLMResponse:
     """One chat completion at temperature 0, served from `cache_dir` when asked before.
 
     `mock_response` is passed to litellm (a canned reply, for tests and offline runs) and
-    bypasses the cache. Raises `LLMError` when the call fails for good.
+    bypasses the cache. `cache_context` joins the cache key (never the model's prompt). Raises
+    `LLMError` when the call fails for good.
     """
     call = _prepare(
         messages, model=model, tools=tools, response_format=response_format, cache_dir=cache_dir,
         mock_response=mock_response, api_base=api_base, api_key=api_key, max_tokens=max_tokens,
-        timeout_s=timeout_s,
+        timeout_s=timeout_s, cache_context=cache_context,
     )
     return call.cached_response() or call.finish(_send(call, retry))
 
@@ -527,6 +550,7 @@ def cached_complete(
     response_format: Mapping[str, Any] | None = None,
     api_base: str | None = None,
     max_tokens: int | None = None,
+    cache_context: Mapping[str, str] | None = None,
     **_transport: Any,
 ) -> LLMResponse:
     """The cached reply to exactly this request (same key as `complete`), never a call: LLMError when
@@ -534,9 +558,9 @@ def cached_complete(
     store) without trusting any file but the request-hash cache; the transport options of
     `complete` (key, retries, timeout, mock) are accepted and unused."""
     request = build_request(messages, model=model, tools=tools, response_format=response_format,
-                            api_base=api_base, max_tokens=max_tokens)
+                            api_base=api_base, max_tokens=max_tokens, cache_context=cache_context)
     key = request_key(request)
-    hit = ResponseCache(Path(cache_dir)).get(key) if cache_dir is not None else None
+    hit = ResponseCache(Path(cache_dir)).get(key, request) if cache_dir is not None else None
     if hit is None:
         raise LLMError(f"{model}: no cached reply for request {key[:16]}… in {cache_dir}: the judgement was never "
                        "made with this question, answer, gold and judge model; evaluate the run again")

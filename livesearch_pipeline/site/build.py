@@ -1,16 +1,20 @@
 """Build the static site of a day: `build_site(paths, as_of, out_dir)` writes every page and
 download under `out_dir` (default `data/site/`) and returns what it did.
 
-The site of D shows the frozen days up to D (`inputs.site_days`); the latest of them is the day the
-live-answer rule (`liverule`) protects. Pages:
+The site of D shows the frozen days up to D (`inputs.site_days`). The live-answer rule (`liverule`)
+protects the newest frozen day on disk, whatever D is: a site of an older day withholds every gold
+(and every verdict, evidence page and trajectory of that question) the newest day's answer could
+still be. A folder holding the site of a newer day is never replaced by an older one (its `site.json`
+names its day). Pages:
 
     index.html                 the board of the latest day with a leaderboard
     history.html               every agent's accuracy per day (SVG chart and table)
-    agents/<agent>.html        an agent's runs, usage, trajectories, breakdowns
+    agents/<slug>.html         an agent's runs, usage, trajectories, breakdowns (`pages.slug`: one per name)
     days/index.html, days/<D>.html       the frozen days; a day's questions, gold, verdicts, evidence
     questions/<qid>.html       a question's texts, program, rule and gold on each frozen day
     downloads/...              per day JSONL + Parquet (downloads.py), the dataset card, trajectories
     methodology.html           how questions are made, re-dated and scored; the live-answer rule
+    site.json                  the site's latest day, the day the rule protected, its days
     style.css
 
 Incremental: every output has a key made from the inputs it depends on (a day's fingerprint,
@@ -26,12 +30,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import multiprocessing
 import os
-import pickle
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -40,15 +43,26 @@ from livesearch_pipeline.core.models import Question
 from livesearch_pipeline.core.pool import POOL_FILE
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.snapshot import sha256_file, write_atomic
-from livesearch_pipeline.core.workers import default_workers
+from livesearch_pipeline.core.untrusted import UntrustedFileError, read_untrusted
+from livesearch_pipeline.core.workers import default_workers, worker_pool
+from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable, protected_directories
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline.site import downloads, liverule, pages
-from livesearch_pipeline.site.inputs import SiteDay, SiteInputError, from_cache, parse_and_cache, site_days
+from livesearch_pipeline.site.day_cache import from_cache, parse_and_cache
+from livesearch_pipeline.site.inputs import (
+    SiteDay,
+    SiteInputError,
+    newest_frozen_day,
+    published_trajectories,
+    site_days,
+)
 from livesearch_pipeline.site.pages import slug
 from livesearch_pipeline.site.templates import FAMILIES, SORT_JS, STYLE_CSS, TEMPLATES, environment
 
 SITE_DIR = "site"
+MAX_POOL_CACHE_BYTES = 1024 * 1024 * 1024
 INDEX_FILE = "build_index.json"
+SITE_FILE = "site.json"  # the site's latest day, the day the rule protects, its days
 RULE_LINES = (
     "every gold of the latest frozen day (tomorrow's answer may be the same, whatever the class);",
     "every gold of a static question (its answer does not change);",
@@ -66,6 +80,14 @@ BUILD_VERSION = hashlib.sha256(json.dumps([TEMPLATES, STYLE_CSS, SORT_JS, FAMILI
 
 class SiteBuildError(ValueError):
     """The site cannot be built (no frozen day, unreadable inputs)."""
+
+
+class NewerSiteError(SiteBuildError):
+    """The output folder holds the site of a newer day than the one asked for."""
+
+    def __init__(self, published: dt.date, message: str) -> None:
+        super().__init__(message)
+        self.published = published
 
 
 @dataclass
@@ -182,26 +204,29 @@ class _Writer:
 
 def _pool(paths: DataPaths, cache: Path) -> tuple[dict[str, Question], dict[str, str]]:
     """The current pool's questions and each one's JSON line (its key); empty without a pool. Parsed
-    (every qid recomputed by `load_pool`) only when the file's sha256 changed since the last build."""
+    (every qid recomputed by `load_pool`) only when the file's sha256 changed since the last build;
+    the cache entry (`pool.json`) is plain JSON under that sha256, each question validated again."""
     pool_file = paths.pool / POOL_FILE
     if not pool_file.is_file():
         return {}, {}
     digest = sha256_file(pool_file)
-    cache_file = cache / "pool.pickle"
-    if cache_file.is_file():
-        try:
-            stored_digest, questions = pickle.loads(cache_file.read_bytes())
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
-            stored_digest, questions = None, None  # rebuilt from the pool file below
-        if stored_digest == digest and isinstance(questions, list):
-            return {q.qid: q for q in questions}, {q.qid: q.model_dump_json() for q in questions}
+    cache_file = cache / "pool.json"
+    try:
+        entry = json.loads(read_untrusted(cache_file, max_bytes=MAX_POOL_CACHE_BYTES))
+        if isinstance(entry, dict) and entry.get("request") == {"pool_sha256": digest, "version": BUILD_VERSION}:
+            questions = [Question.model_validate_json(line) for line in entry["questions"]]
+            return {q.qid: q for q in questions}, dict(zip((q.qid for q in questions), entry["questions"]))
+    except (UntrustedFileError, ValueError, KeyError, TypeError):
+        pass  # rebuilt from the pool file below
     try:
         questions = load_pool(pool_file)
     except ValueError as exc:
         raise SiteBuildError(f"{pool_file}: {exc}") from exc
+    lines = [q.model_dump_json() for q in questions]
     cache.mkdir(parents=True, exist_ok=True)
-    write_atomic(cache_file, pickle.dumps((digest, questions), protocol=pickle.HIGHEST_PROTOCOL))
-    return {q.qid: q for q in questions}, {q.qid: q.model_dump_json() for q in questions}
+    write_atomic(cache_file, json.dumps({"request": {"pool_sha256": digest, "version": BUILD_VERSION},
+                                         "questions": lines}).encode("utf-8"))
+    return {q.qid: q for q in questions}, dict(zip((q.qid for q in questions), lines))
 
 
 DEFAULT_WORKERS = default_workers()
@@ -215,11 +240,13 @@ DOWNLOAD_FILES = ("questions.jsonl", "questions.parquet", "gold.jsonl", "gold.pa
 
 class _Pool:
     """Worker processes for the per-day work, started on first use: forkserver, a fresh interpreter
-    per worker, never a fork of a process that runs threads (a Dagster step does)."""
+    per worker, never a fork of a process that runs threads (a Dagster step does); the workers end
+    with the build, even a killed one (`core.workers.worker_pool`)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.executor: ProcessPoolExecutor | None = None
+        self._stack = ExitStack()
 
     def map(self, function, args: list[tuple], *, parallel: bool) -> list:
         if not args:
@@ -227,14 +254,12 @@ class _Pool:
         if not parallel or self.workers < 2:
             return [function(*a) for a in args]
         if self.executor is None:
-            self.executor = ProcessPoolExecutor(max_workers=self.workers,
-                                                mp_context=multiprocessing.get_context("forkserver"))
+            self.executor = self._stack.enter_context(worker_pool(self.workers, "forkserver"))
         return list(self.executor.map(function, *zip(*args)))
 
     def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown()
-            self.executor = None
+        self._stack.close()
+        self.executor = None
 
 
 def _day_downloads(d: SiteDay, hidden: dict[str, str]) -> dict[str, bytes]:
@@ -254,12 +279,25 @@ def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
                workers: int = DEFAULT_WORKERS) -> SiteBuild:
     """Build (or update) the site of `as_of` under `out_dir` (default `data/site/`), keeping the parsed
     days and the build index under `cache` (default `data/cache/site/`); the live-answer rule of many
-    days is judged over `workers` processes."""
+    days is judged over `workers` processes.
+
+    The rule protects the newest frozen day on disk, whatever `as_of` is: a site of an older day
+    withholds what the newest day's answers would give away. A folder holding the site of a newer
+    day is never replaced by an older one (`NewerSiteError`, naming that day)."""
     pool = _Pool(workers)
     try:
         return _build(paths, as_of, out_dir, progress, cache, pool)
     finally:
         pool.close()
+
+
+def published_day(out_dir: Path) -> dt.date | None:
+    """The latest day of the site built in `out_dir` (its `site.json`), or None when there is none."""
+    try:
+        recorded = json.loads(read_untrusted(Path(out_dir) / SITE_FILE, max_bytes=1024 * 1024))
+        return dt.date.fromisoformat(recorded["latest"])
+    except (UntrustedFileError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cache: Path | None,
@@ -270,11 +308,21 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     if not dates:
         raise SiteBuildError(f"no frozen day on or before {as_of} under {paths.root} (a gold snapshot and a served "
                              "file): run the daily loop first (livesearch run)")
+    try:  # never into the gold, served, pool, cache or analytics folders, never through a link
+        check_writable(out_dir, what="site --out", files=(), protected=protected_directories(paths=paths))
+    except WriterTargetError as exc:
+        raise SiteBuildError(str(exc)) from None
+    published = published_day(out_dir)
+    if published is not None and published > dates[-1]:
+        raise NewerSiteError(published, f"{out_dir} holds the site of {published}, newer than {dates[-1]}: a build "
+                             f"as of an older day never replaces it; build it as of {published} (or later), or into "
+                             "another folder (--out DIR)")
+    newest = newest_frozen_day(paths) or dates[-1]
     cache = Path(cache) if cache is not None else cache_dir(paths)
     build = SiteBuild(out_dir=out_dir, latest=dates[-1], days=len(dates), questions=0)
     loaded: dict[dt.date, SiteDay] = {}
     misses: list[tuple[dt.date, str]] = []
-    for day in dates:
+    for day in dict.fromkeys([*dates, newest]):
         stored, print_ = from_cache(paths, day, cache)
         if stored is not None:
             loaded[day] = stored
@@ -282,23 +330,24 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
             misses.append((day, print_))
     build.days_cached, build.days_parsed = len(loaded), len(misses)
     parsed = processes.map(parse_and_cache, [(paths, day, print_, cache) for day, print_ in misses],
-                      parallel=len(misses) >= PARALLEL_DAYS)
+                           parallel=len(misses) >= PARALLEL_DAYS)
     loaded.update(zip((day for day, _ in misses), parsed))
     days = [loaded[day] for day in dates]
     if progress:
-        progress(f"inputs of {len(days)} day(s) read ({build.days_cached} from the cache)")
-    latest = days[-1]
-    latest_classes = {q.qid: q.refresh_class for q in latest.served}
+        progress(f"inputs of {len(loaded)} day(s) read ({build.days_cached} from the cache)")
+    # The live-answer rule protects the newest frozen day on disk, not the site's own latest day.
+    protected = loaded[newest]
+    latest_classes = {q.qid: q.refresh_class for q in protected.served}
     classes_key = _key(*sorted(f"{q}={c}" for q, c in latest_classes.items()))
-    hidden = _hidden_by_day(days, latest, latest_classes, classes_key, cache, processes)
+    hidden = _hidden_by_day(days, protected, latest_classes, classes_key, cache, processes)
     build.hidden = sum(len(h) for h in hidden.values())
     hidden_key = {d: _key(*sorted(f"{q}={r}" for q, r in h.items())) for d, h in hidden.items()}
     pool, pool_lines = _pool(paths, cache)
     out_dir.mkdir(parents=True, exist_ok=True)
     writer = _Writer(out_dir, cache / INDEX_FILE, build)
     env = environment()
-    site = {"latest": latest.date}
-    agents = sorted({run.agent for d in days for run in d.runs})
+    site = {"latest": days[-1].date, "protected": protected.date}
+    agents = sorted({run.agent for d in days for run in d.runs} | {s.agent for d in days for s in d.skipped if s.agent})
     nav_key = _key(*agents, *(d.date for d in days))
 
     def render(template: str, root: str, **context) -> bytes:
@@ -307,7 +356,7 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     writer.output("style.css", "asset", lambda: STYLE_CSS.lstrip().encode("utf-8"))
 
     # --- the board
-    board_day = next((d for d in reversed(days) if d.board is not None), latest)
+    board_day = next((d for d in reversed(days) if d.board is not None), days[-1])
     writer.output("index.html", "page", lambda: render("board.html", "", title=f"board {board_day.date}",
                                                                 **pages.board_context(board_day)))
 
@@ -315,7 +364,7 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     writer.output("history.html", "page", lambda: render("history.html", "", title="history", **pages.history_context(days)))
 
     # --- downloads and trajectories of each day (the downloads of changed days made over the workers)
-    trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int]] = {}
+    trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int] | str] = {}
     keys: dict[str, str] = {}
     stale_days = [d for d in days if any(not writer.unchanged(f"downloads/{d.date}/{name}",
                                                              _key(name, _key(d.fingerprint, hidden_key[d.date])))
@@ -323,22 +372,13 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     made = dict(zip((d.date for d in stale_days), processes.map(
         _day_downloads, [(d, hidden[d.date]) for d in stale_days], parallel=len(stale_days) >= PARALLEL_DAYS)))
     for d in days:
-        served_by_qid = {q.qid for q in d.served}
         day_key = _key(d.fingerprint, hidden_key[d.date])
         base = f"downloads/{d.date}"
         for name in DOWNLOAD_FILES:
             keys[f"{base}/{name}"] = _key(name, day_key)
         for run in d.runs:
-            if run.trajectories is None:
-                continue
-            relative = f"{base}/trajectories/{slug(run.folder)}.jsonl"
-            key = _key("trajectories", d.fingerprint, hidden_key[d.date], run.folder)
-            counts = writer.remembered(relative, key)
-            if counts is None:  # filtered again: the day or the rule's decisions changed
-                kept, withheld = _filtered_trajectories(run.trajectories, hidden[d.date], served_by_qid)
-                counts = [kept.count(b"\n"), withheld]
-                writer.output(relative, "download", lambda kept=kept: kept, key=key, remember=counts)
-            trajectory_links[(d.date, run.agent)] = (relative, counts[0], counts[1])
+            if run.trajectories is not None:
+                trajectory_links[(d.date, run.agent)] = _trajectories(writer, d, run, hidden[d.date], base)
     for relative, key in keys.items():
         day = dt.date.fromisoformat(relative.split("/")[1])
         writer.output(relative, "download", lambda day=day, relative=relative: made[day][relative.rsplit("/", 1)[1]],
@@ -346,8 +386,8 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     writer.output("downloads/README.md", "download", lambda: downloads.dataset_card(
         [d.date.isoformat() for d in days], RULE_LINES).encode("utf-8"))
     writer.output("downloads/index.html", "page", lambda: render("downloads.html", "../", title="downloads", days=[
-        {"date": d.date, "trajectories": [(run.agent, f"../{trajectory_links[(d.date, run.agent)][0]}")
-                                          for run in d.runs if (d.date, run.agent) in trajectory_links]}
+        {"date": d.date, "trajectories": [(run.agent, f"../{link[0]}") for run in d.runs
+                                          if isinstance(link := trajectory_links.get((d.date, run.agent)), tuple)]}
         for d in reversed(days)]))
 
     # --- agents
@@ -379,8 +419,8 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     shown_of_day = {d.date: _question_cells(d) for d in days}
     for qid, on_days in sorted(served_on.items()):
         q = last_served[qid]
-        key = _key("question", latest.date, pool_lines.get(qid, "-"), q.question, q.question_zh, q.tier, q.refresh_class,
-                   q.asset_class, q.visibility, q.entity,
+        key = _key("question", protected.date, pool_lines.get(qid, "-"), q.question, q.question_zh, q.tier,
+                   q.refresh_class, q.asset_class, q.visibility, q.entity,
                    *(f"{d.date}|{d.manifest.sha256}|{hidden[d.date].get(qid)}|{shown_of_day[d.date].get(qid)}"
                      for d in on_days))
         writer.output(f"questions/{qid}.html", "page", lambda qid=qid, on_days=on_days: render(
@@ -390,22 +430,44 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     counts = liverule.count_by_class([(d.gold, hidden[d.date]) for d in days], latest_classes)
     writer.output("methodology.html", "page", lambda: render(
         "methodology.html", "", title="methodology", families=FAMILIES, rule_lines=RULE_LINES, counts=counts, n_days=len(days)))
+    writer.output(SITE_FILE, "asset", lambda: json.dumps(
+        {"latest": days[-1].date.isoformat(), "protected": protected.date.isoformat(),
+         "days": [d.date.isoformat() for d in days]}, indent=2).encode("utf-8") + b"\n")
     writer.finish()
     build.seconds = time.perf_counter() - started
     return build
 
 
-def _rule_cache(day: SiteDay, latest: SiteDay, classes_key: str, cache: Path) -> tuple[Path, str, dict | None]:
-    key = _key("rule", day.date, day.manifest.sha256, latest.date, latest.manifest.sha256, classes_key)
-    cache_file = cache / f"rule-{day.date.isoformat()}.json"
-    if cache_file.is_file():
+def _trajectories(writer: _Writer, d: SiteDay, run, hidden: dict[str, str], base: str) -> tuple[str, int, int] | str:
+    """Publish a run's trajectories of the shown questions: (its path, lines kept, lines withheld), or
+    why the file is not published (`inputs.published_trajectories`: a link, not a regular file, too
+    large, a line that is not a trajectory of the day)."""
+    relative = f"{base}/trajectories/{slug(run.agent)}.jsonl"
+    key = _key("trajectories", d.fingerprint, _key(*sorted(hidden)), run.folder, run.agent)
+    counts = writer.remembered(relative, key)
+    if counts is None:  # filtered again: the day or the rule's decisions changed
         try:
-            stored = json.loads(cache_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            stored = {}  # judged again
-        if isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("hidden"), dict):
-            return cache_file, key, stored["hidden"]
-    return cache_file, key, None
+            kept, withheld = published_trajectories(run.trajectories, hidden, {q.qid for q in d.served})
+        except SiteInputError as exc:
+            return f"not published: {exc}"
+        counts = [kept.count(b"\n"), withheld]
+        writer.output(relative, "download", lambda: kept, key=key, remember=counts)
+    return relative, counts[0], counts[1]
+
+
+def _rule_cache(day: SiteDay, latest: SiteDay, classes_key: str, cache: Path) -> tuple[Path, dict, dict | None]:
+    """(the entry's file, its request, the decisions stored under that very request or None)."""
+    request = {"version": BUILD_VERSION, "day": day.date.isoformat(), "day_sha256": day.manifest.sha256,
+               "latest": latest.date.isoformat(), "latest_sha256": latest.manifest.sha256, "latest_classes": classes_key}
+    cache_file = cache / f"rule-{day.date.isoformat()}.json"
+    try:
+        stored = json.loads(read_untrusted(cache_file, max_bytes=MAX_POOL_CACHE_BYTES))
+    except (UntrustedFileError, ValueError):
+        return cache_file, request, None  # judged again
+    hidden = stored.get("hidden") if isinstance(stored, dict) and stored.get("request") == request else None
+    if not isinstance(hidden, dict) or not all(isinstance(v, str) and v in liverule.REASONS for v in hidden.values()):
+        return cache_file, request, None
+    return cache_file, request, hidden
 
 
 def _judge_day(gold, is_latest_day: bool, latest_classes, latest_gold) -> dict[str, str]:
@@ -415,23 +477,28 @@ def _judge_day(gold, is_latest_day: bool, latest_classes, latest_gold) -> dict[s
 
 def _hidden_by_day(days: list[SiteDay], latest: SiteDay, latest_classes: dict[str, str], classes_key: str,
                    cache: Path, pool: "_Pool") -> dict[dt.date, dict[str, str]]:
-    """The live-answer rule's decisions for every day (liverule.hidden_on_day), kept in the cache under
-    the two snapshots' sha256 and the latest day's served classes: a day is judged again only when
-    its gold, the latest gold or the latest served set changed (a new latest day judges every day
-    again, over `workers` processes)."""
+    """The live-answer rule's decisions for every day (liverule.hidden_on_day) against `latest`, the
+    newest frozen day on disk, kept in the cache under their full request (the two snapshots' sha256
+    and the latest day's served classes): a day is judged again only when its gold, the latest gold
+    or the latest served set changed (a new latest day judges every day again, over `workers`
+    processes). The latest day itself is judged every time (everything it has is hidden: no match to
+    run), never read from the cache."""
     hidden: dict[dt.date, dict[str, str]] = {}
     pending = []
     for day in days:
-        cache_file, key, stored = _rule_cache(day, latest, classes_key, cache)
+        if day.date == latest.date:
+            hidden[day.date] = _judge_day(day.gold, True, latest_classes, latest.gold)
+            continue
+        cache_file, request, stored = _rule_cache(day, latest, classes_key, cache)
         if stored is not None:
             hidden[day.date] = stored
         else:
-            pending.append((day, cache_file, key))
-    args = [(day.gold, day.date == latest.date, latest_classes, latest.gold) for day, _, _ in pending]
+            pending.append((day, cache_file, request))
+    args = [(day.gold, False, latest_classes, latest.gold) for day, _, _ in pending]
     results = pool.map(_judge_day, args,
                        parallel=sum(len(day.gold) for day, _, _ in pending) >= PARALLEL_RULE_ANSWERS)
-    for (day, cache_file, key), result in zip(pending, results):
-        write_atomic(cache_file, json.dumps({"key": key, "hidden": result}, sort_keys=True).encode("utf-8"))
+    for (day, cache_file, request), result in zip(pending, results):
+        write_atomic(cache_file, json.dumps({"request": request, "hidden": result}, sort_keys=True).encode("utf-8"))
         hidden[day.date] = result
     return hidden
 
@@ -445,25 +512,3 @@ def _question_cells(day: SiteDay) -> dict[str, str]:
         for qid, verdict in run.verdicts.items():
             cells[qid].append(f"{run.agent}={verdict.correct}")
     return {qid: ",".join(parts) for qid, parts in cells.items()}
-
-
-def _filtered_trajectories(path: Path, hidden: dict[str, str], served: set[str]) -> tuple[bytes, int]:
-    """The run's trajectory lines of questions whose gold is shown (bytes as recorded), and how many
-    were withheld: an agent's answer to a live question may be that live gold."""
-    kept: list[bytes] = []
-    withheld = 0
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                qid = json.loads(line)["qid"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise SiteInputError(f"{path}:{number}: not a trajectory line with a qid ({exc})") from exc
-            if qid in hidden or qid not in served:
-                withheld += 1
-            else:
-                kept.append(line if line.endswith(b"\n") else line + b"\n")
-    return b"".join(kept), withheld
-
-

@@ -45,6 +45,10 @@ def _build(args: argparse.Namespace):
                           progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     except (SiteBuildError, SiteInputError) as exc:
         raise SystemExit(f"livesearch site build: error: {exc}") from None
+    except OSError as exc:  # a full disk, a read-only folder: one line, never a traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SystemExit(f"livesearch site build: error: cannot write the site{where}: {exc.strerror or exc}; "
+                         "fix: free space or choose a writable --out, then build again") from None
 
 
 def build_command(args: argparse.Namespace) -> int:

@@ -4,9 +4,9 @@ every agent's verdicts, in JSONL and Parquet, with a dataset card `datasets` loa
     downloads/<D>/questions.{jsonl,parquet}   the served questions of D (never an answer)
     downloads/<D>/gold.{jsonl,parquet}        one row per served question: status, and the answer,
                                               value, unit and observed period only where shown
-    downloads/<D>/verdicts.{jsonl,parquet}    one row per (agent, qid): correct, rule, judge, and the
-                                              matcher's reason only where the gold is shown (a
-                                              reason quotes the gold)
+    downloads/<D>/verdicts.{jsonl,parquet}    one row per (agent, qid): rule, and correct, judge and the
+                                              reason only where the gold is shown (`shown`; a verdict
+                                              on a withheld gold would tell it, a reason quotes it)
     downloads/README.md                       the dataset card (YAML `configs` over the Parquet files)
 
 `date` is a Parquet DATE column in every file, as in the analytical store (evaluation/store.py),
@@ -36,8 +36,8 @@ GOLD_SCHEMA = pa.schema([
     ("observed_period", pa.string()), ("rule", pa.string()),
 ])
 VERDICTS_SCHEMA = pa.schema([
-    ("date", pa.date32()), ("agent", pa.string()), ("qid", pa.string()), ("correct", pa.bool_()), ("rule", pa.string()),
-    ("judge", pa.string()), ("reason", pa.string()),
+    ("date", pa.date32()), ("agent", pa.string()), ("qid", pa.string()), ("shown", pa.bool_()), ("correct", pa.bool_()),
+    ("rule", pa.string()), ("judge", pa.string()), ("reason", pa.string()),
 ])
 TABLES = {"questions": QUESTIONS_SCHEMA, "gold": GOLD_SCHEMA, "verdicts": VERDICTS_SCHEMA}
 
@@ -69,9 +69,10 @@ def verdict_rows(day, runs: Sequence, hidden: Mapping[str, str]) -> list[dict]:
     rows = []
     for run in sorted(runs, key=lambda r: r.agent):
         for qid, verdict in sorted(run.verdicts.items()):
-            rows.append({"date": day, "agent": run.agent, "qid": qid, "correct": verdict.correct,
-                         "rule": verdict.rule, "judge": verdict.judge,
-                         "reason": None if qid in hidden else verdict.reason})
+            shown = qid not in hidden
+            rows.append({"date": day, "agent": run.agent, "qid": qid, "shown": shown,
+                         "correct": verdict.correct if shown else None, "rule": verdict.rule,
+                         "judge": verdict.judge if shown else None, "reason": verdict.reason if shown else None})
     return rows
 
 
@@ -118,7 +119,7 @@ Columns:
 ## What is not here
 
 The live-answer rule withholds every gold that could still be the answer on the day after the latest
-frozen day (`shown` is false, `hidden_reason` says why; the answer, value, unit and observed period are
-empty, and so is a verdict's reason, which quotes the gold):
+frozen day on disk (`shown` is false, `hidden_reason` says why; the answer, value, unit and observed period
+are empty, and so are the verdicts on that question — `correct`, `judge`, `reason` —, which would tell it):
 {rules}
 """

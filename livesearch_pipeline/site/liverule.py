@@ -18,6 +18,13 @@ A gold that is not `ok` (empty, error) carries no answer and is shown as its sta
 is deterministic (`core.matching` through `evaluation.scoring.match_gold`, the scorer's own
 matcher) and only depends on D's and L's gold and the refresh class served on L. A gold is a
 `GoldAnswer` or a record with its fields (the site's `inputs.GoldRow`).
+
+L is the newest frozen day on disk (`inputs.newest_frozen_day`), whatever day a site is built as of:
+a site of an older day must not publish an earlier gold that is L's answer again. The decision
+governs every per-question output of that question on that day, not only its answer and value:
+each agent's verdict (correct or not, the judge, the reason), its evidence pages, its observed
+period and the agents' trajectories (site/build.py, pages.py, downloads.py) — a ✓ on a withheld
+gold tells it as surely as the gold.
 """
 
 from __future__ import annotations

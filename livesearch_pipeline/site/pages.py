@@ -10,11 +10,11 @@ decisions (liverule.py).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 from collections import defaultdict
 from html import escape
-from pathlib import Path
 
 from livesearch_pipeline.core.models import GoldAnswer, Question, Verdict
 from livesearch_pipeline.core.pool import visibility_band
@@ -27,9 +27,18 @@ UNKNOWN_FAMILY = "unknown (no evidence map)"
 BANDS = ("low", "mid", "high", "market")
 
 
+_PLAIN_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
 def slug(name: str) -> str:
-    """A file name for an agent (its registry name, kept readable)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
+    """A file name for an agent, one per name: a registry-style name (lower-case letters, digits, '.',
+    '_', '-') is its own slug; any other name is its readable part, '~' and a hash of the whole name
+    (`lab~agent` -> `lab_agent~…`), so no two names share a page, not even on a case-insensitive disk
+    (a plain name never holds '~' or a capital)."""
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    readable = re.sub(r"[^a-z0-9._-]", "_", name.lower())[:40].lstrip(".") or "_"
+    return f"{readable}~{hashlib.sha256(name.encode('utf-8')).hexdigest()[:16]}"
 
 
 def pct(value: float | None) -> str:
@@ -51,16 +60,24 @@ _VERDICT = {True: '<span class="ok" title="correct">&#10003;</span>',
             False: '<span class="ko" title="wrong">&#10007;</span>',
             None: '<span class="muted" title="judge error">?</span>'}
 _NO_VERDICT = '<span class="muted">-</span>'
+# A verdict on a question whose gold is withheld would tell the gold: three runs answering A, B and C
+# to "which of A, B and C" read it off their ticks. Its correctness is withheld with the gold.
+_WITHHELD_VERDICT = '<span class="hidden-gold" title="withheld with the live gold">·</span>'
+_WITHHELD_PAGES = '<span class="hidden-gold" title="withheld with the live gold">withheld</span>'
 
 
-def verdict_html(verdict: Verdict | None) -> str:
-    return _NO_VERDICT if verdict is None else _VERDICT[verdict.correct]
+def verdict_html(verdict: Verdict | None, withheld: bool = False) -> str:
+    if verdict is None:
+        return _NO_VERDICT
+    return _WITHHELD_VERDICT if withheld else _VERDICT[verdict.correct]
 
 
 def _recall(day: SiteDay) -> dict[str, float | None]:
+    """Evidence recall by run folder (the retrieval report's `folder`; reports written before name it `agent`)."""
     if not day.retrieval:
         return {}
-    return {run.get("agent"): run.get("evidence_recall") for run in day.retrieval.get("runs", [])}
+    return {run.get("folder", run.get("agent")): run.get("evidence_recall") for run in day.retrieval.get("runs", [])
+            if isinstance(run, dict)}
 
 
 def board_context(day: SiteDay) -> dict:
@@ -76,7 +93,7 @@ def board_context(day: SiteDay) -> dict:
     for r in board.rows:
         run = by_agent.get(r.agent)
         summary = run.summary if run else None
-        folder = run.folder if run else Path(r.run_dir).name
+        folder = run.folder if run else None  # a run the site could not bind has no recall of its own
         rows.append({
             "rank": r.rank, "agent": r.agent, "slug": slug(r.agent), "model": r.model, "accuracy": r.accuracy,
             "low": r.wilson_low, "high": r.wilson_high, "correct": r.correct, "n": r.n, "tiers": r.by_tier,
@@ -85,7 +102,8 @@ def board_context(day: SiteDay) -> dict:
             "qid_set_hash": summary.qid_set_hash if summary else board.qid_set_hash,
             "gold_sha256": summary.gold_sha256 if summary else day.manifest.sha256,
         })
-    return {"day": day, "board": board, "rows": rows, "tiers": tiers, "bands": bands, "sort_js": SORT_JS}
+    return {"day": day, "board": board, "rows": rows, "tiers": tiers, "bands": bands, "sort_js": SORT_JS,
+            "skipped": day.skipped}
 
 
 def history_context(days: list[SiteDay]) -> dict:
@@ -111,7 +129,7 @@ def history_context(days: list[SiteDay]) -> dict:
 
 
 def agent_context(agent: str, days: list[SiteDay],
-                  trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int]]) -> dict:
+                  trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int] | str]) -> dict:
     runs = []
     pooled: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     latest_buckets: dict[str, dict[str, list[int]]] = {}
@@ -122,11 +140,13 @@ def agent_context(agent: str, days: list[SiteDay],
                 continue
             s = run.summary
             link = trajectory_links.get((d.date, agent))
+            problem = link if isinstance(link, str) else None
+            link = link if isinstance(link, tuple) else None
             runs.append({"date": d.date, "model": s.model, "rank": run.rank, "accuracy": s.accuracy,
                          "low": run.wilson_low, "high": run.wilson_high, "correct": s.correct, "n": s.n_scored,
                          "usage": s.usage, "unranked_reason": run.unranked_reason, "n_served": s.n_served,
                          "trajectories": link[0] if link else None, "trajectory_lines": link[1] if link else 0,
-                         "trajectory_withheld": link[2] if link else 0})
+                         "trajectory_withheld": link[2] if link else 0, "trajectory_problem": problem})
             buckets: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
             for name, source in (("tier", s.by_tier), ("visibility band", s.by_visibility_band),
                                  ("language", s.by_language), ("asset class", s.by_asset_class),
@@ -153,8 +173,10 @@ def agent_context(agent: str, days: list[SiteDay],
             rows.append({"key": key, "pooled": {"correct": correct, "n": n},
                          "latest": {"correct": latest[0], "n": latest[1]} if latest and latest[1] else None})
         breakdowns.append({"name": name, "rows": rows})
+    skipped = [{"date": d.date, "run_dir": s.run_dir, "reason": s.reason} for d in reversed(days) for s in d.skipped
+               if s.agent == agent]
     return {"title": f"agent {agent}", "agent": agent, "runs": list(reversed(runs)), "breakdowns": breakdowns,
-            "latest_date": latest_date}
+            "latest_date": latest_date, "skipped": skipped}
 
 
 def day_context(d: SiteDay, hidden: dict[str, str]) -> dict:
@@ -163,6 +185,7 @@ def day_context(d: SiteDay, hidden: dict[str, str]) -> dict:
     verdicts = [run.verdicts for run in d.runs]
     rows = []
     for q in d.served:
+        withheld = q.qid in hidden
         evidence = d.evidence.get(q.qid, [])
         pages = (f"{len(evidence)}: " + ", ".join(f"<code>{escape(p)}</code>" for p in evidence[:3])
                  + (" …" if len(evidence) > 3 else "")) if evidence else _NO_VERDICT
@@ -170,11 +193,11 @@ def day_context(d: SiteDay, hidden: dict[str, str]) -> dict:
             f'<tr><td><a href="../questions/{q.qid}.html"><code>{q.qid}</code></a></td>'
             f'<td class="q">{escape(q.question)}</td><td>{q.tier}</td><td>{q.refresh_class}</td>'
             f'<td class="num">{q.visibility}</td><td>{gold_html(d.gold.get(q.qid), hidden.get(q.qid))}</td>'
-            + "".join(f"<td>{verdict_html(v.get(q.qid))}</td>" for v in verdicts)
-            + f"<td>{pages}</td></tr>")
+            + "".join(f"<td>{verdict_html(v.get(q.qid), withheld)}</td>" for v in verdicts)
+            + f"<td>{_WITHHELD_PAGES if withheld and evidence else pages}</td></tr>")
     shown = sum(1 for q in d.served if q.qid in d.gold and d.gold[q.qid].status == "ok" and q.qid not in hidden)
     return {"title": f"questions of {d.date}", "day": d, "runs": runs, "rows_html": "\n".join(rows), "shown": shown,
-            "hidden_count": sum(1 for q in d.served if q.qid in hidden)}
+            "hidden_count": sum(1 for q in d.served if q.qid in hidden), "skipped": d.skipped}
 
 
 def question_context(qid: str, served, on_days: list[SiteDay], question: Question | None,
@@ -194,7 +217,8 @@ def question_context(qid: str, served, on_days: list[SiteDay], question: Questio
         rows.append(
             f'<tr><td><a href="../days/{d.date}.html">{d.date}</a></td>'
             f'<td>{escape(gold.status) if gold else "absent"}</td><td class="gold">{gold_html(gold, reason)}</td>'
-            f"<td>{escape(period)}</td>" + "".join(f"<td>{verdict_html(by_agent.get(a))}</td>" for a in agents)
+            f"<td>{escape(period)}</td>"
+            + "".join(f"<td>{verdict_html(by_agent.get(a), reason is not None)}</td>" for a in agents)
             + "</tr>")
     return {
         "title": f"question {qid}", "qid": qid, "text_en": served.question, "text_zh": served.question_zh,

@@ -1,39 +1,67 @@
 """Serve a built site folder over HTTP on the loopback address (any static host serves it too).
 
-Plain `http.server` over the folder: files only, no directory listings, no request logging to
-stderr beyond one line per request when asked. The server never builds: `livesearch site serve`
-refuses a folder without `index.html`, naming the command that builds it.
+Files only, on the bounded server of `infra.http_server` (a worker pool with timeouts, a request
+deadline, a bound on connections, a real backlog; a large download is sent a chunk at a time): a
+path is a file of the folder (`/` and a folder's `/…/` its `index.html`; a folder named without its
+slash is redirected to it), never a directory listing, never a file outside the folder (`..`, a
+link leading out), and `GET` or `HEAD` only. No request logging beyond one line per request to
+stderr when asked. The server never builds: `livesearch site serve` refuses a folder without
+`index.html`, naming the command that builds it.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
+import mimetypes
+import os
 import sys
 from pathlib import Path
+from urllib.parse import quote
+
+from livesearch_pipeline.infra.http_server import BoundedServer, Request, Response
+
+TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json",
+         ".jsonl": "application/jsonl; charset=utf-8", ".md": "text/markdown; charset=utf-8",
+         ".parquet": "application/vnd.apache.parquet", ".svg": "image/svg+xml", ".png": "image/png"}
 
 
 class SiteServeError(ValueError):
     """The folder is not a built site."""
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    quiet = True
-
-    def list_directory(self, path):  # a folder without index.html is not a page of the site
-        self.send_error(404, "no such page")
-        return None
-
-    def log_message(self, format: str, *args) -> None:
-        if not self.quiet:
-            sys.stderr.write(f"{self.address_string()} {format % args}\n")
+def _content_type(path: Path) -> str:
+    return TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 
-def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8900, *,
-                quiet: bool = True) -> http.server.ThreadingHTTPServer:
+def _answer(root: Path, request: Request, quiet: bool) -> Response:
+    response = _file(root, request)
+    if not quiet:
+        sys.stderr.write(f"{request.method} {request.path} {response.status}\n")
+    return response
+
+
+def _file(root: Path, request: Request) -> Response:
+    if request.method not in ("GET", "HEAD"):
+        return Response.text(405, f"{request.method} is not served: this is a static site")
+    relative = request.path.lstrip("/")
+    target = Path(os.path.realpath(root / relative))
+    if target != root and root not in target.parents:
+        return Response.text(404, "no such page")
+    if target.is_dir():
+        if not request.path.endswith("/"):
+            return Response(301, b"", headers=(("location", quote(request.path) + "/"),))
+        target = target / "index.html"
+    try:
+        handle = open(target, "rb")  # noqa: SIM115 - closed by the server once sent
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return Response.text(404, "no such page")
+    size = os.fstat(handle.fileno()).st_size
+    return Response(200, content_type=_content_type(target), file=handle, file_size=size)
+
+
+def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8900, *, quiet: bool = True) -> BoundedServer:
     """A server of `site_dir` bound to (host, port); port 0 picks a free one (`server.server_port`)."""
     site_dir = Path(site_dir)
     if not (site_dir / "index.html").is_file():
         raise SiteServeError(f"{site_dir} has no index.html: build the site first (livesearch site build)")
-    handler = functools.partial(type("SiteHandler", (_Handler,), {"quiet": quiet}), directory=str(site_dir))
-    return http.server.ThreadingHTTPServer((host, port), handler)
+    root = Path(os.path.realpath(site_dir))
+    return BoundedServer(lambda request: _answer(root, request, quiet), host, port, server_header="livesearch-site")

@@ -134,7 +134,9 @@ bands are the entity's visibility (low 0–3, mid 4–6, high 7–10, market for
 </tr>{% endfor %}
 </tbody></table>
 {% if board.unranked %}<h2>Not ranked</h2><ul>
-{% for u in board.unranked %}<li>{{ u.agent }}: {{ u.reason }}</li>{% endfor %}</ul>{% endif %}
+{% for u in board.unranked %}<li>{{ u.agent or '(unreadable run)' }}: {{ u.reason }}</li>{% endfor %}</ul>{% endif %}
+{% if skipped %}<h2 id="skipped-runs">Runs not published</h2><ul>
+{% for s in skipped %}<li>{{ s.agent or '(unreadable run)' }} (<code>{{ s.run_dir }}</code>): {{ s.reason }}</li>{% endfor %}</ul>{% endif %}
 {% for n in board.notes %}<p class="note">{{ n }}</p>{% endfor %}
 {% if board.judge_models %}<p>Judge: {{ board.judge_models | join(', ') }}</p>{% endif %}
 {% endif %}
@@ -179,9 +181,11 @@ AGENT = """{% extends "base.html" %}{% import "macros.html" as m %}
 {% if r.usage %}<td class="num">{{ r.usage.tool_calls }}</td><td class="num">{{ r.usage.input_tokens }}</td><td class="num">{{ r.usage.output_tokens }}</td>
 <td class="num">{{ m.usd(r.usage.cost_usd) }}</td><td class="num">{{ m.usd(r.usage.cost_per_correct_usd) }}</td><td class="num">{{ '%.1f' % r.usage.wall_s }}</td>
 {% else %}<td class="num">-</td><td class="num">-</td><td class="num">-</td><td class="num">-</td><td class="num">-</td><td class="num">-</td>{% endif %}
-<td>{% if r.trajectories %}<a href="../{{ r.trajectories }}">trajectories.jsonl</a> ({{ r.trajectory_lines }} of {{ r.n_served }}{% if r.trajectory_withheld %}; {{ r.trajectory_withheld }} withheld with their live gold{% endif %}){% else %}<span class="muted">none recorded</span>{% endif %}</td>
+<td>{% if r.trajectories %}<a href="../{{ r.trajectories }}">trajectories.jsonl</a> ({{ r.trajectory_lines }} of {{ r.n_served }}{% if r.trajectory_withheld %}; {{ r.trajectory_withheld }} withheld with their live gold{% endif %}){% elif r.trajectory_problem %}<span class="muted trajectory-problem">{{ r.trajectory_problem }}</span>{% else %}<span class="muted">none recorded</span>{% endif %}</td>
 </tr>{% if r.unranked_reason %}<tr><td colspan="13" class="muted">not ranked: {{ r.unranked_reason }}</td></tr>{% endif %}{% endfor %}
 </tbody></table>
+{% if skipped %}<h2 id="skipped-runs">Runs not published</h2><ul>
+{% for s in skipped %}<li>{{ s.date }} (<code>{{ s.run_dir }}</code>): {{ s.reason }}</li>{% endfor %}</ul>{% endif %}
 <h2>Breakdowns</h2>
 <p>The latest run ({{ latest_date }}) and every run pooled (correct / questions scored).</p>
 {% for dim in breakdowns %}
@@ -221,7 +225,11 @@ DAY = """{% extends "base.html" %}{% import "macros.html" as m %}
 {% if runs %}<h2>Agents</h2><table><thead><tr><th class="num">rank</th><th>agent</th><th class="num">accuracy</th><th class="num">95% CI</th></tr></thead><tbody>
 {% for r in runs %}<tr><td class="num">{{ r.rank if r.rank is not none else '-' }}</td><td><a href="../agents/{{ r.slug }}.html">{{ r.agent }}</a></td>
 <td class="num">{{ m.pct(r.accuracy) }}</td><td class="num">{{ m.ci(r.low, r.high) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+{% if skipped %}<h2 id="skipped-runs">Runs not published</h2><ul>
+{% for s in skipped %}<li>{{ s.agent or '(unreadable run)' }} (<code>{{ s.run_dir }}</code>): {{ s.reason }}</li>{% endfor %}</ul>{% endif %}
 <h2>Served questions</h2>
+<p>Where a gold is withheld (the live-answer rule), so are the agents' verdicts on that question and its evidence pages:
+a tick would tell the answer.</p>
 <table id="questions">
 <thead><tr><th>qid</th><th>question</th><th>tier</th><th>class</th><th class="num">vis.</th><th>gold</th>
 {% for r in runs %}<th>{{ r.agent }}</th>{% endfor %}<th>evidence pages</th></tr></thead>
@@ -317,11 +325,13 @@ question was replayed at past days.</li>
 </ul>
 <h2 id="live-answer-rule">The live-answer rule</h2>
 <p>Publishing this site must never hand out an answer an agent could still be scored on. The gold of a question on a frozen
-day is <b>not shown</b> when it could still be the answer on the day after the latest frozen day ({{ site.latest }}):</p>
+day is <b>not shown</b> when it could still be the answer on the day after the latest frozen day ({{ site.protected }}, the
+newest day frozen when this site was built, whatever day the site shows last):</p>
 <ul>{% for line in rule_lines %}<li>{{ line }}</li>{% endfor %}</ul>
-<p>Withheld gold is absent from every page and download (and so is a verdict's reason, which quotes the gold; an agent's
-trajectory of such a question is withheld too). What the rule hides over the {{ n_days }} frozen day(s) on this site, by
-the refresh class served on {{ site.latest }}:</p>
+<p>Withheld gold is absent from every page and download, and so is everything that would tell it: each agent's verdict
+on that question (correct or not, the judge and the reason, which quotes the gold), its evidence pages and the agents'
+trajectories of it; accuracies over many questions stay. What the rule hides over the {{ n_days }} frozen day(s) on this site, by
+the refresh class served on {{ site.protected }}:</p>
 <table id="hidden-by-class">
 <thead><tr><th>refresh class</th><th class="num">questions</th><th class="num">frozen ok gold answers</th>
 <th class="num">hidden</th><th class="num">questions never shown</th></tr></thead>

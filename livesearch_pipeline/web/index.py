@@ -324,14 +324,18 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
 
 
 class WebIndex:
-    """Read-only access to a built index; safe to share between threads (one connection each)."""
+    """Read-only access to a built index; safe to share between threads (one connection each, every one
+    closed by `close`)."""
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / INDEX_FILE
+        self.directory = Path(directory)
         if not self.path.is_file():
             raise WebIndexError(f"no web index at {self.path}: build the corpus first "
                                 "(`livesearch build-web --date D` or the `web_corpus` asset of D)")
         self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
         self._df: dict[str, int] = {}  # pages per token (a benign cache shared by threads)
         try:
             meta = dict(self._connection().execute("SELECT key, value FROM meta").fetchall())
@@ -354,7 +358,22 @@ class WebIndex:
             except sqlite3.Error as exc:
                 raise WebIndexError(f"cannot open {self.path}: {exc}") from exc
             self._local.connection = connection
+            with self._opened_lock:
+                self._opened.append(connection)
         return connection
+
+    def close(self) -> None:
+        """Close every connection any thread opened (a server calls it once its workers have stopped)."""
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for connection in opened:
+            connection.close()
+        self._local = threading.local()
+
+    @property
+    def open_connections(self) -> int:
+        with self._opened_lock:
+            return len(self._opened)
 
     def _pages_with(self, token: str) -> int:
         cached = self._df.get(token)
@@ -478,10 +497,17 @@ class WebIndex:
         return [row[0] for row in rows]
 
     def page(self, path: str) -> StoredPage | None:
-        row = self._connection().execute("SELECT html, published FROM pages WHERE path = ?", (path,)).fetchone()
-        if row is None:
-            return None
-        return StoredPage(path, zlib.decompress(row[0]).decode("utf-8"), dt.date.fromisoformat(row[1]))
+        """The stored page at `path` (None when there is none); WebIndexError naming the rebuild command
+        when its stored bytes are damaged."""
+        try:
+            row = self._connection().execute("SELECT html, published FROM pages WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                return None
+            return StoredPage(path, zlib.decompress(row[0]).decode("utf-8"), dt.date.fromisoformat(row[1]))
+        except (zlib.error, UnicodeDecodeError, ValueError, TypeError, sqlite3.DatabaseError) as exc:
+            raise WebIndexError(f"the page {path} of the web index {self.path} is damaged ({type(exc).__name__}: "
+                                f"{exc}); rebuild it: livesearch build-web --date {self.directory.name} (or "
+                                "materialise web_corpus of that day)") from None
 
     def page_text(self, path: str) -> str:
         """The visible text of a stored page (tags dropped, cells separated by spaces); '' when absent."""

@@ -47,3 +47,55 @@ def test_a_second_pool_inside_the_first_is_refused():
 
 def test_default_workers_is_one_per_core_at_most_two():
     assert 1 <= default_workers() <= 2
+
+
+OWNER = """
+import os, sys, time
+from livesearch_pipeline.core import workers
+
+def pids(_):
+    return os.getpid(), os.getppid()
+
+if __name__ == "__main__":
+    with workers.worker_pool(2, sys.argv[1]) as pool:
+        found = set()
+        while len(found) < 2:  # both workers answered
+            found |= set(pool.map(pids, range(8)))
+        print(" ".join(f"{pid}:{parent}" for pid, parent in sorted(found)), flush=True)
+        time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("start_method", ["fork", "forkserver"])
+def test_workers_end_with_their_owner_when_it_is_killed(tmp_path, start_method: str) -> None:
+    """Issue 38, finding 9: a site build (forkserver) or a Dagster step (fork) killed with SIGKILL left its
+    workers (and the forkserver) running for good, reparented to pid 1."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER, encoding="utf-8")
+    owner = subprocess.Popen([sys.executable, str(script), start_method], stdout=subprocess.PIPE, text=True)
+    try:
+        line = owner.stdout.readline().split()
+        workers_ = [int(item.split(":")[0]) for item in line]
+        parents = {int(item.split(":")[1]) for item in line}
+        assert len(workers_) == 2 and all(_alive(pid) for pid in workers_)
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    helpers = [*workers_, *(parents - {owner.pid})]  # the forkserver, for a forkserver pool
+    deadline = time.monotonic() + 60  # a bound on the wait, not a measurement: they end at once
+    while any(_alive(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in helpers if _alive(pid)] == []

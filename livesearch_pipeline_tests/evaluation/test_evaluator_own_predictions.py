@@ -85,7 +85,7 @@ def test_evaluate_with_agent_writes_nothing_when_the_evaluation_fails(tmp_path: 
     assert main(_args(files, tmp_path / "eval", "--model", "acme/model-1")) == 2
     assert "give --agent too" in capsys.readouterr().err
     assert main(_args(files, tmp_path / "eval", "--agent", " padded")) == 2
-    assert "--agent ' padded' must be a non-empty name" in capsys.readouterr().err
+    assert "--agent ' padded' has blanks around it" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("answer", "lang", "correct"), [

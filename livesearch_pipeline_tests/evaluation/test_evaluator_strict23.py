@@ -53,7 +53,7 @@ def test_a_missing_predictions_meta_is_refused(tmp_path: Path, capsys) -> None:
     assert "predictions.meta.json is missing" in err and not (tmp_path / "eval").exists()
 
 
-@pytest.mark.parametrize("inside", ["gold", "served", "pool", "gold/sub"])
+@pytest.mark.parametrize("inside", ["gold", "served", "pool", "gold/sub", "cache/llm/ab"])
 def test_an_out_inside_the_gold_served_or_pool_folder_is_refused(tmp_path: Path, capsys, inside: str) -> None:
     files = write_day(tmp_path, standard_cases(), RIGHT)
     before = sorted(p.name for p in (tmp_path / "gold").iterdir())

@@ -172,3 +172,21 @@ def test_case9_the_log_samples_and_messages_are_bounded(day_dir: Path, forged_lo
     with pytest.raises(InspectImportError, match="more than 0 samples, the limit for the day's served questions"):
         import_inspect_log(forged_log, out, data_root=day_dir)
     assert not (out / "predictions.jsonl").exists() and not (out / "trajectories.jsonl").exists()
+
+
+def test_without_agent_the_name_built_from_the_logs_metadata_is_checked(day_dir: Path, forged_log: Path,  # noqa: F811
+                                                                        tmp_path: Path) -> None:
+    """Issue 38, finding 10: the default name `inspect-<tools>-<model>` took the log's `tools` as written,
+    line breaks included, into the leaderboard's Markdown."""
+    log = read_eval_log(str(forged_log))
+    log.eval.metadata["tools"] = "web\n| 1 | oracle | 100.0% |"
+    forged_name = tmp_path / "forged-name.eval"
+    write_eval_log(log, str(forged_name))
+    out = tmp_path / "runs" / "named"
+    with pytest.raises(InspectImportError, match="cannot make an agent name; fix: pass --agent NAME"):
+        import_inspect_log(forged_name, out, data_root=day_dir)
+    assert not out.exists()
+    with pytest.raises(InspectImportError, match="line break"):
+        import_inspect_log(forged_log, out, data_root=day_dir, agent="mine\n| 1 | oracle")
+    [run] = import_inspect_log(forged_log, out, data_root=day_dir, agent="mine")
+    assert run.result.summary.agent == "mine"

@@ -4,6 +4,7 @@ scoring set of the current gold manifest, and never ranks what a summary.json me
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 import shutil
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from livesearch_pipeline.cli import main
 from livesearch_pipeline.evaluation.evaluator import evaluate
 from livesearch_pipeline.evaluation.outputs import SUMMARY_FILE, VERDICTS_FILE, write_evaluation
-from livesearch_pipeline.evaluation.leaderboard import LeaderboardError, build_leaderboard
+from livesearch_pipeline.evaluation.leaderboard import build_leaderboard
 from livesearch_pipeline_tests.evaluation.eval_fixtures import (
     qid,
     standard_cases,
@@ -78,19 +79,27 @@ def test_an_edited_accuracy_or_count_is_not_ranked_and_never_a_traceback(tmp_pat
 
 
 def test_non_finite_values_are_refused(tmp_path: Path) -> None:
+    """A summary holding NaN is never ranked, and never takes the other runs' board down (issue 38)."""
     oracle, web = _runs(tmp_path)
     path = web / SUMMARY_FILE
     path.write_text(path.read_text().replace('"accuracy": 0.5', '"accuracy": NaN'), encoding="utf-8")
-    with pytest.raises(LeaderboardError, match=r"summary.json: non-finite number NaN"):
-        build_leaderboard([oracle, web])
+    board = build_leaderboard([oracle, web])
+    assert [r.agent for r in board.rows] == ["oracle"]
+    assert [u.run_dir for u in board.unranked] == [str(web)]
+    assert "summary.json: non-finite number NaN" in board.unranked[0].reason
 
 
-def test_a_copied_run_under_the_same_agent_name_is_refused(tmp_path: Path) -> None:
+def test_a_copied_run_under_the_same_agent_name_is_listed_unranked(tmp_path: Path) -> None:
+    """One agent name is one row: the first-written run ranks, the copy is listed with the reason (issue 38:
+    the copy once failed the whole board)."""
     oracle, web = _runs(tmp_path)
     copy = tmp_path / "runs" / "copy"
     shutil.copytree(oracle, copy)
-    with pytest.raises(LeaderboardError, match="agent 'oracle' has two runs to rank"):
-        build_leaderboard([oracle, web, copy])
+    os.utime(copy / SUMMARY_FILE, ns=(os.stat(oracle / SUMMARY_FILE).st_mtime_ns + 10**9,) * 2)
+    board = build_leaderboard([copy, oracle, web])
+    assert sorted(r.run_dir for r in board.rows) == sorted([str(oracle), str(web)])
+    assert [u.run_dir for u in board.unranked] == [str(copy)]
+    assert f"agent 'oracle' is ranked from {oracle} (written first)" in board.unranked[0].reason
 
 
 def test_a_summary_whose_gold_sha_is_not_the_gold_of_the_manifest_is_unranked(tmp_path: Path) -> None:

@@ -74,10 +74,11 @@ def test_case3_forged_verdicts_never_rank(tmp_path: Path, monkeypatch, capsys) -
     assert "| 1 | oracle |" in out and "| 1 | web |" not in out and "| 2 | web |" not in out
 
 
-def _caching_judge_completer(messages, *, model: str, cache_dir, api_base=None, **_: object) -> LLMResponse:
+def _caching_judge_completer(messages, *, model: str, cache_dir, api_base=None, cache_context=None,
+                             **_: object) -> LLMResponse:
     """A judge reply recorded in the LLM cache as `complete` records it (same request key)."""
     request = build_request(messages, model=model, tools=None, response_format=None, api_base=api_base,
-                            max_tokens=None)
+                            max_tokens=None, cache_context=cache_context)
     key = request_key(request)
     payload = {"content": json.dumps({"correct": True, "reason": "same company"}), "tool_calls": [],
                "finish_reason": "stop", "model": model, "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
@@ -117,3 +118,57 @@ def test_case15_the_newest_day_alone_is_ranked_and_mixed_days_are_refused(tmp_pa
     # One day's runs alone: ranked without --date, the oracle among them.
     board = build_leaderboard([oracle, _run(tmp_path, "web-new", HALF, date=newer)], **options)
     assert [r.agent for r in board.rows] == ["oracle", "web-new"]
+
+
+def _plant(cache: Path, request: dict, payload: dict, key: str | None = None) -> Path:
+    """An entry written straight into the cache folder, as the red team did (not through `complete`)."""
+    key = key or request_key(request)
+    path = ResponseCache(cache).path_for(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "key": key, "request": request, "response": payload}), encoding="utf-8")
+    return path
+
+
+def test_planted_judge_entries_do_not_make_a_no_idea_answer_correct(tmp_path: Path) -> None:
+    """Issue 38, finding 6 (a): one planted 'correct' judgement per candidate name (read from public
+    data), keyed as the judge's request once was (question, reference, answer: no gold), made a
+    "no idea" answer correct in the cache-only re-score, and the forged run ranked."""
+    from livesearch_pipeline.evaluation.prompts import semantic_messages
+
+    _day(tmp_path)
+    cache = tmp_path / "cache"
+    honest = LLMJudge("anthropic/claude-judge", completer=lambda *a, **k: LLMResponse(
+        content=json.dumps({"correct": False, "reason": "no answer"}), tool_calls=(), finish_reason="stop",
+        model="anthropic/claude-judge", prompt_tokens=1, completion_tokens=1, cached=False, cache_key="x"))
+    run = _run(tmp_path, "web", {**RIGHT, qid(3): "no idea"}, judge=honest)
+    _forge_all_correct(run)
+    question = "Question 3 about the most recent trading day?"
+    ok = {"content": json.dumps({"correct": True, "reason": "same"}), "tool_calls": [], "finish_reason": "stop",
+          "model": "anthropic/claude-judge", "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+    for name in ("Kunlun Brewing Co., Ltd.", "Other Brewing Co., Ltd.", "Third Holdings Ltd."):
+        request = build_request(semantic_messages(question, name, "no idea", "en"), model="anthropic/claude-judge",
+                                tools=None, response_format=None, api_base=None, max_tokens=None)
+        _plant(cache, request, ok)
+    with pytest.raises(LeaderboardError, match="its verdicts are not what its predictions score against the gold"):
+        build_leaderboard([run], gold_dir=tmp_path / "gold", served_dir=tmp_path / "served", llm_cache=cache,
+                          judge_api_base="")
+
+
+def test_a_cache_entry_is_used_only_for_the_request_it_holds(tmp_path: Path) -> None:
+    """An entry copied under another request's key (or planted with a request that does not hash to its
+    name) is never an answer: the cache names it instead."""
+    from livesearch_pipeline.infra.llm import LLMError, complete
+
+    cache = tmp_path / "cache"
+    asked = build_request([{"role": "user", "content": "is 1 equal to 2?"}], model="m", tools=None,
+                          response_format=None, api_base=None, max_tokens=None)
+    other = build_request([{"role": "user", "content": "is 1 equal to 1?"}], model="m", tools=None,
+                          response_format=None, api_base=None, max_tokens=None)
+    yes = {"content": "yes", "tool_calls": [], "finish_reason": "stop", "model": "m", "usage": {}}
+    _plant(cache, other, yes, key=request_key(asked))  # another request's answer under this request's name
+    with pytest.raises(LLMError, match="does not hold the request it is filed under"):
+        ResponseCache(cache).get(request_key(asked), asked)
+    with pytest.raises(LLMError, match="does not hold the request it is filed under"):
+        complete(asked["messages"], model="m", cache_dir=cache)
+    _plant(cache, asked, yes)
+    assert ResponseCache(cache).get(request_key(asked), asked) == yes

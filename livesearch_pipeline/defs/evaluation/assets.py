@@ -90,7 +90,10 @@ def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> 
     run_dirs = sorted(p for p in day_dir.iterdir() if (p / "summary.json").exists()) if day_dir.is_dir() else []
     if not run_dirs:
         raise LeaderboardError(f"no evaluated agent run under {day_dir}: materialise agent_runs for {day} first")
-    board = build_leaderboard(run_dirs, date=day.isoformat(), gold_dir=paths.gold, served_dir=paths.served)
+    from livesearch_pipeline.evaluation.registry import registered_names
+
+    board = build_leaderboard(run_dirs, date=day.isoformat(), gold_dir=paths.gold, served_dir=paths.served,
+                              registered=registered_names(paths), runs_root=paths.runs)
     written = write_leaderboard(board, day_dir / "leaderboard")
     written += _retrieval(storage.paths(), day, run_dirs, day_dir / "leaderboard")
     chart = base64.b64encode((day_dir / "leaderboard" / CHART_PNG).read_bytes()).decode("ascii")

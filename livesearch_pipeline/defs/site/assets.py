@@ -1,4 +1,5 @@
-"""The public static site as a daily asset: `public_site` of D rebuilds data/site/ as of D.
+"""The public static site as a daily asset: `public_site` of D rebuilds data/site/ as of D (or, when
+data/site/ already shows a newer day, as of that day: a backfill never rolls the public site back).
 
 Downstream of D's leaderboard and stale-gold audit (same partition). The work is
 livesearch_pipeline/site/build.py: the site of D shows the frozen days up to D, withholds every
@@ -30,10 +31,17 @@ after_board_and_audit = (
 def public_site(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """The benchmark's static site as of D under data/site/ (board, history, agents, days, questions,
     downloads, methodology); no gold that could still be an answer is published."""
-    from livesearch_pipeline.site.build import build_site
+    from livesearch_pipeline.site.build import NewerSiteError, build_site
 
     day = partition_date(context)
-    built = build_site(storage.paths(), day, progress=context.log.info)
+    try:
+        built = build_site(storage.paths(), day, progress=context.log.info)
+    except NewerSiteError as exc:
+        # A backfilled day never rolls the public site back: the site of its newer day is rebuilt
+        # (D is one of its days, so D's new files are published all the same).
+        context.log.info(f"{exc}; rebuilding the site of {exc.published} instead")
+        built = build_site(storage.paths(), exc.published, progress=context.log.info)
+        day = built.latest
     if built.latest != day:
         raise dg.Failure(f"the site of {day} has no frozen day {day} (latest {built.latest}): materialise "
                          f"gold_answers and served_questions of {day} first")
