@@ -59,7 +59,7 @@ DEFAULT_FIRST = dt.date(2026, 10, 26)  # 30 trading days end on 2026-12-04, make
 TICK_TIME, POOL_REFRESH_TIME = dt.time(18, 29, 50), dt.time(5, 59, 50)
 # A day has settled when nothing is queued or running and no run appeared for this long: longer than
 # the sensors' intervals (the store's 30 s, the site's automation 60 s) plus a run's start.
-QUIET_S = 100.0
+QUIET_S = 90.0
 DAY_TIMEOUT_S = 3600.0
 EMPTY_TICK = "Sensor function returned an empty result"
 
@@ -252,31 +252,55 @@ def new_run_records(instance, seen: set[str]):
 
 def ticks_between(instance, after: float, before: float) -> dict[str, dict[str, int]]:
     """Per schedule and sensor: ticks in [after, before) of the simulated clock, by status, and the
-    ticks that said nothing (`empty`: Dagster's empty-result message, or a skip without a reason)."""
+    ticks that said nothing (`empty`: Dagster's "Sensor function returned an empty result", or a
+    skip without a reason). An automation sensor's tick has no function and no reason: it records
+    what it evaluated per asset (the asset's Automation tab), and only when an asset's result
+    changed; its ticks are counted as `requested` (runs), `evaluated` (records) or `unchanged`."""
+    from dagster._core.definitions.sensor_definition import SensorType
+
     summary: dict[str, dict[str, int]] = {}
     for state in instance.all_instigator_state():
         ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, after=after, before=before)
         if not ticks:
             continue
+        automation = getattr(state.instigator_data, "sensor_type", None) == SensorType.AUTOMATION
         entry = summary.setdefault(state.instigator_name, {"ticks": 0, "empty": 0})
         for tick in ticks:
             entry["ticks"] += 1
             status = tick.status.value.lower()
             entry[status] = entry.get(status, 0) + 1
             reason = (tick.skip_reason or "").strip()
-            if status == "skipped" and (not reason or reason == EMPTY_TICK):
-                # An automation sensor's tick records what it evaluated per asset (each asset's
-                # Automation tab): that says why nothing was requested. Anything else said nothing.
+            if automation:
                 evaluations = instance.schedule_storage.get_auto_materialize_evaluations_for_evaluation_id(
-                    tick.automation_condition_evaluation_id) if not reason else []
-                if evaluations:
-                    entry["evaluated"] = entry.get("evaluated", 0) + 1
-                    continue
+                    tick.automation_condition_evaluation_id)
+                kind = "requested" if tick.run_ids or status == "success" else "evaluated" if evaluations else "unchanged"
+                entry[kind] = entry.get(kind, 0) + 1
+            elif status == "skipped" and (not reason or reason == EMPTY_TICK):
                 entry["empty"] += 1
                 examples = entry.setdefault("empty_examples", [])
                 if len(examples) < 2:
                     examples.append(reason or "(no reason)")
     return summary
+
+
+def retally(work: Path, figures_file: Path) -> int:
+    """Recount the ticks of every day of a finished soak (its --json) from its instance under `work`."""
+    figures = json.loads(figures_file.read_text())
+    os.environ["DAGSTER_HOME"] = str(work / "data" / "dagster_home")
+    import dagster as dg
+
+    with dg.DagsterInstance.get() as instance:
+        for day in figures["days"]:
+            d = dt.date.fromisoformat(day["day"])
+            day["ticks"] = ticks_between(
+                instance, dt.datetime.combine(d, dt.time(0, 0), tzinfo=NEW_YORK).timestamp(),
+                dt.datetime.combine(d + dt.timedelta(days=1), dt.time(0, 0), tzinfo=NEW_YORK).timestamp())
+    empty = sum(t["empty"] for day in figures["days"] for t in day["ticks"].values())
+    figures["summary"]["empty_ticks"] = empty
+    figures["summary"]["targets"]["no tick with an empty result"] = empty == 0
+    figures_file.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"{sum(t['ticks'] for day in figures['days'] for t in day['ticks'].values())} ticks, {empty} empty")
+    return 0
 
 
 def materialized(instance, asset: str, partition: str) -> float | None:
@@ -634,6 +658,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--clocked"]:  # dagster-daemon or dagster under the simulated clock (Soak.start_daemon, turn_on)
         return clocked_main(argv[1], argv[2], argv[3:])
+    if argv[:1] == ["--retally"]:  # --retally WORK FIGURES.json: the ticks of a finished soak, counted again
+        return retally(Path(argv[1]), Path(argv[2]))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=30, help="trading days to run (default 30)")
     parser.add_argument("--first", type=dt.date.fromisoformat, default=DEFAULT_FIRST,
