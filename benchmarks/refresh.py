@@ -323,7 +323,8 @@ def trading_days_before(day: dt.date, count: int) -> list[dt.date]:
     """The `count` daily partitions (trading days) before `day`, oldest first."""
     from livesearch_pipeline.defs.partitions import partition_days
 
-    return partition_days(day - dt.timedelta(days=2 * count + 10), day - dt.timedelta(days=1))[-count:]
+    days = partition_days(day - dt.timedelta(days=2 * count + 10), day - dt.timedelta(days=1))
+    return days[len(days) - count:] if count > 0 else []
 
 
 def backfill(days: list[dt.date], shards: int | None, root: Path) -> list[RunTiming]:
