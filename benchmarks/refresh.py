@@ -75,6 +75,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -434,6 +435,7 @@ class LaunchTiming:
     shards: int
     run_s: float  # the run's start to its end
     end_to_end_s: float  # the command's wall time, or the launch to the run's end
+    process_cpu_s: float  # CPU seconds of the process(es) that ran it: the command, or the run worker and its helpers
 
 
 def _gold_record(instance, day: dt.date):
@@ -446,12 +448,57 @@ def _gold_record(instance, day: dt.date):
     return records[0]
 
 
-def _timing(route: str, instance, day: dt.date, end_to_end_s: float) -> LaunchTiming:
+def _timing(route: str, instance, day: dt.date, end_to_end_s: float, cpu_s: float) -> LaunchTiming:
     record = _gold_record(instance, day)
     metadata = {k: v.value for k, v in record.asset_materialization.metadata.items()}
     run = instance.get_run_record_by_id(record.run_id)
     return LaunchTiming(route, day, float(metadata["refresh_wall_s"]), float(metadata["programs_per_second"]),
-                        int(metadata["shards"]), round(run.end_time - run.start_time, 2), round(end_to_end_s, 2))
+                        int(metadata["shards"]), round(run.end_time - run.start_time, 2), round(end_to_end_s, 2),
+                        round(cpu_s, 1))
+
+
+def _proc_stat(pid: int) -> tuple[int, int, float] | None:
+    """(parent, process group, CPU seconds) of a live process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), int(fields[2]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class NewProcessesCpu:
+    """CPU seconds of the processes that appear under `root` (its process group and the groups of
+    its children) while the block runs, sampled every 0.2 s: a run worker the UI launched and its
+    helpers (up to 0.2 s of a process's last moments can be missed)."""
+
+    def __init__(self, root: int) -> None:
+        self.root, self.cpu, self._stop = root, {}, threading.Event()
+        self.before = set(self._members())
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _members(self) -> dict[int, float]:
+        stats = {int(e): _proc_stat(int(e)) for e in os.listdir("/proc") if e.isdigit()}
+        stats = {pid: s for pid, s in stats.items() if s is not None}
+        groups = {self.root} | {s[1] for pid, s in stats.items() if s[0] == self.root}
+        return {pid: s[2] for pid, s in stats.items() if s[1] in groups}
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            for pid, cpu in self._members().items():
+                if pid not in self.before:
+                    self.cpu[pid] = max(cpu, self.cpu.get(pid, 0.0))
+
+    def __enter__(self) -> "NewProcessesCpu":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.cpu.values())
 
 
 def _env(home: Path, data: Path, clock: dt.date) -> dict[str, str]:
@@ -467,14 +514,16 @@ def cli_refresh(env: dict[str, str], day: dt.date) -> LaunchTiming:
     """`livesearch refresh --date D` in a process of its own."""
     import dagster as dg
 
-    started = time.perf_counter()
+    started, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-m", "livesearch_pipeline.cli", "refresh", "--date", day.isoformat()],
                           env=env, cwd=REPO, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
     if done.returncode != 0:
         raise SystemExit(f"livesearch refresh --date {day} failed:\n{done.stderr[-2000:]}")
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
-        return _timing("cli", instance, day, wall)
+        return _timing("cli", instance, day, wall, cpu)
 
 
 ASSET_PAGE_LAUNCH = """
@@ -490,7 +539,7 @@ mutation Launch($executionParams: ExecutionParams!) {
 RUN_STATUS = "query Run($runId: ID!) { runOrError(runId: $runId) { __typename ... on Run { status } } }"
 
 
-def ui_refresh(base_url: str, location: str, repository: str, home: Path, day: dt.date) -> LaunchTiming:
+def ui_refresh(base_url: str, location: str, repository: str, home: Path, day: dt.date, ui_pid: int) -> LaunchTiming:
     """An asset page's Materialize of one partition of gold_answers (the UI adds served_questions,
     the multi-asset's other key), sent as the UI sends it; waits for the run to end."""
     import dagster as dg
@@ -503,20 +552,22 @@ def ui_refresh(base_url: str, location: str, repository: str, home: Path, day: d
               "executionMetadata": {"tags": [{"key": "dagster/partition", "value": day.isoformat()}]},
               "runConfigData": "{}", "mode": "default"}
     started = time.perf_counter()
-    launched = graphql(base_url, ASSET_PAGE_LAUNCH, {"executionParams": params})["launchPipelineExecution"]
-    if launched["__typename"] != "LaunchRunSuccess":
-        raise SystemExit(f"the UI launch of {day} was refused: {launched}")
-    run_id = launched["run"]["runId"]
-    while True:
-        status = graphql(base_url, RUN_STATUS, {"runId": run_id})["runOrError"]["status"]
-        if status in ("SUCCESS", "FAILURE", "CANCELED"):
-            break
-        time.sleep(0.2)
-    wall = time.perf_counter() - started
+    with NewProcessesCpu(ui_pid) as processes:
+        launched = graphql(base_url, ASSET_PAGE_LAUNCH, {"executionParams": params})["launchPipelineExecution"]
+        if launched["__typename"] != "LaunchRunSuccess":
+            raise SystemExit(f"the UI launch of {day} was refused: {launched}")
+        run_id = launched["run"]["runId"]
+        while True:
+            status = graphql(base_url, RUN_STATUS, {"runId": run_id})["runOrError"]["status"]
+            if status in ("SUCCESS", "FAILURE", "CANCELED"):
+                break
+            time.sleep(0.2)
+        wall = time.perf_counter() - started
+        time.sleep(0.5)  # the run worker's last samples
     if status != "SUCCESS":
         raise SystemExit(f"the UI's run {run_id} of {day} ended {status}; see {home}")
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        timing = _timing("ui", instance, day, wall)
+        timing = _timing("ui", instance, day, wall, processes.total_s)
         _wait_for_follow_up_runs(instance, day)
     return timing
 
@@ -561,10 +612,12 @@ def ui_vs_cli(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date, re
         handle = wait_for_partition_set(base_url, "daily_refresh_partition_set", [ui], 300)
         for d in days:  # alternating, the command line first
             timings.append(cli_refresh(cli_env, d))
-            timings.append(ui_refresh(base_url, handle.location, handle.repository, Path(ui_env["DAGSTER_HOME"]), d))
+            timings.append(ui_refresh(base_url, handle.location, handle.repository, Path(ui_env["DAGSTER_HOME"]), d,
+                                      ui.popen.pid))
             for t in timings[-2:]:
                 print(f"(e) {t.route:<3} {t.date}: refresh {t.refresh_s:.2f} s ({t.programs_per_s:,.0f} programs/s, "
-                      f"{t.shards} shard), run {t.run_s:.2f} s, end to end {t.end_to_end_s:.2f} s", flush=True)
+                      f"{t.shards} shard), run {t.run_s:.2f} s, end to end {t.end_to_end_s:.2f} s, process CPU "
+                      f"{t.process_cpu_s:.1f} s, load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         stop_processes([ui])
     return timings
@@ -578,7 +631,7 @@ def report_ui_vs_cli(timings: list[LaunchTiming]) -> tuple[list[str], bool]:
     lines = [f"{label:<24} CLI {median('cli', field):6.2f} s   UI {median('ui', field):6.2f} s   "
              f"UI/CLI {median('ui', field) / median('cli', field):.2f}"
              for label, field in (("(e) refresh (median)", "refresh_s"), ("(e) run (median)", "run_s"),
-                                  ("(e) end to end (median)", "end_to_end_s"))]
+                                  ("(e) end to end (median)", "end_to_end_s"), ("(e) process CPU (median)", "process_cpu_s"))]
     ok = ratio <= 1.5
     lines.append(f"{'PASS' if ok else 'FAIL'}  the UI refreshes a day within 1.5x of the command line ({ratio:.2f}x)")
     return lines, ok
