@@ -1,6 +1,7 @@
 """Benchmark of the daily refresh on the embedded data service, with and without Dagster.
 
     python benchmarks/refresh.py [--pool DIR] [--clock 2026-03-16] [--date D] [--partitions 20] [--shards N] [--repeat 3]
+    python benchmarks/refresh.py --ui-vs-cli [--pool DIR] [--clock D] [--date D] [--repeat 3]
 
 `benchmarks/refresh_core.py` measures the core executor alone on a synthetic in-memory market;
 this script measures the real pipeline: the default pool (built here on the embedded synthetic
@@ -16,10 +17,9 @@ service.
                 one step at a time on one core like (a)
                 -> Dagster overhead = median (b) / median (a) - 1, over --repeat
                 alternating runs of (a) and (b), each on a fresh data root
-  (c) backfill  --partitions runs of `daily_refresh`, one per date, the days before D, each
-                with the job's multiprocess executor (as the daemon launches them: one process
-                per step, the shards side by side, every step process starting with cold
-                service caches)
+  (c) backfill  --partitions runs of `daily_refresh`, one per trading day before D, each
+                executed as the daemon executes a backfill's run: the reconstructed job with its
+                own executor (the code location's in-process executor, defs/executor.py)
   (d) machinery (a) and (b) again, alternating, with every execution of programs replayed from
                 memory (each set of programs is executed once for real, untimed, and its
                 answers handed back on every later call): what is left is the work around the
@@ -34,6 +34,18 @@ service.
                 the first --repeat backfill dates
                 -> backfill overhead = median (c) partition / median (a') - 1
 
+  (e) --ui-vs-cli, alone: the same day refreshed from the command line (`livesearch refresh
+                --date D`, a process of its own, on the instance under its DAGSTER_HOME) and from
+                the UI (a real `livesearch ui`: the asset page's Materialize of one partition of
+                gold_answers, i.e. `launchPipelineExecution` of `__ASSET_JOB` with served_questions
+                and gold_answers, queued, launched by the daemon and run by a run worker of the
+                code server), alternating, --repeat trading days up to D, each on fresh data
+                roots. Compared: the refresh's own wall time (`refresh_wall_s` of the gold
+                materialisation: planning to assembly, as the issue measured it), the run's
+                duration (start to end of the run), and end to end (the command's wall time; the
+                launch to the run's end in the UI)
+                -> UI / CLI refresh time, median over the days; target <= 1.5
+
 Each of (a) and (b) ends with a full garbage collection inside its timing: a refresh leaves
 cyclic garbage (the MCP SDK builds a connection object per request), and collecting it with the
 warm market in the heap costs ~0.5-0.9 s. Without this, whichever phase runs next pays for the
@@ -41,14 +53,12 @@ previous phase's garbage, or (b) pays for its own (Dagster allocates enough afte
 trigger the collection in-run) while (a) returns before it comes due.
 
 Each phase writes to its own fresh data root under a scratch directory (or --work DIR), so no
-phase finds a snapshot another one froze. Peak RSS: ru_maxrss of this process ((a), (b)); for
-(c), the largest resident set of any descendant process (the step processes, forked by the
-executor's forkserver), sampled from /proc every 0.2 s while the backfill runs.
+phase finds a snapshot another one froze. Peak RSS: ru_maxrss of this process ((a)-(d)).
 
 Targets: a 1,500-question day in under 30 s through Dagster, i.e. (b) at >= 50 programs/s;
-Dagster overhead under 25 %, both (b) vs (a) and (c) vs (a'). --shards unset leaves the job's default (1 shard in
-process, 2 under the multiprocess executor). The exit code is 1 when a target is missed or a run
-fails for any reason other than a blocking data check (those are reported, not hidden).
+Dagster overhead under 25 %, both (b) vs (a) and (c) vs (a'); (e) UI within 1.5x of the CLI.
+--shards unset leaves the job's default (1 shard in process). The exit code is 1 when a target is
+missed or a run fails for any reason other than a blocking data check (those are reported, not hidden).
 """
 
 from __future__ import annotations
@@ -72,6 +82,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # the test helpers that drive the webserver ((e)), and this repository's code
 DEFAULT_CLOCK = dt.date(2026, 3, 16)
 TARGET_DAY_QUESTIONS, TARGET_DAY_S = 1500, 30.0
 TARGET_PROGRAMS_PER_S = TARGET_DAY_QUESTIONS / TARGET_DAY_S
@@ -99,7 +110,6 @@ class RefreshBenchmark:
     backfill: tuple[RunTiming, ...]
     backfill_wall_s: float
     peak_rss_self_mib: float
-    peak_rss_step_mib: float
 
     @property
     def core_programs_per_s(self) -> float:
@@ -310,11 +320,17 @@ def _run_config(shards: int | None) -> dict:
     return {"ops": {"gold_answers": {"config": {"shards": shards}}}} if shards is not None else {}
 
 
+def trading_days_before(day: dt.date, count: int) -> list[dt.date]:
+    """The `count` daily partitions (trading days) before `day`, oldest first."""
+    from livesearch_pipeline.defs.partitions import partition_days
+
+    days = partition_days(day - dt.timedelta(days=2 * count + 10), day - dt.timedelta(days=1))
+    return days[len(days) - count:] if count > 0 else []
+
+
 def backfill(days: list[dt.date], shards: int | None, root: Path) -> list[RunTiming]:
-    """(c): one run per date with the job's own (multiprocess) executor, one run at a time, on the
-    data root `root`, named in the run config: the step processes come from the executor's
-    forkserver, whose environment is the one it started with (another data root when a run of
-    this process started it before), so the environment cannot name it."""
+    """(c): one run per date of the reconstructed job with its own executor, one run at a time, on
+    the data root `root`, named in the run config (as a backfill's runs carry their settings)."""
     import dagster as dg
     from dagster._core.definitions.reconstruct import ReconstructableRepository
 
@@ -338,59 +354,6 @@ def backfill(days: list[dt.date], shards: int | None, root: Path) -> list[RunTim
 
 def _peak_rss_mib(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
-
-
-class DescendantRssSampler:
-    """The largest RSS of any descendant of this process, sampled from /proc (Linux).
-
-    Step processes are children of the multiprocess executor's forkserver, which reaps them, so
-    getrusage(RUSAGE_CHILDREN) never sees them; sampling does.
-    """
-
-    def __init__(self, interval_s: float = 0.2) -> None:
-        self.peak_kib = 0
-        self._interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
-
-    def __enter__(self) -> "DescendantRssSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    @property
-    def peak_mib(self) -> float:
-        return self.peak_kib / 1024
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval_s):
-            self.peak_kib = max([self.peak_kib, *_descendant_rss_kib(os.getpid())])
-
-
-def _descendant_rss_kib(root: int) -> list[int]:
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:  # the process ended while we looked
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        parents[int(entry.name)] = int(fields.get("PPid", "0").strip())
-        rss[int(entry.name)] = int(fields.get("VmRSS", "0 kB").split()[0])
-    found = []
-    for pid in rss:
-        ancestor = parents.get(pid)
-        while ancestor and ancestor != root:
-            ancestor = parents.get(ancestor)
-        if ancestor == root:
-            found.append(rss[pid])
-    return found
 
 
 def run_benchmark(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date, partitions: int,
@@ -439,14 +402,11 @@ def run_benchmark(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date
                 machinery_core.append(seconds)
                 machinery_jobs.append(run.wall_s)
                 print(f"(d) machinery {day}: core {seconds:.2f} s, job {run.wall_s:.2f} s")
-    days = [day - dt.timedelta(days=n) for n in range(partitions, 0, -1)]
-    # Set before the first multiprocess run starts the executor's forkserver: its step processes
-    # inherit the environment the forkserver started with.
+    days = trading_days_before(day, partitions)
     backfill_root = fresh_data_root(work, "backfill", source)
     os.environ["LIVESEARCH_DATA_DIR"] = str(backfill_root)
     started = time.perf_counter()
-    with DescendantRssSampler() as sampler:
-        runs = backfill(days, shards, backfill_root)
+    runs = backfill(days, shards, backfill_root)
     backfill_s = time.perf_counter() - started
     for run in runs:
         print(f"(c) backfill  {run.date}: {run.wall_s:.2f} s{_describe_failures(run)}")
@@ -460,8 +420,221 @@ def run_benchmark(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date
         cold_core_s=statistics.median(cold_times),
         backfill=tuple(runs),
         backfill_wall_s=backfill_s, peak_rss_self_mib=_peak_rss_mib(resource.RUSAGE_SELF),
-        peak_rss_step_mib=sampler.peak_mib,
     )
+
+
+# --------------------------------------------------------------------------- (e) the UI and the command line
+
+
+@dataclass(frozen=True)
+class LaunchTiming:
+    route: str  # "cli" or "ui"
+    date: dt.date
+    refresh_s: float  # the gold materialisation's refresh_wall_s: planning to assembly
+    programs_per_s: float
+    shards: int
+    run_s: float  # the run's start to its end
+    end_to_end_s: float  # the command's wall time, or the launch to the run's end
+    process_cpu_s: float  # CPU seconds of the process(es) that ran it: the command, or the run worker and its helpers
+
+
+def _gold_record(instance, day: dt.date):
+    import dagster as dg
+
+    records = instance.fetch_materializations(dg.AssetRecordsFilter(
+        asset_key=dg.AssetKey("gold_answers"), asset_partitions=[day.isoformat()]), limit=1).records
+    if not records:
+        raise SystemExit(f"no gold_answers materialisation of {day} in {instance.root_directory}")
+    return records[0]
+
+
+def _timing(route: str, instance, day: dt.date, end_to_end_s: float, cpu_s: float) -> LaunchTiming:
+    record = _gold_record(instance, day)
+    metadata = {k: v.value for k, v in record.asset_materialization.metadata.items()}
+    run = instance.get_run_record_by_id(record.run_id)
+    return LaunchTiming(route, day, float(metadata["refresh_wall_s"]), float(metadata["programs_per_second"]),
+                        int(metadata["shards"]), round(run.end_time - run.start_time, 2), round(end_to_end_s, 2),
+                        round(cpu_s, 1))
+
+
+def _proc_stat(pid: int) -> tuple[int, int, float] | None:
+    """(parent, process group, CPU seconds) of a live process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), int(fields[2]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class NewProcessesCpu:
+    """CPU seconds of the processes that appear under `root` (its process group and the groups of
+    its children) while the block runs, sampled every 0.2 s: a run worker the UI launched and its
+    helpers (up to 0.2 s of a process's last moments can be missed)."""
+
+    def __init__(self, root: int) -> None:
+        self.root, self.cpu, self._stop = root, {}, threading.Event()
+        self.before = set(self._members())
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _members(self) -> dict[int, float]:
+        stats = {int(e): _proc_stat(int(e)) for e in os.listdir("/proc") if e.isdigit()}
+        stats = {pid: s for pid, s in stats.items() if s is not None}
+        groups = {self.root} | {s[1] for pid, s in stats.items() if s[0] == self.root}
+        return {pid: s[2] for pid, s in stats.items() if s[1] in groups}
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            for pid, cpu in self._members().items():
+                if pid not in self.before:
+                    self.cpu[pid] = max(cpu, self.cpu.get(pid, 0.0))
+
+    def __enter__(self) -> "NewProcessesCpu":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.cpu.values())
+
+
+def _env(home: Path, data: Path, clock: dt.date) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LIVESEARCH_", "DAGSTER_"))}
+    # PYTHONPATH: the command line, the UI and their runs run this repository's code.
+    env.update(DAGSTER_HOME=str(home), LIVESEARCH_DATA_DIR=str(data), LIVESEARCH_CLOCK=clock.isoformat(),
+               LITELLM_OFFLINE_MODE="true", LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONUNBUFFERED="1",
+               PYTHONPATH=str(REPO))
+    return env
+
+
+def cli_refresh(env: dict[str, str], day: dt.date) -> LaunchTiming:
+    """`livesearch refresh --date D` in a process of its own."""
+    import dagster as dg
+
+    started, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-m", "livesearch_pipeline.cli", "refresh", "--date", day.isoformat()],
+                          env=env, cwd=REPO, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    if done.returncode != 0:
+        raise SystemExit(f"livesearch refresh --date {day} failed:\n{done.stderr[-2000:]}")
+    with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        return _timing("cli", instance, day, wall, cpu)
+
+
+ASSET_PAGE_LAUNCH = """
+mutation Launch($executionParams: ExecutionParams!) {
+  launchPipelineExecution(executionParams: $executionParams) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on Error { message }
+  }
+}
+"""
+RUN_STATUS = "query Run($runId: ID!) { runOrError(runId: $runId) { __typename ... on Run { status } } }"
+
+
+def ui_refresh(base_url: str, location: str, repository: str, home: Path, day: dt.date, ui_pid: int) -> LaunchTiming:
+    """An asset page's Materialize of one partition of gold_answers (the UI adds served_questions,
+    the multi-asset's other key), sent as the UI sends it; waits for the run to end."""
+    import dagster as dg
+    from livesearch_pipeline_tests.defs.dagster_processes import graphql
+
+    params = {"selector": {"repositoryLocationName": location, "repositoryName": repository,
+                           "pipelineName": "__ASSET_JOB",
+                           "assetSelection": [{"path": ["served_questions"]}, {"path": ["gold_answers"]}],
+                           "assetCheckSelection": []},
+              "executionMetadata": {"tags": [{"key": "dagster/partition", "value": day.isoformat()}]},
+              "runConfigData": "{}", "mode": "default"}
+    started = time.perf_counter()
+    with NewProcessesCpu(ui_pid) as processes:
+        launched = graphql(base_url, ASSET_PAGE_LAUNCH, {"executionParams": params})["launchPipelineExecution"]
+        if launched["__typename"] != "LaunchRunSuccess":
+            raise SystemExit(f"the UI launch of {day} was refused: {launched}")
+        run_id = launched["run"]["runId"]
+        while True:
+            status = graphql(base_url, RUN_STATUS, {"runId": run_id})["runOrError"]["status"]
+            if status in ("SUCCESS", "FAILURE", "CANCELED"):
+                break
+            time.sleep(0.2)
+        wall = time.perf_counter() - started
+        time.sleep(0.5)  # the run worker's last samples
+    if status != "SUCCESS":
+        raise SystemExit(f"the UI's run {run_id} of {day} ended {status}; see {home}")
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        timing = _timing("ui", instance, day, wall, processes.total_s)
+        _wait_for_follow_up_runs(instance, day)
+    return timing
+
+
+def _wait_for_follow_up_runs(instance, day: dt.date, timeout_s: float = 180.0) -> None:
+    """The UI's daemon follows a refresh with runs of its own (the Parquet store of D, requested by
+    analytics_store_sensor within 30 s): let them finish, so the next measurement does not share
+    the cores with them."""
+    import dagster as dg
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        runs = instance.get_runs(dg.RunsFilter(job_name="daily_analytics", tags={"dagster/partition": day.isoformat()}))
+        active = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING,
+                                                           dg.DagsterRunStatus.STARTED]))
+        if runs and not active:
+            return
+        time.sleep(1.0)
+
+
+def ui_vs_cli(work: Path, *, pool: Path | None, clock: dt.date, day: dt.date, repeat: int) -> list[LaunchTiming]:
+    """(e): `repeat` trading days up to D, each refreshed by the command line and by the UI."""
+    from livesearch_pipeline_tests.defs.dagster_processes import (
+        LOOPBACK, free_loopback_port, start_process, stop_processes, wait_for_partition_set,
+        wait_for_server_info,
+    )
+
+    source = prepare_pool(work, pool, clock)
+    days = [*trading_days_before(day, repeat - 1), day]
+    cli_env = _env(work / "cli_home", fresh_data_root(work, "cli", source), clock)
+    ui_env = _env(work / "ui_home", fresh_data_root(work, "ui", source), clock)
+    for env in (cli_env, ui_env):
+        Path(env["DAGSTER_HOME"]).mkdir()
+        shutil.copy(REPO / "dagster.yaml", Path(env["DAGSTER_HOME"]) / "dagster.yaml")
+    port = free_loopback_port()
+    ui = start_process("livesearch-ui", [sys.executable, "-m", "livesearch_pipeline.cli", "ui", "--port", str(port)],
+                       cwd=work, env=ui_env, log_dir=work)
+    timings = []
+    try:
+        base_url = f"http://{LOOPBACK}:{port}"
+        wait_for_server_info(base_url, [ui], 300)
+        handle = wait_for_partition_set(base_url, "daily_refresh_partition_set", [ui], 300)
+        for d in days:  # alternating, the command line first
+            timings.append(cli_refresh(cli_env, d))
+            timings.append(ui_refresh(base_url, handle.location, handle.repository, Path(ui_env["DAGSTER_HOME"]), d,
+                                      ui.popen.pid))
+            for t in timings[-2:]:
+                print(f"(e) {t.route:<3} {t.date}: refresh {t.refresh_s:.2f} s ({t.programs_per_s:,.0f} programs/s, "
+                      f"{t.shards} shard), run {t.run_s:.2f} s, end to end {t.end_to_end_s:.2f} s, process CPU "
+                      f"{t.process_cpu_s:.1f} s, load {os.getloadavg()[0]:.1f}", flush=True)
+    finally:
+        stop_processes([ui])
+    return timings
+
+
+def report_ui_vs_cli(timings: list[LaunchTiming]) -> tuple[list[str], bool]:
+    def median(route: str, field: str) -> float:
+        return statistics.median(getattr(t, field) for t in timings if t.route == route)
+
+    ratio = median("ui", "refresh_s") / median("cli", "refresh_s")
+    lines = [f"{label:<24} CLI {median('cli', field):6.2f} s   UI {median('ui', field):6.2f} s   "
+             f"UI/CLI {median('ui', field) / median('cli', field):.2f}"
+             for label, field in (("(e) refresh (median)", "refresh_s"), ("(e) run (median)", "run_s"),
+                                  ("(e) end to end (median)", "end_to_end_s"), ("(e) process CPU (median)", "process_cpu_s"))]
+    ok = ratio <= 1.5
+    lines.append(f"{'PASS' if ok else 'FAIL'}  the UI refreshes a day within 1.5x of the command line ({ratio:.2f}x)")
+    return lines, ok
 
 
 def _describe_failures(run: RunTiming) -> str:
@@ -482,8 +655,7 @@ def report(result: RefreshBenchmark) -> list[str]:
         f"(a') cold standalone s   {result.cold_core_s:.2f} (median)",
         f"backfill overhead        {result.backfill_overhead:.1%} (c) vs (a')",
         f"backfill check failures  {dict(failed) if failed else 'none'}",
-        f"peak RSS MiB             self {result.peak_rss_self_mib:.0f} ((a), (b)), largest step process "
-        f"{result.peak_rss_step_mib:.0f} ((c))",
+        f"peak RSS MiB             {result.peak_rss_self_mib:.0f} ((a)-(d), one process)",
     ]
     lines += [f"{'PASS' if ok else 'FAIL'}  {name}" for name, ok in result.checks()]
     return lines
@@ -502,12 +674,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, help="gold_answers shards per run (default: the job's own default)")
     parser.add_argument("--repeat", type=int, default=3, help="alternating runs of (a) and (b); medians compared")
     parser.add_argument("--work", type=Path, help="empty scratch directory (default: a temporary one, removed)")
+    parser.add_argument("--ui-vs-cli", action="store_true",
+                        help="(e) only: the same days refreshed from the command line and from the UI")
     args = parser.parse_args(argv)
     if args.partitions < 1 or (args.shards is not None and args.shards < 1) or args.repeat < 1:
         parser.error("--partitions, --shards and --repeat must be >= 1")
     with tempfile.TemporaryDirectory(prefix="refresh_benchmark_") as scratch:
         work = args.work or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
+        if args.ui_vs_cli:
+            lines, ok = report_ui_vs_cli(ui_vs_cli(work, pool=args.pool, clock=args.clock,
+                                                   day=args.date or args.clock, repeat=args.repeat))
+            print("\n".join(lines))
+            return 0 if ok else 1
         result = run_benchmark(work, pool=args.pool, clock=args.clock, day=args.date or args.clock,
                                partitions=args.partitions, shards=args.shards, repeat=args.repeat)
     print("\n".join(report(result)))

@@ -12,11 +12,9 @@ import argparse
 import datetime as dt
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from livesearch_pipeline.cliargs import iso_date
 
@@ -149,29 +147,44 @@ def _build_pool(args: argparse.Namespace) -> int:
 
 
 def _dates(args: argparse.Namespace) -> list[dt.date]:
+    """The days to refresh: --date alone (refused unless it is a trading day), or every trading day
+    from --start to --end (the daily partitions between them: weekends and holidays are not days of
+    the benchmark, as in the UI's range picker)."""
+    from livesearch_pipeline.core.calendars import next_trading_day, previous_trading_day
+    from livesearch_pipeline.defs.partitions import not_a_partition, partition_days
+
     if args.date:
         return [args.date]
     end = args.end or args.start
     if end < args.start:
         raise SystemExit(f"--end {end} is before --start {args.start}")
-    return [args.start + dt.timedelta(days=i) for i in range((end - args.start).days + 1)]
+    days = partition_days(args.start, end)
+    if not days:
+        outside = next((p for p in map(not_a_partition, (args.start, end)) if p and "no trading day" not in p), None)
+        before, after = previous_trading_day(args.start), next_trading_day(end)
+        raise SystemExit(f"livesearch refresh: error: {outside or f'no trading day from {args.start} to {end}'}"
+                         + ("" if outside else f" (the previous trading day is {before}, the next {after})"))
+    return days
 
 
 def check_partitions_exist(dates: list[dt.date], command: str) -> None:
-    """SystemExit naming the fix when a date is not a daily partition: before the first one, or a day
-    that has not begun in New York yet (a future day; its partition appears at midnight New York
-    time and can be refreshed once its sessions close at 17:00)."""
-    from livesearch_pipeline.defs.partitions import CLOSE_GUARD, PARTITION_START, PARTITION_TIMEZONE, daily_partitions
+    """SystemExit in one line naming the fix when a date is not a daily partition: before the first
+    one or past the trading calendars' end, a day without a session in Shanghai, Hong Kong or New
+    York (naming the previous and the next trading day), or a day that has not begun in New York yet
+    (a future day; its partition appears at midnight New York time and can be refreshed once its
+    sessions close at 17:00)."""
+    from livesearch_pipeline.defs.partitions import CLOSE_GUARD, PARTITION_TIMEZONE, daily_partitions, not_a_partition
 
-    first = dt.date.fromisoformat(PARTITION_START)
+    for day in dates:
+        problem = not_a_partition(day)
+        if problem is not None:
+            raise SystemExit(f"livesearch {command}: error: {problem}")
+    today = dt.datetime.now(ZoneInfo(PARTITION_TIMEZONE)).date()
     last = dt.date.fromisoformat(daily_partitions.get_last_partition_key())
     for day in dates:
-        if day < first:
-            raise SystemExit(f"livesearch {command}: error: {day} is before the first daily partition {first}; "
-                             f"give a date from {first} to {last}")
-        if day > last:
+        if day > min(last, today):
             raise SystemExit(f"livesearch {command}: error: {day} is in the future (today in {PARTITION_TIMEZONE} is "
-                             f"{last}); refresh it after {CLOSE_GUARD:%H:%M} {PARTITION_TIMEZONE} on {day}, when its "
+                             f"{today}); refresh it after {CLOSE_GUARD:%H:%M} {PARTITION_TIMEZONE} on {day}, when its "
                              f"sessions have closed")
 
 
@@ -286,62 +299,17 @@ def _run_day(args: argparse.Namespace, paths, day: dt.date) -> int:
 
 
 def _ui(args: argparse.Namespace) -> int:
-    _instance()
-    root = Path(__file__).resolve().parent.parent
-    cmd = [sys.executable, "-m", "dagster", "dev", "-w", str(root / "workspace.yaml"),
-           "--host", "127.0.0.1", "--port", str(args.port)]
-    return run_forwarding_signals(cmd, cwd=root)
+    """Dagster's webserver and daemon on 127.0.0.1 until SIGTERM or SIGINT (infra/ui.py)."""
+    from livesearch_pipeline.infra.dagster_instance import ensure_home
+    from livesearch_pipeline.infra.ui import run_ui
+    from livesearch_pipeline.settings import DataPaths
 
-
-UI_STOP_GRACE_S = 20.0
-
-
-def run_forwarding_signals(cmd: list[str], *, cwd: Path, grace_s: float = UI_STOP_GRACE_S) -> int:
-    """Run `cmd` (`dagster dev`: a webserver, a daemon and their code servers) in a process group of
-    its own, pass SIGTERM and SIGINT on to that whole group, and stop whatever is left of it when
-    the command ends: `kill <pid of livesearch ui>` stops the UI, not just this wrapper. Members
-    still alive `grace_s` after a signal (or after the command ended) are killed. Returns the
-    command's exit code (the negative signal number when it was killed by one)."""
-    child = subprocess.Popen(cmd, cwd=cwd, start_new_session=True)
-    signalled: list[float] = []
-
-    def forward(signum: int, _frame: object) -> None:
-        if not signalled:
-            signalled.append(time.monotonic())
-        _signal_group(child.pid, signum)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        while True:
-            try:
-                code = child.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                if signalled and time.monotonic() - signalled[0] > grace_s:
-                    _signal_group(child.pid, signal.SIGKILL)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        _stop_group(child.pid, grace_s)
-    return code
-
-
-def _signal_group(pgid: int, signum: int) -> bool:
-    """Send `signum` to the process group; False when no member is left."""
-    try:
-        os.killpg(pgid, signum)
-        return True
-    except ProcessLookupError:
-        return False
-
-
-def _stop_group(pgid: int, grace_s: float) -> None:
-    """SIGTERM what is left of the group, SIGKILL it after `grace_s`."""
-    if not _signal_group(pgid, signal.SIGTERM):
-        return
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not _signal_group(pgid, 0):
-            return
-        time.sleep(0.2)
-    _signal_group(pgid, signal.SIGKILL)
+    # This process only waits for a signal: it opens no instance and imports no Dagster, so it exits
+    # as soon as the services have stopped.
+    home = ensure_home(DataPaths.from_env().root)
+    code = run_ui(args.port, home=home, workspace=Path(__file__).resolve().parent.parent / "workspace.yaml")
+    # Every child is gone and nothing is left to release: leave without the interpreter's teardown
+    # of the command line's imports (about a second on a loaded machine, part of the stop time).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

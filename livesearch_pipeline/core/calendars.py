@@ -215,8 +215,13 @@ def build_calendar(name: str, end: dt.date, supplements: Path = SUPPLEMENT_DIR) 
 
 
 @functools.cache
+def _calendar_to(name: str, end: dt.date) -> xcals.ExchangeCalendar:
+    return build_calendar(name, end)
+
+
+@functools.cache
 def get_calendar(name: str) -> xcals.ExchangeCalendar:
-    return build_calendar(name, calendar_end(name))
+    return _calendar_to(name, calendar_end(name))
 
 
 @functools.cache
@@ -296,3 +301,55 @@ def sessions_between(name: str, start: dt.date, end: dt.date) -> list[dt.date]:
     _check_range(name, end)
     sessions = session_dates(name)
     return list(sessions[bisect.bisect_left(sessions, start) : bisect.bisect_right(sessions, end)])
+
+
+# ------------------------------------------------------------------ the days the benchmark refreshes
+
+
+def pinned_end() -> dt.date:
+    """The last day every calendar covers in the pinned data (CALENDAR_ENDS; never the override)."""
+    return min(CALENDAR_ENDS.values())
+
+
+@functools.cache
+def trading_days(start: dt.date, end: dt.date) -> tuple[dt.date, ...]:
+    """The days from `start` to `end` (inclusive) on which at least one of CALENDARS has a session:
+    the benchmark's days (a day's gold needs a session of some market).
+
+    Read from the pinned calendars (CALENDAR_START..CALENDAR_ENDS, the installed exchange-calendars
+    and the reviewed supplements), never from LIVESEARCH_CALENDAR_ENDS: the result, and so the
+    daily partitions built from it, is the same in every process and never reads the environment.
+    Raises CalendarRangeError past the pinned span."""
+    if start < CALENDAR_START or end > pinned_end():
+        raise CalendarRangeError(f"trading days are known from {CALENDAR_START} to {pinned_end()} (CALENDAR_ENDS in "
+                                 f"livesearch_pipeline/core/calendars.py); asked for {start}..{end}. To go further, "
+                                 f"extend the calendars by a year (docs/operations.md, Trading calendars)")
+    days: set[dt.date] = set()
+    for name in CALENDARS:
+        sessions = _calendar_to(name, CALENDAR_ENDS[name]).sessions
+        days.update(ts.date() for ts in sessions[(sessions >= pd.Timestamp(start)) & (sessions <= pd.Timestamp(end))])
+    return tuple(sorted(days))
+
+
+def is_trading_day(day: dt.date) -> bool:
+    """Whether Shanghai, Hong Kong or New York has a session on `day` (pinned calendars)."""
+    return day in _trading_day_set()
+
+
+def next_trading_day(day: dt.date) -> dt.date | None:
+    """The first trading day after `day`; None past the pinned calendars' end."""
+    days = trading_days(CALENDAR_START, pinned_end())
+    i = bisect.bisect_right(days, day)
+    return days[i] if i < len(days) else None
+
+
+def previous_trading_day(day: dt.date) -> dt.date | None:
+    """The last trading day before `day`; None before the calendars' start."""
+    days = trading_days(CALENDAR_START, pinned_end())
+    i = bisect.bisect_left(days, day) - 1
+    return days[i] if i >= 0 else None
+
+
+@functools.cache
+def _trading_day_set() -> frozenset[dt.date]:
+    return frozenset(trading_days(CALENDAR_START, pinned_end()))

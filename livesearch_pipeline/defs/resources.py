@@ -129,6 +129,34 @@ class DataServiceResource(dg.ConfigurableResource):
 
         return EmbeddedPointInTime(self.seed if self.seed is not None else DEFAULT_SEED)
 
+    def identity(self, served_by: Optional[str] = None) -> dict[str, str]:
+        """What identifies the service the gold comes from, for lineage (the `data_service` source
+        asset's data version, defs/sources.py): `provider` (the kind), `source` (the embedded
+        market's seed, or the endpoint or command, credentials removed) and `version` (the
+        embedded market's declared name/version; for any other service what it says of itself
+        when a client connects, `served_by`). Never the clock, never a secret."""
+        from livesearch_pipeline.core.redaction import redact
+        from livesearch_pipeline.dataservice.catalog import SERVICE_NAME, SERVICE_VERSION
+        from livesearch_pipeline.dataservice.market import DEFAULT_SEED
+
+        kind = self.service_kind
+        if kind == "embedded":
+            source = f"seed={self.seed if self.seed is not None else DEFAULT_SEED}"
+            version = f"{SERVICE_NAME}/{SERVICE_VERSION}"
+        else:
+            if kind == "stdio":
+                source = from_env(self.command, DATA_SERVICE_COMMAND_ENV) or "-"
+            elif kind == "url":
+                source = from_env(self.url, DATA_SERVICE_URL_ENV) or "-"
+            else:
+                from livesearch_pipeline.dataservice.tushare import TUSHARE_URL
+
+                source = from_env(self.url, DATA_SERVICE_URL_ENV) or TUSHARE_URL
+            version = served_by or "unknown (not connected)"
+        secrets = [v for v in (from_env(self.token, "LIVESEARCH_DATA_SERVICE_TOKEN"), from_env(self.token, "TUSHARE_TOKEN"))
+                   if v]
+        return {"provider": kind, "source": redact(source, secrets), "version": redact(version, secrets)}
+
     @contextlib.asynccontextmanager
     async def open(self, as_of: Optional[dt.date] = None) -> AsyncIterator[ToolClient]:
         """A client of the service; `as_of` sets a point-in-time service's clock to that date.

@@ -30,9 +30,11 @@ DEFAULT_KINDS_BY_GROUP: Mapping[str, str] = {
     "web": "web",
     "operations": "analytics",
     "publication": "publication",
+    # The data service's observation (its Observe button): no limit applies to it in deploy/dagster.yaml.
+    "data_service": "observation",
 }
 # A run over several groups takes the first of its kinds in this order: the scarcest slot first.
-KIND_PRIORITY = ("construction", "refresh", "evaluation", "web", "analytics", "publication")
+KIND_PRIORITY = ("construction", "refresh", "evaluation", "web", "analytics", "publication", "observation")
 
 
 def run_kind(groups: Iterable[Optional[str]], kinds_by_group: Mapping[str, str] = DEFAULT_KINDS_BY_GROUP) -> Optional[str]:

@@ -137,11 +137,11 @@ def stop_processes(processes: Sequence[DagsterProcess], grace_s: float = 15.0) -
 def stop_livesearch_ui(process: DagsterProcess, members: Sequence[int], grace_s: float) -> list[int]:
     """Stop `livesearch ui` and return the pids of its processes that outlived the stop.
 
-    SIGTERM goes to the wrapper's group; the wrapper forwards it to the group of `dagster dev`,
-    which it runs in a session of its own, and kills that group `UI_STOP_GRACE_S` later. So
-    `grace_s` must exceed that grace: a wrapper killed sooner (stop_processes' SIGKILL) would leave
-    `dagster dev` and its webserver running for ever. Every pid of `members` (`ui_members`, taken
-    while the UI ran) still alive afterwards is killed here, and returned so the test can fail."""
+    SIGTERM goes to the wrapper's group; the wrapper asks `dagster dev` (in a session of its own) to
+    shut down and ends what is left of that group `STOP_KILL_S` (infra/ui.py) after the signal at
+    the latest. So `grace_s` must exceed that: a wrapper killed sooner (stop_processes' SIGKILL)
+    could leave `dagster dev` and its webserver running. Every pid of `members` (`ui_members`,
+    taken while the UI ran) still alive afterwards is killed here, and returned so the test can fail."""
     stop_processes([process], grace_s=grace_s)
     survivors = [pid for pid in members if alive(pid)]
     for pid in survivors:

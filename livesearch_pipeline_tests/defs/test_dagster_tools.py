@@ -46,7 +46,7 @@ def test_dg_check_defs_from_a_bare_shell(tmp_path: Path):
 def test_dg_list_defs_from_a_bare_shell_shows_the_refresh(tmp_path: Path):
     listed = json.loads(run_tool(["dg", "list", "defs", "--json"], tmp_path).stdout)
     assets = {a["asset_key"]: a for a in listed["assets"]}
-    assert set(assets["gold_answers"]["dependency_keys"]) == {"question_pool", "served_questions"}
+    assert set(assets["gold_answers"]["dependency_keys"]) == {"data_service", "question_pool", "served_questions"}
     assert assets["served_questions"]["group_name"] == assets["gold_answers"]["group_name"] == "daily_refresh"
     assert {c["name"] for c in listed["asset_checks"] if c["asset_key"] == "gold_answers"} >= {
         "gold_manifest_verifies", "gold_covers_served", "gold_unanswered_share", "gold_latest_is_last_session"}

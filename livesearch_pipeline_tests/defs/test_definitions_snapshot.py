@@ -30,7 +30,9 @@ def _partitions(partitions_def: dg.PartitionsDefinition | None) -> Any:
     if isinstance(partitions_def, dg.TimeWindowPartitionsDefinition):
         return {"kind": "time_window", "cron": partitions_def.cron_schedule, "timezone": partitions_def.timezone,
                 "start": partitions_def.start.isoformat(), "format": partitions_def.fmt,
-                "end_offset": partitions_def.end_offset}
+                "end_offset": partitions_def.end_offset,
+                "end": partitions_def.end.isoformat() if partitions_def.end else None,
+                "exclusions": [_exclusion(e, partitions_def.timezone) for e in partitions_def.exclusions or ()]}
     if isinstance(partitions_def, dg.DynamicPartitionsDefinition):
         return {"kind": "dynamic", "name": partitions_def.name}
     if isinstance(partitions_def, dg.MultiPartitionsDefinition):
@@ -39,6 +41,16 @@ def _partitions(partitions_def: dg.PartitionsDefinition | None) -> Any:
     if isinstance(partitions_def, dg.StaticPartitionsDefinition):
         return {"kind": "static", "keys": partitions_def.get_partition_keys()}
     return {"kind": type(partitions_def).__name__, "description": str(partitions_def)}
+
+
+def _exclusion(exclusion: Any, timezone: str) -> str:
+    """A cron string as it is; an excluded instant as its date in the partitions' timezone."""
+    if isinstance(exclusion, str):
+        return exclusion
+    from zoneinfo import ZoneInfo
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(exclusion.timestamp, ZoneInfo(timezone)).date().isoformat()
 
 
 def definitions_snapshot(defs: dg.Definitions) -> dict[str, Any]:
@@ -54,6 +66,7 @@ def definitions_snapshot(defs: dg.Definitions) -> dict[str, Any]:
             "automation": str(node.automation_condition.get_label() or type(node.automation_condition).__name__)
             if node.automation_condition is not None else None,
             "materializable": node.is_materializable,
+            "owners": list(node.owners),
         }
     checks = {}
     for check_key in sorted(graph.asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):

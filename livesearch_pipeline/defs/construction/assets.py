@@ -30,7 +30,9 @@ from livesearch_pipeline.construction.pool import PoolPolicy, select_pool, write
 from livesearch_pipeline.construction.sampling import load_entities, plan_coverage, probe_tools, restrict_catalog
 from livesearch_pipeline.core.client import ToolClient
 from livesearch_pipeline.core.models import Question
+from livesearch_pipeline.defs.owners import owners_of
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
+from livesearch_pipeline.defs.sources import DATA_SERVICE
 
 GROUP = "construction"
 
@@ -100,7 +102,7 @@ def _table_meta(rows: int, path) -> dict:
     return {"rows": rows, "path": dg.MetadataValue.path(str(path))}
 
 
-@dg.asset(group_name=GROUP, kinds={"python", "json"})
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), deps=[DATA_SERVICE], kinds={"python", "json"})
 def tool_catalog(context: dg.AssetExecutionContext, data_service: DataServiceResource, storage: StorageResource) -> dg.MaterializeResult:
     """Every tool of the data service with its metadata; only role `data` may define gold."""
 
@@ -120,7 +122,7 @@ def tool_catalog(context: dg.AssetExecutionContext, data_service: DataServiceRes
     })
 
 
-@dg.asset(group_name=GROUP, deps=[tool_catalog], kinds={"python"})
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), deps=[tool_catalog], kinds={"python"})
 def tool_probe(config: ConstructionConfig, data_service: DataServiceResource, storage: StorageResource) -> dg.MaterializeResult:
     """Per data tool × asset class: sampled entities, non-empty answers, errors, usable (strict majority)."""
     paths = storage.paths()
@@ -150,7 +152,7 @@ def tool_probe(config: ConstructionConfig, data_service: DataServiceResource, st
     })
 
 
-@dg.asset(group_name=GROUP, deps=[tool_probe], kinds={"python"})
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), deps=[tool_probe], kinds={"python"})
 def coverage(storage: StorageResource) -> dg.MaterializeResult:
     """One entity per visibility level 0..10 for every usable tool × class (seeded)."""
     paths = storage.paths()
@@ -165,7 +167,7 @@ def coverage(storage: StorageResource) -> dg.MaterializeResult:
     })
 
 
-@dg.asset(group_name=GROUP, deps=[coverage], kinds={"python"})
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), deps=[coverage], kinds={"python"})
 def candidates(context: dg.AssetExecutionContext, config: ConstructionConfig, data_service: DataServiceResource,
                storage: StorageResource) -> dg.MaterializeResult:
     """Every extractor with a stable non-null answer on the covered (tool, entity) pairs, filtered."""
@@ -200,7 +202,7 @@ class DynamicsConfig(dg.Config):
                              "at (each at its own point-in-time cut-off); pairs = days - 1.")
 
 
-@dg.asset(group_name=GROUP, deps=[candidates], kinds={"python"})
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), deps=[candidates], kinds={"python"})
 def candidate_dynamics(context: dg.AssetExecutionContext, config: DynamicsConfig, data_service: DataServiceResource,
                        storage: StorageResource) -> dg.MaterializeResult:
     """Every candidate replayed at past sessions: observed refresh class and tier, never-moving and trivial answers dropped."""
@@ -232,7 +234,7 @@ def candidate_dynamics(context: dg.AssetExecutionContext, config: DynamicsConfig
     })
 
 
-@dg.asset(group_name=GROUP, deps=[candidate_dynamics], kinds={"python"})
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), deps=[candidate_dynamics], kinds={"python"})
 def verbalized_questions(config: PoolPolicyConfig, storage: StorageResource, llm: LLMResource) -> dg.MaterializeResult:
     """Question texts (the LLM resource's model when one is configured, else the template), clamped and date-gated."""
     paths = storage.paths()
@@ -252,7 +254,7 @@ def verbalized_questions(config: PoolPolicyConfig, storage: StorageResource, llm
     })
 
 
-@dg.asset(group_name=GROUP, deps=[verbalized_questions], kinds={"python", "json"})
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), deps=[verbalized_questions], kinds={"python", "json"})
 def question_pool(context: dg.AssetExecutionContext, config: PoolPolicyConfig, storage: StorageResource) -> dg.MaterializeResult:
     """Stage 2 filter (no LLM) and the versioned pool `pool/questions.jsonl` + manifest."""
     from livesearch_pipeline.evaluation.history import signature_history

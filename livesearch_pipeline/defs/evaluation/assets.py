@@ -14,13 +14,14 @@ from livesearch_pipeline.defs.evaluation.partitions import (
 )
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
 from livesearch_pipeline.defs.refresh.assets import checked_pool, gold_answers, served_questions
+from livesearch_pipeline.defs.owners import owners_of
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 from livesearch_pipeline.defs.web.assets import web_corpus
 
 GROUP = "evaluation"
 
 
-@dg.asset(group_name=GROUP, partitions_def=date_agent_partitions, kinds={"json"}, automation_condition=after_gold,
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), partitions_def=date_agent_partitions, kinds={"json"}, automation_condition=after_gold,
           deps=[dg.AssetDep(gold_answers, partition_mapping=by_date),
                 dg.AssetDep(served_questions, partition_mapping=by_date),
                 # The search-read baseline searches D's web; lineage shows which web each run saw.
@@ -75,7 +76,7 @@ def agent_runs(context: dg.AssetExecutionContext, data_service: DataServiceResou
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, kinds={"json", "png"},
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), partitions_def=daily_partitions, kinds={"json", "png"},
           automation_condition=after_agent_runs, deps=[dg.AssetDep(agent_runs, partition_mapping=by_date)])
 def leaderboard(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Agents of D ranked by accuracy (95% Wilson intervals); only identical qid sets and gold dates rank
@@ -121,7 +122,7 @@ def _retrieval(paths, day: dt.date, run_dirs, out_dir):
     return write_retrieval(build_retrieval(run_dirs, evidence), out_dir)
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, kinds={"json"}, automation_condition=after_gold_snapshots,
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), partitions_def=daily_partitions, kinds={"json"}, automation_condition=after_gold_snapshots,
           # D's gold and the previous snapshots it is compared with (the window up to D, see
           # `previous_snapshots`): lineage shows the D-1 dependency.
           deps=[dg.AssetDep(gold_answers, partition_mapping=previous_snapshots), served_questions])

@@ -19,14 +19,12 @@ date_agent_partitions = dg.MultiPartitionsDefinition({DATE_DIMENSION: daily_part
 by_date = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=DATE_DIMENSION)
 
 # The D-1 dependency. The stale-gold audit of D (and the stale baseline) reads "the latest gold
-# snapshot dated before D": normally the previous calendar day (the refresh schedule freezes
-# every day), after a gap the previous session of any exchange. Declared as D's dependency on the
-# gold of the PREVIOUS_SNAPSHOT_DAYS days up to D, so lineage shows which snapshots D can read;
-# a day of that window without gold (a weekend or holiday that was not refreshed) is simply not
-# read, and partitions before the first partition do not exist (allowed). Between two days on
-# which Shanghai, Hong Kong or New York trades there are at most 4 days over the calendars'
-# horizon (2025-2027; e.g. 2026-06-18 to 2026-06-22), well inside the window; an older snapshot
-# (days skipped by hand) is still read, but lineage does not show it.
-PREVIOUS_SNAPSHOT_DAYS = 7
-previous_snapshots = dg.TimeWindowPartitionMapping(start_offset=-PREVIOUS_SNAPSHOT_DAYS, end_offset=0,
+# snapshot dated before D": the previous trading day's, since every partition is a trading day and
+# the schedule freezes each one. Partitions skip the days without a session, so an offset of one
+# partition is the previous trading day (Friday for a Monday, 31 December for 2 January), and
+# lineage shows exactly the snapshot D reads. A day whose gold was never frozen is simply not read
+# (the audit falls back to the latest snapshot before it, which lineage does not show); the
+# partition before the first does not exist (allowed).
+PREVIOUS_SNAPSHOTS = 1
+previous_snapshots = dg.TimeWindowPartitionMapping(start_offset=-PREVIOUS_SNAPSHOTS, end_offset=0,
                                                    allow_nonexistent_upstream_partitions=True)

@@ -13,4 +13,6 @@ def agent_registry_sensor(context: dg.SensorEvaluationContext, storage: StorageR
     missing = agents_without_partition(storage.paths(), context.instance.get_dynamic_partitions(agent_partitions.name))
     if not missing:
         return dg.SensorResult(skip_reason="every registered agent has a partition")
-    return dg.SensorResult(dynamic_partitions_requests=[agent_partitions.build_add_request(missing)])
+    # The reason says what the tick did: a SensorResult without one reads "returned an empty result".
+    return dg.SensorResult(dynamic_partitions_requests=[agent_partitions.build_add_request(missing)],
+                           skip_reason=f"added an agent partition for {', '.join(missing)}")

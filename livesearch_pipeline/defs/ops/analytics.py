@@ -13,7 +13,9 @@ import dagster as dg
 
 from livesearch_pipeline.defs.evaluation.partitions import DATE_DIMENSION, by_date
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
+from livesearch_pipeline.defs.owners import owners_of
 from livesearch_pipeline.defs.resources import StorageResource
+from livesearch_pipeline.defs.ticks import ExplainedRunStatusSensor
 
 GROUP = "operations"
 # Jobs whose success changes a source of the store, and the tag naming their date.
@@ -21,7 +23,7 @@ SOURCE_JOBS = frozenset({"daily_refresh", "daily_agent_runs", "daily_refresh_cel
 
 
 @dg.asset(
-    group_name=GROUP, partitions_def=daily_partitions, kinds={"parquet"},
+    group_name=GROUP, owners=owners_of(GROUP), partitions_def=daily_partitions, kinds={"parquet"},
     deps=[dg.AssetDep(dg.AssetKey("gold_answers")), dg.AssetDep(dg.AssetKey("served_questions")),
           dg.AssetDep(dg.AssetKey("agent_runs"), partition_mapping=by_date)],
 )
@@ -52,14 +54,8 @@ def source_date(run: dg.DagsterRun) -> str | None:
     return run.tags.get(f"dagster/partition/{DATE_DIMENSION}") or run.tags.get("dagster/partition")
 
 
-@dg.run_status_sensor(
-    name="analytics_store_sensor", run_status=dg.DagsterRunStatus.SUCCESS, request_job=daily_analytics_job,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="After a successful run that froze gold, served questions or wrote verdicts of D (any job: "
-                "daily_refresh, daily_agent_runs, a backfill from an asset page, `livesearch run`), re-derive D's "
-                "Parquet partitions.",
-)
-def analytics_store_sensor(context: dg.RunStatusSensorContext):
+def follow_successful_run(context: dg.RunStatusSensorContext):
+    """The store's partitions a successful run changed: a RunRequest per date, or why there is none."""
     run = context.dagster_run
     day = source_date(run)
     if run.job_name in SOURCE_JOBS and day is not None:
@@ -73,6 +69,18 @@ def analytics_store_sensor(context: dg.RunStatusSensorContext):
     if len(days) == 1:
         return dg.RunRequest(run_key=f"analytics:{run.run_id}", partition_key=days[0])
     return [dg.RunRequest(run_key=f"analytics:{run.run_id}:{d}", partition_key=d) for d in days]
+
+
+# A tick without a new successful run would otherwise read "Sensor function returned an empty result".
+analytics_store_sensor = ExplainedRunStatusSensor(
+    name="analytics_store_sensor", run_status=dg.DagsterRunStatus.SUCCESS, run_status_sensor_fn=follow_successful_run,
+    request_job=daily_analytics_job, default_status=dg.DefaultSensorStatus.RUNNING,
+    idle_reason="no run succeeded since the last tick: the store is as current as the runs",
+    description="After a successful run that froze gold, served questions or wrote verdicts of D (any job: "
+                "daily_refresh, daily_agent_runs, a backfill from an asset page, `livesearch run`), re-derive D's "
+                "Parquet partitions. Each tick handles one run: it requests D's store, or says why that run does "
+                "not change it, or that no run succeeded since the last tick.",
+)
 
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

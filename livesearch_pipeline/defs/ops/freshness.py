@@ -176,8 +176,12 @@ def gold_freshness_sensor(context: dg.SensorEvaluationContext, ops_clock: OpsClo
         # Recorded all the same: the check is the record, the alert only a notification.
         return dg.SensorResult(asset_events=[evaluation], cursor=recorded,
                                skip_reason=f"recorded {FRESHNESS_CHECK} for {day}: {result.message(now)}{unconfigured}")
+    alerted = ""
     if not result.passed:
         alert_webhook.send(Alert(kind="freshness", job="daily_refresh", partition=day.isoformat(),
                                  step=None, message=result.message(now), asset=GOLD.to_user_string(),
                                  run_id=result.frozen_by.run_id if result.frozen_by else None))
-    return dg.SensorResult(asset_events=[evaluation], cursor=recorded)
+        alerted = "; freshness alert sent"
+    # The reason says what the tick did: a SensorResult without one reads "returned an empty result".
+    return dg.SensorResult(asset_events=[evaluation], cursor=recorded,
+                           skip_reason=f"recorded {FRESHNESS_CHECK} for {day}: {result.message(now)}{alerted}")

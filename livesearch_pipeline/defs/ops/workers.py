@@ -23,7 +23,7 @@ from __future__ import annotations
 import dagster as dg
 from dagster_celery import celery_executor
 
-from livesearch_pipeline.defs.partitions import SCHEDULE_HOUR, SCHEDULE_MINUTE
+from livesearch_pipeline.defs.refresh.schedules import trading_day_schedule
 
 BROKER_ENV, BACKEND_ENV = "LIVESEARCH_CELERY_BROKER", "LIVESEARCH_CELERY_BACKEND"
 QUEUE = "dagster"  # dagster-celery's default queue; route an op elsewhere with the tag dagster-celery/queue
@@ -61,10 +61,8 @@ daily_agent_runs_celery_job = dg.define_asset_job(
     executor_def=livesearch_celery_executor,
 )
 
-daily_refresh_celery_schedule = dg.build_schedule_from_partitioned_job(
-    daily_refresh_celery_job,
-    name="daily_refresh_celery_schedule",
-    hour_of_day=SCHEDULE_HOUR,
-    minute_of_hour=SCHEDULE_MINUTE,
-    default_status=dg.DefaultScheduleStatus.STOPPED,
+daily_refresh_celery_schedule = trading_day_schedule(
+    daily_refresh_celery_job, name="daily_refresh_celery_schedule", default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="daily_refresh_schedule for daily_refresh_celery: 18:30 America/New_York on every trading day; other "
+                "days' ticks are skipped naming the next trading day. Stopped by default.",
 )

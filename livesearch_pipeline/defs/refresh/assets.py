@@ -32,7 +32,9 @@ from livesearch_pipeline.core.snapshot import SnapshotRejectedError, SnapshotSto
 from livesearch_pipeline.defs.partitions import (
     PARTITION_TIMEZONE, daily_partitions, partition_cutoff, partition_date, sessions_closed,
 )
+from livesearch_pipeline.defs.owners import owners_of
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.defs.sources import DATA_SERVICE, observation
 from livesearch_pipeline.core.served import read_served as load_served
 from livesearch_pipeline.refresh.freeze import (
     preview_markdown, served_from_pool, withdraw_stale_latest, write_rejected, write_served,
@@ -91,21 +93,23 @@ def checked_pool(paths: DataPaths) -> tuple[PoolManifest, list[Question]]:
 
 
 def check_catalog_matches_service(paths: DataPaths, manifest: PoolManifest, data_service: DataServiceResource,
-                                  day: dt.date) -> None:
+                                  day: dt.date) -> dict[str, str]:
     """dg.Failure naming both when the data service the refresh runs on is not the one the pool's
     catalog describes (a tool the pool uses missing or described otherwise). A service that does
-    not list its tools (the Tushare forwarder) is trusted to be the catalog's."""
+    not list its tools (the Tushare forwarder) is trusted to be the catalog's. Returns the
+    service's identity (`DataServiceResource.identity`), as the client it opened describes it."""
     pool_catalog = read_pool_catalog(paths.pool, paths.construction)
 
     async def service_catalog():
         async with data_service.open(as_of=day if data_service.point_in_time else None) as client:
             list_tools = getattr(client, "list_tools", None)
-            return await list_tools() if list_tools is not None else None
+            return (await list_tools() if list_tools is not None else None), client.identity
 
-    live = aio.run(service_catalog())
+    live, served_by = aio.run(service_catalog())
     problem = catalog_disagreement(pool_catalog, live, manifest.counts.get("tool", {})) if live is not None else None
     if problem is not None:
         raise dg.Failure(problem)
+    return data_service.identity(None if data_service.point_in_time else served_by)
 
 
 def served_programs(paths: DataPaths, pool_version: str) -> list[Question]:
@@ -156,16 +160,19 @@ def refuse_unready_day(day: dt.date, data_service: DataServiceResource, allow_op
         raise dg.Failure(f"partition {day} cannot be refreshed: {exc}") from exc
 
 
+# The ops' own configs carry the graph's defaults: the UI reads an asset's config from its op (the
+# served questions' is `serve_questions`'), and a required field there makes "Materialize" open the
+# Launchpad instead of the partition dialog. `refresh_config_to_ops` sets them all from RefreshConfig.
 class ServeConfig(dg.Config):
-    allow_open_sessions: bool
+    allow_open_sessions: bool = False
 
 
 # --------------------------------------------------------------------------- ops of gold_answers
 
 
 class ShardPlanConfig(dg.Config):
-    shards: Optional[int]
-    max_withdrawn_share: float
+    shards: Optional[int] = None
+    max_withdrawn_share: float = DEFAULT_MAX_WITHDRAWN_SHARE
 
 
 def shard_count(configured: Optional[int], executor_name: str) -> int:
@@ -178,7 +185,7 @@ def shard_count(configured: Optional[int], executor_name: str) -> int:
 
 
 class ShardExecutionConfig(dg.Config):
-    max_concurrency: int
+    max_concurrency: int = 32
 
 
 @dg.config_mapping
@@ -219,7 +226,7 @@ def serve_questions(context: dg.OpExecutionContext, config: ServeConfig, data_se
 
 
 @dg.op(
-    ins={"served_questions": dg.In(dg.Nothing), "question_pool": dg.In(dg.Nothing)},
+    ins={"served_questions": dg.In(dg.Nothing), "question_pool": dg.In(dg.Nothing), "data_service": dg.In(dg.Nothing)},
     out={"plan": dg.Out(RefreshPlan), "shards": dg.DynamicOut(GoldShard)},
 )
 def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, data_service: DataServiceResource,
@@ -228,7 +235,9 @@ def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, da
 
     A day not finished yet, after the service's clock or beyond the calendars was refused by
     `serve_questions` already; here a pool that does not verify, or a service that is not the one
-    the pool's catalog describes, is refused before anything executes. The plan reads
+    the pool's catalog describes, is refused before anything executes; the service is recorded
+    as an observation of the `data_service` source asset (its identity is its data version), so
+    D's gold names, in its lineage, the service it was computed from. The plan reads
     D's served file (the questions agents receive, frozen upstream), not the pool: the shards
     execute exactly what was served, and each shard step finds its programs in the pool by qid.
     """
@@ -236,7 +245,7 @@ def plan_gold_shards(context: dg.OpExecutionContext, config: ShardPlanConfig, da
     shards = shard_count(config.shards, context.job_def.executor_def.name)
     paths = storage.paths()
     manifest, _ = checked_pool(paths)
-    check_catalog_matches_service(paths, manifest, data_service, day)
+    context.log_event(observation(check_catalog_matches_service(paths, manifest, data_service, day)))
     served_file = paths.served_file(day)
     if not served_file.is_file():
         raise dg.Failure(f"{served_file} does not exist: materialise served_questions for {day} first")
@@ -369,15 +378,15 @@ def freeze_gold_snapshot(context: dg.OpExecutionContext, storage: StorageResourc
 @dg.graph(
     # The node keeps the name `gold_answers`: run config stays `ops: {gold_answers: {config: ...}}`.
     name="gold_answers",
-    ins={"question_pool": dg.GraphIn()},
+    ins={"question_pool": dg.GraphIn(), "data_service": dg.GraphIn()},
     out={"served_questions": dg.GraphOut(), "gold_answers": dg.GraphOut()},
     config=refresh_config_to_ops,
 )
-def refresh_graph(question_pool):
+def refresh_graph(question_pool, data_service):
     """Serve D's questions, re-date every served program to D, execute it in shards, and freeze
     `gold_answers_<D>.jsonl` once."""
     served = serve_questions(question_pool=question_pool)
-    planned = plan_gold_shards(served_questions=served, question_pool=question_pool)
+    planned = plan_gold_shards(served_questions=served, question_pool=question_pool, data_service=data_service)
     results = planned.shards.map(execute_gold_shard).collect()
     return {"served_questions": served, "gold_answers": freeze_gold_snapshot(plan=planned.plan, results=results)}
 
@@ -397,16 +406,17 @@ _OUTS = {"served_questions": _SERVED_OUT, "gold_answers": _GOLD_OUT}
 daily_refresh_assets = dg.AssetsDefinition.from_graph(
     refresh_graph,
     # Order-only dependency (no data is loaded; the op input is `Nothing`): the pool must exist first.
-    keys_by_input_name={"question_pool": dg.AssetKey("question_pool")},
+    keys_by_input_name={"question_pool": dg.AssetKey("question_pool"), "data_service": DATA_SERVICE},
     keys_by_output_name={name: dg.AssetKey(name) for name in _OUTS},
     internal_asset_deps={"served_questions": {dg.AssetKey("question_pool")},
-                         "gold_answers": {dg.AssetKey("question_pool"), dg.AssetKey("served_questions")}},
+                         "gold_answers": {dg.AssetKey("question_pool"), dg.AssetKey("served_questions"), DATA_SERVICE}},
     partitions_def=daily_partitions,
     group_name=GROUP,
     can_subset=False,
     descriptions_by_output_name={name: out.description for name, out in _OUTS.items()},
     tags_by_output_name={name: out.tags for name, out in _OUTS.items()},
     code_versions_by_output_name={name: out.code_version for name, out in _OUTS.items()},
+    owners_by_output_name={name: owners_of(GROUP) for name in _OUTS},
 )
 
 # The keys other modules depend on, select and check (`AssetDep(gold_answers, ...)`,

@@ -1,29 +1,23 @@
-"""The daily refresh job and its schedule (18:30 America/New_York, partition = that day)."""
+"""The daily refresh job and its schedule (18:30 America/New_York on every trading day, partition = that day).
+
+The job runs its steps one after another in the run's own process (the code location's
+in-process executor, defs/executor.py), exactly as `livesearch refresh` does: a day refreshes
+in the same time whether the schedule, a UI launch, a backfill or the command line started it.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import AbstractSet, Any
+from zoneinfo import ZoneInfo
 
 import dagster as dg
 from dagster._core.definitions.asset_selection import AssetCheckKeysSelection, AssetSelection
 from dagster._record import record
 
-from livesearch_pipeline.defs.partitions import SCHEDULE_HOUR, SCHEDULE_MINUTE
+from livesearch_pipeline.defs.partitions import PARTITION_TIMEZONE, REFRESH_CRON, not_a_partition
 from livesearch_pipeline.defs.refresh.assets import gold_answers, served_questions
-
-# Steps of one run in parallel processes: `gold_answers` fans out one step per shard. Two at a
-# time suits the 2-core reference machine (dagster.yaml also admits two runs at once). The
-# forkserver imports the code location, the embedded data service and Dagster's storage layer
-# once per run (livesearch_pipeline/step_preload.py), so each step forks instead of paying
-# seconds of imports again.
-REFRESH_MAX_CONCURRENT_STEPS = 2
-REFRESH_PRELOAD_MODULES = ["livesearch_pipeline.step_preload"]
-refresh_executor = dg.multiprocess_executor.configured(
-    {"max_concurrent": REFRESH_MAX_CONCURRENT_STEPS,
-     "start_method": {"forkserver": {"preload_modules": REFRESH_PRELOAD_MODULES}}},
-    name="refresh_multiprocess_executor",
-)
 
 # The freshness check of gold_answers (defs/ops/freshness.py) is judged by its sensor against the
 # deadline, never inside a refresh: the job runs the assets and their blocking checks only.
@@ -53,12 +47,32 @@ daily_refresh_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(served_questions, gold_answers) - ChecksIfDefined(wanted=[FRESHNESS_CHECK_KEY]),
     description="Serve D's questions and freeze D's gold snapshot (one run per partition).",
     tags={"livesearch/kind": "refresh"},
-    executor_def=refresh_executor,
 )
 
-daily_refresh_schedule = dg.build_schedule_from_partitioned_job(
-    daily_refresh_job,
-    hour_of_day=SCHEDULE_HOUR,
-    minute_of_hour=SCHEDULE_MINUTE,
-    default_status=dg.DefaultScheduleStatus.RUNNING,
-)
+def trading_day_schedule(job: Any, *, name: str, default_status: dg.DefaultScheduleStatus,
+                         description: str) -> dg.ScheduleDefinition:
+    """A schedule of `job` at 18:30 New York time on every day that requests that day's partition
+    when it is a trading day, and otherwise skips saying why (naming the next trading day).
+
+    The tick's own time decides the day (`scheduled_execution_time`), never the wall clock, so a
+    tick evaluated late, or by a daemon under a fixed clock, requests the day it stands for; the
+    run key is the day, so a tick evaluated twice launches one run."""
+
+    @dg.schedule(name=name, job=job, cron_schedule=REFRESH_CRON, execution_timezone=PARTITION_TIMEZONE,
+                 default_status=default_status, description=description)
+    def _schedule(context: dg.ScheduleEvaluationContext):
+        tick = context.scheduled_execution_time
+        day = (tick.astimezone(ZoneInfo(PARTITION_TIMEZONE)) if tick is not None
+               else dt.datetime.now(ZoneInfo(PARTITION_TIMEZONE))).date()
+        problem = not_a_partition(day)
+        if problem is not None:
+            return dg.SkipReason(f"nothing to refresh at this tick: {problem}")
+        return dg.RunRequest(run_key=day.isoformat(), partition_key=day.isoformat())
+
+    return _schedule
+
+
+daily_refresh_schedule = trading_day_schedule(
+    daily_refresh_job, name="daily_refresh_schedule", default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="At 18:30 America/New_York on every trading day (a session in Shanghai, Hong Kong or New York), "
+                "serve and freeze that day's gold; any other day's tick is skipped naming the next trading day.")

@@ -12,6 +12,7 @@ import dagster as dg
 
 from livesearch_pipeline.defs.evaluation.assets import leaderboard, stale_gold_audit
 from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
+from livesearch_pipeline.defs.owners import owners_of
 from livesearch_pipeline.defs.resources import StorageResource
 
 GROUP = "publication"
@@ -26,7 +27,7 @@ after_board_and_audit = (
 ).with_label("when D's leaderboard or stale-gold audit lands")
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, kinds={"html"}, automation_condition=after_board_and_audit,
+@dg.asset(group_name=GROUP, owners=owners_of(GROUP), partitions_def=daily_partitions, kinds={"html"}, automation_condition=after_board_and_audit,
           deps=[leaderboard, stale_gold_audit])
 def public_site(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """The benchmark's static site as of D under data/site/ (board, history, agents, days, questions,

@@ -2,6 +2,11 @@
 
 The search-and-read baseline's agent run of D searches this corpus (served on 127.0.0.1 for
 the duration of the run), so an agent run of D reads the web as of D, never a later one.
+
+Upstream: the `data_service` source asset (the embedded market it is generated from,
+defs/sources.py), the pool (how far back the quote histories reach, web/needs.py) and D's gold
+(what the evidence map is made of). The automation sensor builds the latest day's web once that
+day's gold is frozen, so a web is built only for a trading day whose refresh ran, never ahead.
 """
 
 from typing import Optional
@@ -9,20 +14,13 @@ from typing import Optional
 import dagster as dg
 from pydantic import Field
 
-from livesearch_pipeline.defs.partitions import (
-    PARTITION_TIMEZONE, SCHEDULE_HOUR, SCHEDULE_MINUTE, daily_partitions, partition_date,
-)
+from livesearch_pipeline.defs.owners import owners_of
+from livesearch_pipeline.defs.partitions import daily_partitions, partition_date
+from livesearch_pipeline.defs.refresh.assets import gold_answers
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
+from livesearch_pipeline.defs.sources import DATA_SERVICE
 
 GROUP = "web"
-
-# The embedded market the web is generated from. Its identity (service, version, seed) is the
-# data version of everything the web shows; the web's clock is the partition date.
-synthetic_market = dg.AssetSpec(
-    "synthetic_market", group_name=GROUP, kinds={"python"},
-    description="The embedded synthetic reference market (a pure function of its seed), read as of each "
-                "partition's date. External: nothing materialises it; the web corpus records its identity.",
-)
 
 
 class WebCorpusConfig(dg.Config):
@@ -36,20 +34,23 @@ class WebCorpusConfig(dg.Config):
     tools: Optional[list[str]] = Field(None, description="Only these entity tools' pages (unset: all).")
 
 
-REFRESH_CRON = f"{SCHEDULE_MINUTE} {SCHEDULE_HOUR} * * *"
+AC = dg.AutomationCondition
 
-# The web has no dated upstream (the synthetic market is external): the automation sensor
-# (defs/evaluation/automation.py) builds the latest day's web at the daily refresh's tick, so
-# D's agent runs find it when D's gold is frozen. Past days: explicit runs (`daily_web`).
+# The automation sensor (defs/evaluation/automation.py) builds the latest day's web when that day's
+# gold is frozen (the schedule's 18:30 refresh of a trading day), so D's agent runs find it next.
+# On a day without trading the latest partition is the next trading day's, whose gold cannot exist
+# before its own close: nothing is built ahead. Past days: explicit runs (`daily_web`).
 web_of_the_day = (
-    dg.AutomationCondition.in_latest_time_window()
-    & dg.AutomationCondition.cron_tick_passed(REFRESH_CRON, PARTITION_TIMEZONE).since_last_handled()
-    & ~dg.AutomationCondition.in_progress()
-).with_label(f"at the daily refresh tick ({REFRESH_CRON} {PARTITION_TIMEZONE})")
+    AC.in_latest_time_window()
+    & AC.any_deps_updated().allow(dg.AssetSelection.assets(gold_answers)).since_last_handled()
+    & ~AC.any_deps_missing().allow(dg.AssetSelection.assets(gold_answers))
+    & ~AC.any_deps_in_progress()
+    & ~AC.in_progress()
+).with_label("when D's gold is frozen")
 
 
-@dg.asset(group_name=GROUP, partitions_def=daily_partitions, deps=[synthetic_market], kinds={"sqlite"},
-          automation_condition=web_of_the_day)
+@dg.asset(group_name=GROUP, partitions_def=daily_partitions, kinds={"sqlite"}, owners=owners_of(GROUP),
+          deps=[DATA_SERVICE, "question_pool", gold_answers], automation_condition=web_of_the_day)
 def web_corpus(context: dg.AssetExecutionContext, config: WebCorpusConfig, data_service: DataServiceResource,
                storage: StorageResource) -> dg.MaterializeResult:
     """The offline web as of D: quote pages, profiles, filings and periodic reports, news, market wraps,

@@ -18,12 +18,13 @@ import pytest
 
 from livesearch_pipeline.defs.evaluation.assets import agent_runs, leaderboard, stale_gold_audit
 from livesearch_pipeline.defs.evaluation.automation import AUTOMATED_ASSETS, daily_evaluation_automation
-from livesearch_pipeline.defs.evaluation.partitions import PREVIOUS_SNAPSHOT_DAYS, previous_snapshots
+from livesearch_pipeline.defs.evaluation.partitions import PREVIOUS_SNAPSHOTS, previous_snapshots
 from livesearch_pipeline.defs.partitions import PARTITION_TIMEZONE
 from livesearch_pipeline.defs.refresh.assets import daily_refresh_assets, gold_answers, served_questions
 from livesearch_pipeline.defs.refresh.schedules import daily_refresh_job
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
-from livesearch_pipeline.defs.web.assets import synthetic_market, web_corpus
+from livesearch_pipeline.defs.sources import observe_data_service
+from livesearch_pipeline.defs.web.assets import web_corpus
 from livesearch_pipeline.evaluation.registry import AGENT_PARTITIONS_NAME
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
@@ -36,7 +37,7 @@ TZ = ZoneInfo(PARTITION_TIMEZONE)
 # A small web of D (one entity, one market series) keeps the web step to seconds.
 WEB_CONFIG = {"history_sessions": 2, "workers": 1, "entities": [pick("cn_equity", 10).code], "tools": ["daily"],
               "market_tools": ["shibor"]}
-ASSETS = [synthetic_market, daily_refresh_assets, web_corpus, agent_runs, leaderboard, stale_gold_audit]
+ASSETS = [observe_data_service, daily_refresh_assets, web_corpus, agent_runs, leaderboard, stale_gold_audit]
 
 
 def _definitions(root: Path) -> dg.Definitions:
@@ -100,7 +101,7 @@ def test_freezing_a_days_gold_materialises_its_evaluation_by_automation(tmp_path
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(AGENT_PARTITIONS_NAME, list(AGENTS))
 
-    # A tick on D before anything of D exists: nothing to do (no gold; the web's tick is 18:30).
+    # A tick on D before anything of D exists: nothing to do (no gold, so no web either).
     before = dg.evaluate_automation_conditions(defs=definitions, instance=instance, evaluation_time=_at(12))
     assert _requested(before) == {}
 
@@ -112,7 +113,7 @@ def test_freezing_a_days_gold_materialises_its_evaluation_by_automation(tmp_path
     log, _ = _ticks(definitions, instance, [_at(18, 45)], cursor=before.cursor)
     d = DAY.isoformat()
     agent_keys = {str(dg.MultiPartitionKey({"date": d, "agent": agent})) for agent in AGENTS}
-    # Tick 1: D's web and audit (gold is frozen); tick 2: the agent runs of D (they need D's web);
+    # Tick 1: D's web and audit (D's gold is frozen); tick 2: the agent runs of D (they need D's web);
     # tick 3: the leaderboard of D; tick 4: nothing. Only D: the evaluation of D-1 (missing) is
     # never backfilled, and nothing is requested twice.
     assert [requested for _, requested in log] == [
@@ -129,7 +130,8 @@ def test_freezing_a_days_gold_materialises_its_evaluation_by_automation(tmp_path
 
 @pytest.mark.slow
 def test_a_day_without_gold_requests_nothing_and_blocks_nothing(tmp_path: Path) -> None:
-    """Saturday gets no gold: its evaluation is never requested; Monday is evaluated against Friday's gold."""
+    """A weekend is no partition: nothing is requested on Saturday (the latest partition is then Monday's,
+    whose gold cannot exist yet: no web is built ahead); Monday is evaluated against Friday's gold."""
     write_small_pool(tmp_path, DAY)
     friday, saturday, monday = dt.date(2026, 3, 6), dt.date(2026, 3, 7), dt.date(2026, 3, 9)
     definitions = dg.Definitions(
@@ -141,9 +143,9 @@ def test_a_day_without_gold_requests_nothing_and_blocks_nothing(tmp_path: Path) 
     assert definitions.resolve_job_def("daily_refresh").execute_in_process(
         partition_key=friday.isoformat(), instance=instance).success
 
-    # Saturday: only the web is due at the refresh tick; with no gold, no agent run, leaderboard or audit.
+    # Saturday, before and after the 18:30 tick: nothing (no web, agent run, leaderboard or audit).
     log, cursor = _ticks(definitions, instance, [_at(12, day=saturday), _at(19, day=saturday)])
-    assert [requested for _, requested in log] == [{}, {"web_corpus": {saturday.isoformat()}}, {}]
+    assert [requested for _, requested in log] == [{}, {}]
 
     # Monday's gold (Saturday and Sunday have none): Monday is evaluated, its audit reading Friday.
     assert definitions.resolve_job_def("daily_refresh").execute_in_process(
@@ -157,7 +159,7 @@ def test_a_day_without_gold_requests_nothing_and_blocks_nothing(tmp_path: Path) 
     assert audit.partition == m and audit.metadata["previous_date"].value == friday.isoformat()
 
 
-def test_the_d_minus_1_dependency_is_declared_as_a_window_of_previous_days() -> None:
+def test_the_d_minus_1_dependency_is_the_previous_trading_day() -> None:
     from livesearch_pipeline.definitions import defs
 
     graph = defs.resolve_asset_graph()
@@ -165,13 +167,19 @@ def test_the_d_minus_1_dependency_is_declared_as_a_window_of_previous_days() -> 
     assert {gold_answers, served_questions} <= set(node.parent_keys)
     mapping = node.partition_mappings[gold_answers]
     assert mapping == previous_snapshots
-    assert (mapping.start_offset, mapping.end_offset) == (-PREVIOUS_SNAPSHOT_DAYS, 0)
-    # Lineage of the audit of a Tuesday reaches back to the previous Tuesday's gold.
-    parents = mapping.get_upstream_mapped_partitions_result_for_partitions(
-        stale_gold_audit.partitions_def.subset_with_partition_keys([DAY.isoformat()]),
-        stale_gold_audit.partitions_def, daily_refresh_assets.partitions_def,
-    ).partitions_subset.get_partition_keys()
-    assert list(parents) == [(DAY - dt.timedelta(days=n)).isoformat() for n in range(PREVIOUS_SNAPSHOT_DAYS, -1, -1)]
+    assert (mapping.start_offset, mapping.end_offset) == (-PREVIOUS_SNAPSHOTS, 0)
+
+    def parents(day: str) -> list[str]:
+        return list(mapping.get_upstream_mapped_partitions_result_for_partitions(
+            stale_gold_audit.partitions_def.subset_with_partition_keys([day]),
+            stale_gold_audit.partitions_def, daily_refresh_assets.partitions_def,
+        ).partitions_subset.get_partition_keys())
+
+    # Lineage of the audit of a Tuesday: Monday's gold and its own; of a Monday: Friday's; of the
+    # first trading day of 2026: the last of 2025 (New Year is no partition).
+    assert parents(DAY.isoformat()) == [PREVIOUS.isoformat(), DAY.isoformat()]
+    assert parents("2026-03-09") == ["2026-03-06", "2026-03-09"]
+    assert parents("2026-01-02") == ["2025-12-31", "2026-01-02"]
 
 
 def test_the_automation_sensor_is_on_by_default_and_targets_the_daily_evaluation() -> None:
@@ -201,7 +209,8 @@ def test_livesearch_run_materialises_the_days_selection_in_graph_order() -> None
                      effective_dt=_at(19, day=dt.date(2026, 11, 30)))
     assert [(str(run.partition_key), run.asset_names) for run in plan] == [
         (friday, ("served_questions", "gold_answers", "analytics_store")),
-        (monday, ("web_corpus", "served_questions", "gold_answers")),
+        # Monday's web is built from Monday's gold (its evidence map), in the refresh's run.
+        (monday, ("served_questions", "gold_answers", "web_corpus")),
         # The audit of Monday reads Friday's gold (the declared D-1 dependency): after both freezes.
         (monday, ("stale_gold_audit",)),
         *[(f"{agent}|{monday}", ("agent_runs",)) for agent in sorted(agents)],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 from pathlib import Path
 
@@ -85,3 +86,34 @@ def test_refresh_needs_a_date_or_a_start(capsys: pytest.CaptureFixture[str]):
         main(["refresh"])
     assert exit_info.value.code == 2
     assert "one of the arguments --date --start is required" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["refresh", "--date", "2026-11-28"], "livesearch refresh: error: 2026-11-28 is no trading day (no session in XSHG, "
+                                          "XHKG or XNYS): the previous trading day is 2026-11-27, the next is 2026-11-30"),
+    (["run", "--date", "2026-01-01"], "livesearch run: error: 2026-01-01 is no trading day (no session in XSHG, XHKG or "
+                                      "XNYS): the previous trading day is 2025-12-31, the next is 2026-01-02"),
+    (["refresh", "--start", "2026-11-28", "--end", "2026-11-29"],
+     "livesearch refresh: error: no trading day from 2026-11-28 to 2026-11-29 (the previous trading day is "
+     "2026-11-27, the next 2026-11-30)"),
+    (["refresh", "--date", "2028-01-03"], "livesearch refresh: error: 2028-01-03 is after the last daily partition "
+                                          "2027-12-31 (the end of the pinned trading calendars: extend them by a year, "
+                                          "docs/operations.md, Trading calendars)"),
+])
+def test_a_day_that_is_no_partition_is_refused_in_one_line_before_anything_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], line: str):
+    monkeypatch.setenv("LIVESEARCH_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == line
+    assert not (tmp_path / "dagster_home").exists() and not (tmp_path / "gold").exists()
+
+
+def test_a_range_refreshes_the_trading_days_between_its_ends():
+    from livesearch_pipeline.pipeline_commands import _dates
+
+    days = _dates(argparse.Namespace(date=None, start=dt.date(2026, 12, 24), end=dt.date(2027, 1, 4)))
+    # Christmas trades in Shanghai; the weekends and New Year's Day do not trade anywhere.
+    assert [d.isoformat() for d in days] == ["2026-12-24", "2026-12-25", "2026-12-28", "2026-12-29", "2026-12-30",
+                                             "2026-12-31", "2027-01-04"]

@@ -1,4 +1,4 @@
-"""benchmarks/refresh.py runs (a) core, (b) in-process job, (c) multiprocess backfill on a tiny pool.
+"""benchmarks/refresh.py runs (a) core, (b) in-process job, (c) a backfill over trading days on a tiny pool.
 
 Timings are not asserted (shared CI cores); the phases' outputs are.
 """
@@ -55,8 +55,8 @@ def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys
     assert out.count("(a) core      ") == 2 and out.count("(b) dagster   ") == 2  # alternating repeats
     assert out.count(f"(d) machinery {DAY}") == 2  # after one untimed recording pair
     assert out.count("PASS") + out.count("FAIL") == 3
-    step_rss = re.search(r"largest step process (\d+) \(\(c\)\)", out)
-    assert step_rss is not None and int(step_rss.group(1)) > 50, out  # sampled from /proc during (c)
+    rss = re.search(r"peak RSS MiB +(\d+) \(\(a\)-\(d\), one process\)", out)
+    assert rss is not None and int(rss.group(1)) > 50, out
     assert out.count("(a') cold     ") == 1 and "backfill overhead" in out  # one backfill date, run cold
     assert exit_code == (0 if "FAIL" not in out else 1)
 
@@ -71,7 +71,7 @@ def test_benchmark_runs_every_phase_on_a_tiny_pool(bench, tmp_path: Path, capsys
     machinery = [SnapshotStore(work / f"machinery_{kind}_{n}" / "gold") for kind in ("core", "jobs") for n in range(3)]
     assert {store.path_for(DAY).read_bytes() for store in machinery} == frozen  # replayed answers, same bytes
     # The backfilled day (its own root) and the same day refreshed cold by a standalone process agree.
-    previous = DAY - dt.timedelta(days=1)
+    previous = DAY - dt.timedelta(days=1)  # the trading day before (a Thursday)
     backfilled, cold = SnapshotStore(work / "backfill" / "gold"), SnapshotStore(work / "cold_0" / "gold")
     assert backfilled.dates() == cold.dates() == [previous]
     assert backfilled.path_for(previous).read_bytes() == cold.path_for(previous).read_bytes()
@@ -84,3 +84,21 @@ def test_benchmark_rejects_a_date_after_the_clock_and_a_missing_pool(bench, tmp_
                             partitions=1, shards=1)
     with pytest.raises(SystemExit, match="no questions.jsonl"):
         bench.prepare_pool(tmp_path, tmp_path, CLOCK)
+
+
+@pytest.mark.slow
+def test_the_ui_and_the_command_line_refresh_the_same_day_and_are_compared(bench, tmp_path: Path, capsys):
+    """(e): one day from `livesearch refresh` and from a real `livesearch ui` (the asset page's launch)."""
+    write_small_pool(tmp_path / "source", CLOCK)
+    work = tmp_path / "work"
+    exit_code = bench.main(["--ui-vs-cli", "--pool", str(tmp_path / "source" / "pool"), "--clock", CLOCK.isoformat(),
+                            "--date", DAY.isoformat(), "--repeat", "1", "--work", str(work)])
+    out = capsys.readouterr().out
+    for route in ("cli", "ui "):
+        assert re.search(rf"\(e\) {route} {DAY}: refresh \d+\.\d\d s \([\d,]+ programs/s, 1 shard\), run", out), out
+    assert "(e) refresh (median)" in out and "UI/CLI" in out
+    assert out.count("PASS") + out.count("FAIL") == 1 and exit_code == (0 if "PASS" in out else 1)
+    # The two routes froze the same day with the same bytes, each in its own data root and instance.
+    cli, ui = SnapshotStore(work / "cli" / "gold"), SnapshotStore(work / "ui" / "gold")
+    assert cli.dates() == ui.dates() == [DAY]
+    assert cli.path_for(DAY).read_bytes() == ui.path_for(DAY).read_bytes()

@@ -25,7 +25,8 @@ from livesearch_pipeline.defs.evaluation.assets import agent_runs, leaderboard, 
 from livesearch_pipeline.defs.evaluation.automation import daily_evaluation_automation
 from livesearch_pipeline.defs.refresh.assets import daily_refresh_assets
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
-from livesearch_pipeline.defs.web.assets import synthetic_market, web_corpus
+from livesearch_pipeline.defs.sources import observe_data_service
+from livesearch_pipeline.defs.web.assets import web_corpus
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.refresh.test_refresh_assets import write_trimmed_pool
 
@@ -98,7 +99,7 @@ def test_the_automation_requests_nothing_of_a_refused_day(tmp_path, monkeypatch)
     with time_machine.travel(MORNING, tick=True):
         refused(["refresh", "--date", DAY.isoformat()])
     definitions = dg.Definitions(
-        assets=[synthetic_market, daily_refresh_assets, web_corpus, agent_runs, leaderboard, stale_gold_audit],
+        assets=[observe_data_service, daily_refresh_assets, web_corpus, agent_runs, leaderboard, stale_gold_audit],
         sensors=[daily_evaluation_automation],
         resources={"data_service": DataServiceResource(), "storage": StorageResource(root=str(tmp_path)),
                    "llm": LLMResource(model="")})
@@ -106,7 +107,7 @@ def test_the_automation_requests_nothing_of_a_refused_day(tmp_path, monkeypatch)
         for hour in (10, 19):
             result = dg.evaluate_automation_conditions(
                 defs=definitions, instance=instance, evaluation_time=MORNING.replace(hour=hour, minute=5))
-            assert result.get_num_requested(stale_gold_audit.key) == 0
+            assert result.get_num_requested(stale_gold_audit.key) == 0 and result.get_num_requested(web_corpus.key) == 0
             assert result.get_num_requested(agent_runs.key) == 0 and result.get_num_requested(leaderboard.key) == 0
 
 

@@ -1,4 +1,5 @@
-"""The daily schedule (18:30 New York time requests partition D = that New York day) and the close guard."""
+"""The daily schedule (18:30 New York time on a trading day requests partition D = that New York day),
+the trading-day partitions and the close guard."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 import pytest
 
-from livesearch_pipeline.core.calendars import is_session
-from livesearch_pipeline.defs.partitions import sessions_closed
+from livesearch_pipeline.core.calendars import CALENDARS, is_session, trading_days
+from livesearch_pipeline.defs.partitions import PARTITION_END, sessions_closed
 
 NEW_YORK = ZoneInfo("America/New_York")
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -36,9 +37,16 @@ def partitions() -> dg.PartitionsDefinition:
     return defs.resolve_job_def(REFRESH_JOB).partitions_def
 
 
+def evaluate(schedule: dg.ScheduleDefinition, instant: dt.datetime):
+    from livesearch_pipeline.definitions import defs
+
+    # The repository resolves the requested partition against the job's partitions, as the daemon does.
+    with dg.build_schedule_context(scheduled_execution_time=instant, repository_def=defs.get_repository_def()) as context:
+        return schedule.evaluate_tick(context)
+
+
 def requested_partitions(schedule: dg.ScheduleDefinition, instant: dt.datetime) -> list[str]:
-    with dg.build_schedule_context(scheduled_execution_time=instant) as context:
-        result = schedule.evaluate_tick(context)
+    result = evaluate(schedule, instant)
     assert result.skip_message is None, result.skip_message
     return [request.partition_key for request in result.run_requests or []]
 
@@ -51,19 +59,39 @@ def test_schedule_ticks_daily_at_1830_new_york_time_and_starts_running(refresh_s
 
 @pytest.mark.parametrize(("instant_utc", "partition", "why"), [
     (dt.datetime(2026, 11, 27, 23, 30, tzinfo=UTC), "2026-11-27", "18:30 EST on a Friday (NYSE half day)"),
-    (dt.datetime(2026, 11, 28, 23, 30, tzinfo=UTC), "2026-11-28", "a Saturday: the partition exists, latest = Friday"),
-    (dt.datetime(2026, 11, 29, 23, 30, tzinfo=UTC), "2026-11-29", "a Sunday"),
-    (dt.datetime(2026, 3, 8, 22, 30, tzinfo=UTC), "2026-03-08", "18:30 EDT on the day DST starts"),
-    (dt.datetime(2026, 11, 1, 23, 30, tzinfo=UTC), "2026-11-01", "18:30 EST on the day DST ends"),
-    (dt.datetime(2026, 7, 3, 22, 30, tzinfo=UTC), "2026-07-03", "18:30 EDT in summer"),
+    (dt.datetime(2026, 3, 9, 22, 30, tzinfo=UTC), "2026-03-09", "18:30 EDT on the first trading day after DST starts"),
+    (dt.datetime(2026, 11, 2, 23, 30, tzinfo=UTC), "2026-11-02", "18:30 EST on the first trading day after DST ends"),
+    (dt.datetime(2026, 7, 3, 22, 30, tzinfo=UTC), "2026-07-03", "18:30 EDT in summer (NYSE closed, Shanghai open)"),
+    (dt.datetime(2026, 12, 25, 23, 30, tzinfo=UTC), "2026-12-25", "Christmas: New York and Hong Kong shut, Shanghai trades"),
     (dt.datetime(2027, 1, 1, 4, 59, tzinfo=UTC), "2026-12-31", "23:59 EST on New Year's Eve, already 2027 in UTC"),
+    (dt.datetime(2027, 6, 1, 22, 30, tzinfo=UTC), "2027-06-01", "next year: the job keeps ticking"),
 ])
 def test_a_tick_requests_the_new_york_day_it_falls_on(refresh_schedule, instant_utc, partition, why):
     assert requested_partitions(refresh_schedule, instant_utc) == [partition], why
 
 
+@pytest.mark.parametrize(("day", "previous", "following"), [
+    (dt.date(2026, 11, 28), "2026-11-27", "2026-11-30"),  # a Saturday
+    (dt.date(2026, 11, 29), "2026-11-27", "2026-11-30"),  # a Sunday
+    (dt.date(2026, 1, 1), "2025-12-31", "2026-01-02"),  # New Year: no exchange trades
+    (dt.date(2026, 6, 19), "2026-06-18", "2026-06-22"),  # Juneteenth, Dragon Boat in Shanghai and Hong Kong
+])
+def test_a_tick_on_a_day_without_trading_is_skipped_naming_the_neighbouring_trading_days(
+        refresh_schedule, day, previous, following):
+    result = evaluate(refresh_schedule, dt.datetime.combine(day, dt.time(18, 30), tzinfo=NEW_YORK))
+    assert not result.run_requests
+    assert result.skip_message == (f"nothing to refresh at this tick: {day} is no trading day (no session in XSHG, "
+                                   f"XHKG or XNYS): the previous trading day is {previous}, the next is {following}")
+
+
+def test_a_tick_past_the_calendars_end_is_skipped_naming_the_fix(refresh_schedule):
+    result = evaluate(refresh_schedule, dt.datetime(2028, 1, 3, 18, 30, tzinfo=NEW_YORK))
+    assert not result.run_requests and "after the last daily partition 2027-12-31" in result.skip_message
+    assert "extend them by a year" in result.skip_message
+
+
 def test_every_tick_falls_after_all_three_sessions_of_its_partition_closed(refresh_schedule):
-    for day in (dt.date(2026, 3, 8), dt.date(2026, 3, 9), dt.date(2026, 11, 2), dt.date(2026, 11, 27)):
+    for day in (dt.date(2026, 3, 9), dt.date(2026, 3, 10), dt.date(2026, 11, 2), dt.date(2026, 11, 27)):
         tick = dt.datetime.combine(day, dt.time(18, 30), tzinfo=NEW_YORK)
         assert requested_partitions(refresh_schedule, tick) == [day.isoformat()]
         assert sessions_closed(day, tick)
@@ -71,6 +99,11 @@ def test_every_tick_falls_after_all_three_sessions_of_its_partition_closed(refre
         assert tick > dt.datetime.combine(day, dt.time(15, 0), tzinfo=SHANGHAI)
         assert tick > dt.datetime.combine(day, dt.time(16, 10), tzinfo=HONG_KONG)
         assert tick > dt.datetime.combine(day, dt.time(16, 0), tzinfo=NEW_YORK)
+
+
+def partitions_at(partitions: dg.PartitionsDefinition, instant: dt.datetime) -> list[str]:
+    with dg.partition_loading_context(effective_dt=instant):
+        return partitions.get_partition_keys()
 
 
 def last_partition_at(partitions: dg.PartitionsDefinition, instant: dt.datetime) -> str | None:
@@ -87,6 +120,28 @@ def test_partitions_are_new_york_days_from_a_fixed_start_and_today_exists(partit
     assert last_partition_at(partitions, dt.datetime(2026, 11, 26, 23, 55, tzinfo=NEW_YORK)) == "2026-11-26"
     # 03:00 UTC on the 28th is still the 27th in New York: bounds follow the partition timezone.
     assert last_partition_at(partitions, dt.datetime(2026, 11, 28, 3, 0, tzinfo=UTC)) == "2026-11-27"
+    # On a Saturday the next partition is Monday's (nothing requests it before Monday's 18:30 tick).
+    assert last_partition_at(partitions, dt.datetime(2026, 11, 28, 12, 0, tzinfo=NEW_YORK)) == "2026-11-30"
+
+
+def test_every_partition_is_a_trading_day_and_every_trading_day_a_partition(partitions):
+    """0 non-trading partitions: the union of the Shanghai, Hong Kong and New York sessions, no more."""
+    keys = partitions_at(partitions, dt.datetime(2029, 1, 1, tzinfo=UTC))
+    days = [dt.date.fromisoformat(k) for k in keys]
+    assert [d for d in days if not any(is_session(c, d) for c in CALENDARS)] == []
+    assert days == list(trading_days(dt.date(2025, 1, 2), dt.date(2027, 12, 31)))
+    assert not [d for d in days if d.weekday() >= 5]
+    assert dt.date(2026, 1, 1) not in days and dt.date(2026, 12, 25) in days  # Shanghai trades on Christmas
+
+
+def test_the_bounds_are_fixed_never_computed_from_now(partitions):
+    # Past the calendars' end the last partition stays their last day, whatever the date; before it
+    # the set grows with the time alone, one trading day at a time.
+    assert PARTITION_END == dt.date(2027, 12, 31)
+    for later in (dt.datetime(2028, 1, 3, 12, tzinfo=NEW_YORK), dt.datetime(2031, 6, 1, tzinfo=UTC)):
+        assert last_partition_at(partitions, later) == "2027-12-31"
+    assert len(partitions_at(partitions, dt.datetime(2026, 12, 4, 12, tzinfo=NEW_YORK))) == len(
+        trading_days(dt.date(2025, 1, 2), dt.date(2026, 12, 4)))
 
 
 NOV_25, JUL_1 = dt.date(2026, 11, 25), dt.date(2026, 7, 1)
@@ -106,10 +161,3 @@ NOV_25, JUL_1 = dt.date(2026, 11, 25), dt.date(2026, 7, 1)
 ])
 def test_close_guard_refuses_gold_of_d_before_1700_new_york_on_d(day, now, closed):
     assert sessions_closed(day, now) is closed
-
-
-def test_weekend_partitions_serve_the_last_sessions_before_them():
-    # Saturday 2026-11-28 is no session anywhere: its gold re-dates `sessions_back` specs to Friday.
-    saturday = dt.date(2026, 11, 28)
-    assert not any(is_session(calendar, saturday) for calendar in ("XSHG", "XHKG", "XNYS"))
-    assert all(is_session(calendar, saturday - dt.timedelta(days=1)) for calendar in ("XSHG", "XHKG", "XNYS"))

@@ -24,7 +24,7 @@ import pytest
 
 from livesearch_pipeline.core.snapshot import SnapshotStore
 from livesearch_pipeline.defs.refresh import checks as refresh_checks
-from livesearch_pipeline.pipeline_commands import UI_STOP_GRACE_S
+from livesearch_pipeline.infra.ui import STOP_KILL_S
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.dagster_processes import (
     ui_members,
@@ -256,7 +256,7 @@ def test_livesearch_ui_listens_on_loopback_only(tmp_path: Path) -> None:
         assert {address for address, _ in listeners} == {LOOPBACK}, f"listening beyond loopback: {listeners}"
         assert (dagster_home / "dagster.yaml").read_bytes() == (REPO_ROOT / "dagster.yaml").read_bytes()
     finally:
-        survivors = stop_livesearch_ui(ui, members, grace_s=UI_STOP_GRACE_S + 15.0)
+        survivors = stop_livesearch_ui(ui, members, grace_s=STOP_KILL_S + 15.0)
     assert not survivors, f"processes of the UI survived its stop: {survivors}\n{ui.tail()}"
 
 

@@ -1,4 +1,4 @@
-"""The web corpus of D as a Dagster asset: materialised for its partition, lineage to the market,
+"""The web corpus of D as a Dagster asset: materialised for its partition, lineage to the data service,
 files under the data root, and the search-and-read agent run of D reading it."""
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ from pathlib import Path
 import dagster as dg
 
 from livesearch_pipeline.defs.resources import DataServiceResource, StorageResource
-from livesearch_pipeline.defs.web.assets import synthetic_market, web_corpus
+from livesearch_pipeline.defs.refresh.assets import gold_answers
+from livesearch_pipeline.defs.sources import DATA_SERVICE, observe_data_service
+from livesearch_pipeline.defs.web.assets import web_corpus
 from livesearch_pipeline.web.index import WebIndex
 from livesearch_pipeline_tests.web.web_fixtures import CLOCK, MARKET_TOOLS, TOOLS, small_web
 
@@ -20,7 +22,7 @@ def test_web_corpus_materialises_the_web_of_its_partition(tmp_path: Path) -> Non
               "tools": list(TOOLS), "market_tools": list(MARKET_TOOLS)}
     instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(
-        [web_corpus, synthetic_market], partition_key=CLOCK.isoformat(), selection=[web_corpus],
+        [web_corpus, observe_data_service], partition_key=CLOCK.isoformat(), selection=[web_corpus],
         resources={"data_service": DataServiceResource(), "storage": StorageResource(root=str(tmp_path))},
         run_config={"ops": {"web_corpus": {"config": config}}}, instance=instance,
     )
@@ -38,11 +40,12 @@ def test_web_corpus_materialises_the_web_of_its_partition(tmp_path: Path) -> Non
     index = WebIndex(directory)
     assert manifest["pages"] == index.pages == metadata["pages"].value > 1
     assert manifest["clock"] == CLOCK.isoformat() and manifest["market"] == metadata["market"].value
-    # Lineage: the corpus depends on the market it was read from.
+    # Lineage: the corpus depends on the data service it was generated from, the pool whose questions
+    # set its quote histories' reach, and the gold of its day (its evidence map).
     from livesearch_pipeline.definitions import defs
 
     graph = defs.resolve_asset_graph()
-    assert synthetic_market.key in graph.get(web_corpus.key).parent_keys
+    assert graph.get(web_corpus.key).parent_keys == {DATA_SERVICE, dg.AssetKey("question_pool"), gold_answers}
     assert defs.resolve_job_def("daily_web").asset_layer.executable_asset_keys == {web_corpus.key}
 
 
