@@ -7,11 +7,11 @@ third-party server is described by a YAML service manifest that loads into the s
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import Field, model_validator
 
-from livesearch_pipeline.core.models import AssetClass, CalendarName, RefreshClass, StrictModel
+from livesearch_pipeline.core.models import AssetClass, CalendarName, RefreshClass, StrictModel, _OmitsUnsetExtensions
 
 ToolRole = Literal["data", "search", "intraday", "utility"]
 FieldType = Literal["number", "integer", "text", "date", "code"]
@@ -114,7 +114,7 @@ def unit_phrase(unit: str) -> str:
     return UNIT_PHRASES.get(unit, unit)
 
 
-class FieldMeta(StrictModel):
+class FieldMeta(_OmitsUnsetExtensions):
     name: str
     type: FieldType
     unit: str | None = None
@@ -122,6 +122,12 @@ class FieldMeta(StrictModel):
     description_zh: str | None = None
     # Always set on a loaded model: derived from the name and type when the source omits it.
     role: FieldRole
+    # The record field that names this field's unit where it differs between records (issue 39:
+    # a Hong Kong company's statements are in its reporting currency, `currency`, HKD, CNY or
+    # USD); `unit` is then the usual one. `in_record_unit` resolves it for one record.
+    unit_field: str | None = None
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("unit_field",)
 
     @model_validator(mode="before")
     @classmethod
@@ -134,6 +140,21 @@ class FieldMeta(StrictModel):
     def answerable(self) -> bool:
         """Whether a value of this field may be a question's answer (measures and labels)."""
         return self.role in ANSWER_ROLES
+
+    def in_record_unit(self, record: Any) -> FieldMeta:
+        """This field with the unit `record` states for it (itself when its unit is fixed, or the
+        record names none)."""
+        if self.unit_field is None or not isinstance(record, dict):
+            return self
+        unit = record.get(self.unit_field)
+        return self if not isinstance(unit, str) or not unit or unit == self.unit else self.model_copy(update={"unit": unit})
+
+    @property
+    def unit_text(self) -> str | None:
+        """The unit as a tool description states it: the fixed unit, or where the record names it."""
+        if self.unit_field is not None:
+            return f"the currency named by {self.unit_field} ({self.unit} unless it says otherwise)"
+        return unit_phrase(self.unit) if self.unit else None
 
 
 def with_roles(fields: list[FieldMeta], roles: dict[str, FieldRole] | None) -> list[FieldMeta]:
@@ -230,11 +251,11 @@ def tool_description(meta: ToolMeta) -> str:
     converted from."""
     by_unit: dict[str, list[str]] = {}
     for f in meta.fields:
-        if f.unit and f.answerable:
-            by_unit.setdefault(f.unit, []).append(f.name)
+        if f.unit and f.answerable and f.unit_text:
+            by_unit.setdefault(f.unit_text, []).append(f.name)
     if not by_unit:
         return meta.description
-    parts = [f"{', '.join(names)} in {unit_phrase(unit)}" for unit, names in by_unit.items()]
+    parts = [f"{', '.join(names)} in {unit}" for unit, names in by_unit.items()]
     return f"{meta.description.rstrip('. ')}. Units: " + "; ".join(parts) + "."
 
 

@@ -327,7 +327,7 @@ def _bak_daily(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
         past = bars.vol[max(0, k - 5):k]
         total_share, float_share = float(bars.total_share[k]), float(bars.float_share[k])
         return {
-            "ts_code": bars.code, "trade_date": base["trade_date"], "name": entity.name,
+            "ts_code": bars.code, "trade_date": base["trade_date"], "name": ctx.market.names.spell_on(bars.code, bars.dates[k]).name,
             "pct_change": base["pct_change"], "close": base["close"], "change": base["change"],
             "open": base["open"], "high": base["high"], "low": base["low"], "pre_close": base["pre_close"],
             "vol_ratio": round(float(bars.vol[k]) / float(past.mean()), 2) if len(past) else None,
