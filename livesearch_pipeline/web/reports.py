@@ -179,10 +179,11 @@ def _sections(code: str, period: str, seed: int, fund: bool) -> tuple[list[tuple
 
 def report_document(*, site: Site, lang: str, code: str, name: str, exchange: str, period: str, title: str,
                     published: dt.date, statements: Sequence[Statement], back: Sequence[tuple[str, str]],
-                    seed: int, fund: bool, make_page: MakePage) -> list[Page]:
+                    seed: int, fund: bool, make_page: MakePage, note: str = "") -> list[Page]:
     """The cover and the pages of one periodic report (cover first). `back`: the cover's links to
-    the company page and the filing index; `make_page(site=, kind=, path=, lang=, title=,
-    published=, entity=, snippet=, blocks=, records=)` renders a page."""
+    the company page and the filing index; `note`: what the cover says of the report's fiscal
+    period and currency; `make_page(site=, kind=, path=, lang=, title=, published=, entity=,
+    snippet=, blocks=, records=)` renders a page."""
     before, after = _sections(code, period, seed, fund)
     fill = {"name": name, "code": code, "exchange": exchange, "period": period}
     # (section title, blocks, records) of each page after the cover, in order.
@@ -218,7 +219,7 @@ def report_document(*, site: Site, lang: str, code: str, name: str, exchange: st
         start, earlier, later, home = "Page 1", "Previous page", "Next page", "Report cover"
     pages = [make_page(site=site, kind="report", path=cover, lang=lang, title=title, published=published,
                        entity=code, snippet=lead,
-                       blocks=[Paragraph(lead), Paragraph(notice), Paragraph(contents),
+                       blocks=[Paragraph(lead), *([Paragraph(note)] if note else []), Paragraph(notice), Paragraph(contents),
                                Links(((page_path(code, period, 1), start), *back))],
                        records=())]
     for number, (section, blocks, records) in enumerate(bodies, start=1):
