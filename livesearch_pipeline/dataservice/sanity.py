@@ -169,8 +169,7 @@ def check_valuations(service: DataService, day: dt.date) -> list[Impossible]:
     session = session_on_or_before("XSHG", day).strftime("%Y%m%d")
     for row in service.call("sw_daily", {"trade_date": session})["items"]:
         industry = row["name"].removesuffix("行业指数")
-        found.extend(_out_of_range(f"{row['ts_code']} sw_daily {session}", industry, row.get("pe_ttm"), row.get("pb"),
-                                   index=True))
+        found.extend(_out_of_range(f"{row['ts_code']} sw_daily {session}", industry, row.get("pe_ttm"), row.get("pb")))
     low, high = INDEX_TURNOVER
     for row in service.call("index_dailybasic", {"trade_date": session})["items"]:
         turnover = row.get("turnover_rate_f")
@@ -180,8 +179,8 @@ def check_valuations(service: DataService, day: dt.date) -> list[Impossible]:
     return found
 
 
-def _out_of_range(where: str, industry: str, pe: float | None, pb: float | None, index: bool = False) -> list[Impossible]:
-    limits = plausible_range(industry, index)
+def _out_of_range(where: str, industry: str, pe: float | None, pb: float | None) -> list[Impossible]:
+    limits = plausible_range(industry)
     found = []
     if pe is not None and not limits.pe[0] <= pe <= limits.pe[1]:
         found.append(Impossible("valuation", where, f"a {industry} company at a trailing P/E of {pe} "

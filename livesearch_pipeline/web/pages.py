@@ -42,8 +42,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.core.catalog import ToolMeta
-from livesearch_pipeline.core.extract import RESTATED, REVISION_FIELD
-from livesearch_pipeline.dataservice.market.reporting import FiscalCalendar, period_name
+from livesearch_pipeline.core.extract import REVISION_FIELD
 from livesearch_pipeline.dataservice.market.universe import Entity
 from livesearch_pipeline.web.bulletins import (
     BULLETIN_SESSIONS, PERIOD_BAR_TOOLS, ArchiveEntry, BulletinGroup, BulletinRow, archive_pages, archive_path,
@@ -60,7 +59,8 @@ from livesearch_pipeline.web.reader import (
     Fetched, Reader, month_start, published_on, release_date,
 )
 from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table, render_page
-from livesearch_pipeline.web.reports import Statement, continuation_number, report_document
+from livesearch_pipeline.web.company import company_facts, is_restated, version_heading
+from livesearch_pipeline.web.reports import REPORTS_BACK, Statement, continuation_number, periodic_reports, report_document
 from livesearch_pipeline.web.sites import (
     EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, SPAM_SITES, STATS, Site, coverage_probability,
     crawl_probability, depth_of, fresh_probability, news_probability, official_lang, sources_for, uniform,
@@ -88,7 +88,6 @@ _REPORT_TOOLS = {
 _FUND_REPORT_TOOLS = frozenset({"fund_portfolio"})
 _QUOTE_TOOL = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
                "fund": "fund_nav"}
-REPORTS_BACK = 8
 # Calendar days fetched for daily tools other than the quote tool: a history table and a lag of
 # three updates fit; only the quote tool reaches back over the whole history window.
 RECENT_DAYS = 100
@@ -125,41 +124,6 @@ def _keys(meta: ToolMeta, subject: str | None, groups: Sequence[list[dict[str, A
     return tuple(record_key(meta.name, subject, group[0].get(meta.time_key) if meta.time_key else None,
                             group[0].get(REVISION_FIELD))
                  for group in groups)
-
-
-def _restated(group: Sequence[dict[str, Any]]) -> bool:
-    return bool(group) and group[0].get(REVISION_FIELD) == RESTATED
-
-
-def _version_heading(meta: ToolMeta, group: Sequence[dict[str, Any]], lang: str) -> str:
-    """A data set's heading of one period: the period, and for a statement the version (issue 39:
-    as first reported, or restated by a later report) with its announcement date."""
-    period = str(group[0].get(meta.time_key))
-    flag = group[0].get(REVISION_FIELD)
-    if flag is None:
-        return period
-    announced = day_of(group[0].get("ann_date"))
-    stamp = announced.isoformat() if announced is not None else ""
-    if lang == "zh":
-        return f"{period}（{'追溯调整后，' if flag == RESTATED else '首次披露，'}{stamp}公告）"
-    return f"{period} ({'restated' if flag == RESTATED else 'as first reported'}, announced {stamp})"
-
-
-def _period_note(fiscal: FiscalCalendar, end: dt.date, currency: str, lang: str) -> str:
-    """What a report says of itself (issue 39): its fiscal period, and the currency its amounts
-    are in ("Annual report for the year ended 31 March 2026 (fiscal 2026). Amounts in CNY.")."""
-    name = period_name(fiscal, end, lang)
-    if lang == "zh":
-        return f"{name}，{fiscal.year(end)}财年。金额单位：{currency}。"
-    return f"{name[0].upper()}{name[1:]} (fiscal {fiscal.year(end)}). Amounts in {currency}."
-
-
-def _restated_heading(meta: ToolMeta | None, period: str, lang: str) -> str:
-    """The heading of a report's restated comparative statement (issue 39)."""
-    title = tool_title(meta, lang) if meta is not None else ""
-    if lang == "zh":
-        return f"{title}（比较期间{period}，追溯调整后）"
-    return f"{title}: comparative period ended {period}, restated"
 
 
 class CorpusGenerator:
@@ -300,7 +264,9 @@ class CorpusGenerator:
                                          before=since if depth == "bulletin" else None)
                    if quote_tool in fetched else [])
         pages: list[Page] = [self._filing_index(entity, fetched)]
-        pages.extend(self._reports(entity, fetched))
+        pages.extend(periodic_reports(entity, fetched, report_tools=_REPORT_TOOLS.get(entity.asset_class, ()),
+                                      market=self.reader.market, clock=self.clock, seed=self.seed,
+                                      named=lambda day: self._named(entity, day), make_page=self._page))
         pages.extend(monthly)
         report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
         for tool in tools:
@@ -509,7 +475,7 @@ class CorpusGenerator:
                 shown = shown[:1]  # an obscure entity's weekly (monthly) bars: in the bulletins
             for index, group in enumerate(shown):
                 if meta.time_key is not None:
-                    blocks.append(Heading(_version_heading(meta, group, lang), level=3))
+                    blocks.append(Heading(version_heading(meta, group, lang), level=3))
                 blocks.append(group_table(meta, group, look, self.seed, f"{salt}:{index}"))
         kind = ("quote" if meta.name == _QUOTE_TOOL.get(entity.asset_class)
                 else "profile" if meta.refresh_class == "static" else "data")
@@ -537,7 +503,7 @@ class CorpusGenerator:
         else:
             title = f"{name} ({entity.code}) company page"
             lead = f"{entity.exchange} code {entity.code} ({ticker}), names: {names}. Quotes, filings, reports and news."
-        facts = self._company_facts(entity, lang)
+        facts = company_facts(self.reader.market, entity, lang, self.clock)
         # A report's continuation pages are linked from the page before and after, not from here.
         own = [p for p in pages if p.site == "exchange" and continuation_number(p.path) is None]
         others = [p for p in pages if p.site != "exchange" and p.kind not in ("news", "spam")]
@@ -550,56 +516,6 @@ class CorpusGenerator:
                           title=title, published=min(published, self.clock), entity=entity.code,
                           snippet=" ".join((lead, *(f.text for f in facts if isinstance(f, Paragraph))))[:400],
                           blocks=[Paragraph(lead), *facts, Links(links)])
-
-    def _company_facts(self, entity: Entity, lang: str) -> list[Block]:
-        """What an exchange's company page says besides names and links (issue 39): the names the
-        company used before ("formerly …", as `namechange` records them), its other listing (an
-        A+H company), its fiscal year and reporting currency where they are not the market's
-        usual ones, and its share capital changes (bonus issues and splits: the ex-date, the
-        ratio and the adjustment factor before and after)."""
-        market = self.reader.market
-        blocks: list[Block] = []
-        former = market.names.former(entity.code, self.clock)
-        if former:
-            spell = former[0]
-            current = market.names.spell_on(entity.code, self.clock)
-            if lang == "zh":
-                blocks.append(Paragraph(f"公司原名{spell.name}，自{current.start.isoformat()}起更名为{current.name}。"))
-            else:
-                blocks.append(Paragraph(f"Formerly {plain(spell.name_en)} ({spell.name}); renamed {plain(current.name_en)} "
-                                        f"on {current.start.isoformat()}."))
-        other = market.universe.h_share_of(entity.code) or market.universe.a_share_of(entity.code)
-        if other is not None:
-            kind = "H" if entity.asset_class == "cn_equity" else "A"
-            blocks.append(Paragraph(f"公司同时发行{kind}股，代码{other}。" if lang == "zh"
-                                    else f"The company's {kind} shares are listed as {other}."))
-        if entity.asset_class in ("hk_equity", "us_equity"):
-            fiscal = market.fundamentals.fiscal(entity.code)
-            currency = market.fundamentals.reporting_currency(entity.code)
-            end = fiscal.year_end(2000)
-            if lang == "zh":
-                blocks.append(Paragraph(f"财政年度截至每年{end.month}月{end.day}日；财务报表以{currency}列示，股份以{entity.currency}买卖。"))
-            else:
-                blocks.append(Paragraph(f"Fiscal year ends on {end.day} {end.strftime('%B')}; financial statements "
-                                        f"in {currency}, shares traded in {entity.currency}."))
-        if not entity.asset_class.endswith("_equity"):
-            return blocks
-        rows = []
-        bars = market.prices.daily(entity.code)
-        for action in market.corporate.actions(entity.code):
-            ratio = action.share_multiplier
-            k = bars.at(action.ex_date) if action.ex_date <= self.clock else None
-            if ratio == 1.0 or k is None or k == 0:
-                continue
-            kind = ("送转股" if lang == "zh" else "Bonus issue") if action.kind == "dividend" else ("拆股" if lang == "zh" else "Split")
-            rows.append((action.ex_date.isoformat(), kind, f"{ratio:g}", f"{float(bars.adj_factor[k - 1]):.6f}",
-                         f"{float(bars.adj_factor[k]):.6f}"))
-        if rows:
-            header = (("除权日", "类型", "每股变为（股）", "除权前复权因子", "除权后复权因子") if lang == "zh"
-                      else ("Ex-date", "Action", "Shares per old share", "Adjustment factor before", "Adjustment factor after"))
-            blocks.append(Heading("股本变动" if lang == "zh" else "Share capital changes"))
-            blocks.append(Table(header, tuple(reversed(rows[-REPORTS_BACK:]))))
-        return blocks
 
     def _data_page(self, entity: Entity, site: Site, data: Fetched, lag: int) -> Page:
         meta, group = data.meta, data.groups[lag]
@@ -670,7 +586,7 @@ class CorpusGenerator:
             if data is None:
                 continue
             for group in data.groups:
-                if _restated(group):
+                if is_restated(group):
                     continue  # a comparative of a later report, listed under that report's period
                 day = published_on(data.meta, group, self.clock)
                 period = str(group[0].get("end_date") or "")
@@ -694,74 +610,6 @@ class CorpusGenerator:
         return self._page(site=EXCHANGE, kind="filings", path=f"/exchange/filings/{entity.code}.html", lang=lang,
                           title=title, published=published, entity=entity.code,
                           snippet=f"{title}: {len(entries)}", blocks=blocks)
-
-    def _reports(self, entity: Entity, fetched: dict[str, Fetched]) -> Iterator[Page]:
-        """The company's periodic reports (the last REPORTS_BACK), each as it was published: its
-        statements as first reported, named as on its date, with its fiscal period and currency
-        stated; a report that restated the same period a year earlier (issue 39) also prints that
-        period's restated statements, its comparative column, while the earlier report keeps its
-        figures as they were."""
-        tools = _REPORT_TOOLS.get(entity.asset_class)
-        if not tools or tools[0] not in fetched:
-            return
-        lang = official_lang(entity)
-        by_period: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
-        restated: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
-        for tool in tools:
-            data = fetched.get(tool)
-            if data is None:
-                continue
-            for group in data.groups:
-                period = group[0].get("end_date")
-                if isinstance(period, str):
-                    (restated if _restated(group) else by_period)[period][tool] = group
-        look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
-        paginated = depth_of(entity.visibility) == "bulletin"
-        fundamentals = self.reader.market.fundamentals
-        fiscal = fundamentals.fiscal(entity.code)
-        currency = fundamentals.reporting_currency(entity.code)
-        for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
-            statements = by_period[period]
-            published = min(published_on(fetched[tool].meta, group, self.clock) for tool, group in statements.items())
-            name = display_name(self._named(entity, published), lang)
-            back = ((f"/exchange/company/{entity.code}.html", name),
-                    (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))
-            end = day_of(period)
-            note = _period_note(fiscal, end, currency, lang) if end is not None else ""
-            comparative = f"{int(period[:4]) - 1}{period[4:]}"
-            earlier = {tool: group for tool, group in restated.get(comparative, {}).items()
-                       if published_on(fetched[tool].meta, group, self.clock) == published}
-            blocks: list[Block] = [Paragraph(note)] if note else []
-            records: list[str] = []
-            parts: list[Statement] = []
-            for tool in tools:
-                for group, heading in ((statements.get(tool), tool_title(fetched[tool].meta, lang) if tool in fetched else ""),
-                                       (earlier.get(tool), _restated_heading(fetched[tool].meta if tool in fetched else None,
-                                                                             comparative, lang))):
-                    if group is None:
-                        continue
-                    meta = fetched[tool].meta
-                    table = group_table(meta, group, look, self.seed,
-                                        f"report:{entity.code}:{tool}:{period}" + (":restated" if _restated(group) else ""))
-                    blocks.append(Heading(heading))
-                    blocks.append(table)
-                    records.append(_keys(meta, entity.code, [group])[0])
-                    parts.append(Statement(heading, table, records[-1]))
-            blocks.append(Links(back))
-            title = (f"{name}（{entity.code}）{period}定期报告" if lang == "zh"
-                     else f"{name} ({entity.code}) periodic report for the period ended {period}")
-            if paginated:
-                # An obscure entity's report: a long document, walked page by page from its cover;
-                # its statements in the one-page report's order (income, balance sheet, cash flow,
-                # indicators), each on a page of its own.
-                yield from report_document(site=look.site, lang=lang, code=entity.code, name=name,
-                                           exchange=entity.exchange, period=period, title=title, published=published,
-                                           statements=parts, back=back, seed=self.seed, fund=False,
-                                           make_page=self._page, note=note)
-                continue
-            yield self._page(site=EXCHANGE, kind="report", path=f"/exchange/reports/{entity.code}/{period}.html",
-                             lang=lang, title=title, published=published, entity=entity.code,
-                             snippet=f"{title}. {note}" if note else title, blocks=blocks, records=tuple(records))
 
     def _fund_reports(self, entity: Entity, data: Fetched) -> Iterator[Page]:
         """An obscure fund's periodic reports, one long document per published portfolio (its last

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from livesearch_pipeline.dataservice.market.reporting import announcement_day, quarter_end
 from livesearch_pipeline.dataservice.market.rng import generator
 
-if TYPE_CHECKING:
-    from livesearch_pipeline.dataservice.market.fundamentals import Fundamentals, Report
+# The statements model (market/fundamentals.py) builds these from itself; its types stay there,
+# so that this module depends on nothing of it (no import cycle between the two).
+Fundamentals = Any
+Report = Any
 
 FORECAST_DEADLINES = {1: (4, 15), 2: (7, 15), 3: (10, 15), 4: (1, 31)}
 EXPRESS_REVISED_SHARE = 0.25

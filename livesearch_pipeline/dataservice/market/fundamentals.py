@@ -333,10 +333,10 @@ class Fundamentals:
         # write-down of 6-12 quarters' profit (no trailing figure through it near zero).
         years = {}
         for fy in range(FIRST_PERIOD_YEAR, LAST_PERIOD_YEAR + 2):
-            year_rng = generator(seed, code, "fundamentals-year", fy)
-            loss, dip = year_rng.random() < profile.loss_rate, year_rng.random() < profile.dip_rate
-            years[fy] = (float(year_rng.uniform(6.0, 12.0)) if loss else 0.0,
-                         float(year_rng.uniform(0.6, 0.85)) if dip else 1.0)
+            loss = unit_uniform(seed, code, "loss-year", fy) < profile.loss_rate
+            dip = unit_uniform(seed, code, "dip-year", fy) < profile.dip_rate
+            years[fy] = (6.0 + 6.0 * unit_uniform(seed, code, "write-down", fy) if loss else 0.0,
+                         0.6 + 0.25 * unit_uniform(seed, code, "dip", fy) if dip else 1.0)
 
         market_value = self._quarter_market_values(entity, ends)
         singles: list[dict[str, int]] = []
@@ -413,11 +413,16 @@ class Fundamentals:
         by_end = {r.end_date: r for r in originals}
         index = {end: i for i, end in enumerate(history.ends)}
         out = []
+        seed = self.market.seed
         for report in originals:
-            rng = generator(self.market.seed, entity.code, "restatement", report.fiscal_year)
-            restates, first_quarter = rng.random() < RESTATEMENT_RATE, int(rng.integers(1, 5))
-            size = float(rng.uniform(0.02, 0.10)) * (1 if rng.random() < 0.75 else -1)
-            if not restates or report.quarter < first_quarter:
+            # A fiscal year restates or not, from which fiscal quarter and by how much: one draw per year.
+            year = report.fiscal_year
+            if unit_uniform(seed, entity.code, "restates", year) >= RESTATEMENT_RATE:
+                continue
+            first_quarter = 1 + int(4 * unit_uniform(seed, entity.code, "restates-from", year))
+            size = (0.02 + 0.08 * unit_uniform(seed, entity.code, "restated-by", year)) * (
+                1 if unit_uniform(seed, entity.code, "restated-up", year) < 0.75 else -1)
+            if report.quarter < first_quarter:
                 continue
             comparative = by_end.get(quarter_ends_back(report.end_date, 4))
             if comparative is None:

@@ -86,16 +86,16 @@ class PlausibleRange:
     pb: tuple[float, float]
 
 
-def plausible_range(industry: str, index: bool = False) -> PlausibleRange:
+def plausible_range(industry: str) -> PlausibleRange:
     """The sanity check's range for `industry` (docs/dataservice.md): banks are held to the ranges
-    analysts quote (P/E 3-20, P/B under 2), their index too; every other sector to its target band
-    widened for prices that moved since the last report, a dip year and a lagging book (P/E and
-    P/B from 0.35 to 4 times the band); an industry index's P/E up to 8 times the band's top, since
-    a member's write-down shrinks the sum of the members' earnings."""
+    analysts quote (P/E 3-20, P/B under 2); every other sector to its target band widened for
+    prices that moved since the last report, a dip year and a lagging book (P/E and P/B from 0.35
+    to 4 times the band). An industry index is held to its industry's range: its P/E is its
+    profitable members' (tools/indices.py), so it lies among theirs."""
     profile = profile_of(industry)
     if profile is _BANK:
         return PlausibleRange((3.0, 20.0), (0.2, 2.0))
     pe_low, pe_high = profile.pe
     pb_low, pb_high = profile.pb
-    return PlausibleRange((round(pe_low * 0.35, 2), round(pe_high * (8.0 if index else 4.0), 2)),
+    return PlausibleRange((round(pe_low * 0.35, 2), round(pe_high * 4.0, 2)),
                           (round(pb_low * 0.35, 2), round(pb_high * 4.0, 2)))

@@ -441,6 +441,8 @@ def minute_path(seed: int, code: str, day: dt.date, open_: float, high: float, l
         path[1 + int(rng.integers(0, n - 1))] = high
     if low < bottom and not (path == low).any():
         candidates = np.nonzero(path[1:-1] != high)[0]
+        if not len(candidates):  # every inner minute at the high (a one-tick range): any but the first
+            candidates = np.arange(1, n - 1)
         path[1 + int(candidates[int(rng.integers(0, len(candidates)))])] = low
     opens, closes = path[:-1], path[1:]
     u_shape = 1.0 + 2.0 * (np.linspace(-1, 1, n) ** 2) + rng.random(n) * 0.5
