@@ -174,7 +174,7 @@ class DateParamMeta(StrictModel):
     role: Literal["start", "end", "point", "period"]
 
 
-class ToolMeta(StrictModel):
+class ToolMeta(_OmitsUnsetExtensions):
     name: str
     service: str
     description: str
@@ -198,6 +198,13 @@ class ToolMeta(StrictModel):
     # `index_member` called with a stock's code lists that stock's one industry index. Such a
     # call's selection needs no `where`.
     one_series_by: list[str] = Field(default_factory=list)
+    # The record field that tells apart versions of one record (issue 39: a statement a later
+    # report restated, Tushare's `update_flag`): records sharing a time key and series that differ
+    # in it are one record as first reported and as restated, not two series; a selection reads
+    # one of them (core/extract.py `one_version`, `select.revision`).
+    revision_field: str | None = None
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("revision_field",)
 
     @model_validator(mode="before")
     @classmethod
@@ -226,6 +233,8 @@ class ToolMeta(StrictModel):
             raise ValueError(f"tool {self.name!r}: the time key {self.time_key!r} cannot also be a series key")
         if len(set(self.series_keys)) != len(self.series_keys):
             raise ValueError(f"tool {self.name!r}: a series key is listed twice")
+        if self.revision_field is not None and self.fields and self.field(self.revision_field) is None:
+            raise ValueError(f"tool {self.name!r}: the revision field {self.revision_field!r} is not a record field")
         return self
 
     @property
@@ -272,6 +281,9 @@ def role_problems(meta: ToolMeta) -> list[str]:
     for f in meta.fields:
         if f.role in ("measure", "factor") and f.type not in ("number", "integer"):
             problems.append(f"field {f.name!r} is a {f.role} but has type {f.type!r}")
+    revision = meta.field(meta.revision_field) if meta.revision_field else None
+    if revision is not None and revision.role != "flag":
+        problems.append(f"revision field {revision.name!r} has role {revision.role!r}; a version marker is a flag, never an answer")
     for key in meta.series_keys:
         f = meta.field(key)
         if f is not None and f.role in ("measure", "factor", "date", "description"):

@@ -97,9 +97,10 @@ def _check_ref(ref: ValueRef, meta: ToolMeta | None, part: str) -> list[tuple[st
         problems.append(
             (f"{part}.select.key_fmt", f"{sel.key_fmt!r} differs from the {meta.name!r} time key format {meta.time_key_fmt!r}")
         )
-    if sel.revision is not None and meta.fields and meta.field(REVISION_FIELD) is None:
+    if sel.revision is not None and meta.revision_field != REVISION_FIELD:
         problems.append((f"{part}.select.revision",
-                         f"tool {meta.name!r} publishes one version of each record (no field {REVISION_FIELD!r})"))
+                         f"tool {meta.name!r} publishes one version of each record (it declares no revision field "
+                         f"{REVISION_FIELD!r})"))
     for name in sel.above or {}:
         bounded = meta.field(name)
         if bounded is not None and bounded.type not in NUMERIC_TYPES:

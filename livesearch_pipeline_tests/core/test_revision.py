@@ -22,7 +22,8 @@ WINDOW = {"start_date": {"days_back": 800}, "end_date": {"days_back": 0}}
 
 
 def _tool(name: str, fields: list[tuple[str, str]]) -> ToolMeta:
-    return ToolMeta(
+    revised = any(n == "update_flag" for n, _ in fields)
+    return ToolMeta(revision_field="update_flag" if revised else None,
         name=name, service="fake", description=name, asset_classes=["cn_equity"], role="data", entity_param="ts_code",
         date_params=[DateParamMeta(name="start_date", fmt=YMD, role="start"),
                      DateParamMeta(name="end_date", fmt=YMD, role="end")],

@@ -26,6 +26,7 @@ import datetime as dt
 from typing import Any, Callable, Iterable
 
 from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, with_roles
+from livesearch_pipeline.core.extract import REVISION_FIELD
 from livesearch_pipeline.dataservice.market.fundamentals import (
     NOT_REPORTED_BY_FINANCIALS,
     Report,
@@ -59,13 +60,15 @@ def make_tool(
     series_keys: Iterable[str] = (),
 ) -> ToolSpec:
     """`roles` overrides derived field roles; `series_keys` names the fields that tell apart
-    several series on one time key (see core.catalog.ToolMeta)."""
+    several series on one time key (see core.catalog.ToolMeta); a tool whose records carry
+    `update_flag` declares it as the field telling versions apart (`revision_field`)."""
     meta = ToolMeta(
         name=name, service=service, description=description, asset_classes=asset_classes, role=role,
         entity_param=entity_param,
         date_params=[DateParamMeta(name=n, fmt=f, role=r) for n, f, r in date_params],
         time_key=time_key, time_key_fmt=time_key_fmt if time_key else None, calendar=calendar,
         refresh_class=refresh_class, fields=with_roles(fields, roles), series_keys=list(series_keys),
+        revision_field=REVISION_FIELD if any(f.name == REVISION_FIELD for f in fields) else None,
     )
     return ToolSpec(meta=meta, params=tuple(params), handler=handler)
 
