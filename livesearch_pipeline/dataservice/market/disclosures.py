@@ -110,7 +110,9 @@ class Disclosures:
             kind = forecast_type(cur, last)
             mandatory = kind in ("预增", "预减", "扭亏", "首亏", "续亏")
             rng = generator(self.seed, code, "forecast", report.end_date.isoformat())
-            chance = (0.9 if mandatory else 0.25) if report.quarter in (2, 4) else (0.35 if mandatory else 0.05)
+            # Half-year and annual results are preannounced when the rules require it and often by
+            # choice; first- and third-quarter results less often.
+            chance = (0.9 if mandatory else 0.4) if report.quarter in (2, 4) else (0.35 if mandatory else 0.15)
             if rng.uniform() >= chance:
                 continue
             month, day = FORECAST_DEADLINES[report.quarter]

@@ -657,8 +657,9 @@ def derive_indicators(current: Report, year_begin: Report | None, prior_same: Re
 def indicator_inputs(versions: Sequence[Report], current: Report, fiscal: FiscalCalendar) -> tuple[Report | None, Report | None]:
     """(previous fiscal year-end report, same period a year earlier) as known when `current` was
     published: the latest version of each announced on or before `current`'s announcement."""
+    wanted = (fiscal.year_end_before(current.end_date), quarter_ends_back(current.end_date, 4))
     latest: dict[dt.date, Report] = {}
-    for r in versions:
-        if r.ann_date <= current.ann_date and r is not current:
+    for r in versions:  # by period, then announcement: the last one known wins
+        if r.end_date in wanted and r.ann_date <= current.ann_date and r is not current:
             latest[r.end_date] = r
-    return latest.get(fiscal.year_end_before(current.end_date)), latest.get(quarter_ends_back(current.end_date, 4))
+    return latest.get(wanted[0]), latest.get(wanted[1])

@@ -52,6 +52,8 @@ class Names:
     def __init__(self, market: Any) -> None:
         self.market = market
         self._histories: dict[str, tuple[Spell, ...]] = {}
+        self._starts: dict[str, list[dt.date]] = {}
+        self._named: dict[tuple[str, int], Any] = {}
 
     def history(self, code: str) -> tuple[Spell, ...]:
         """Every name of the instrument the calendar reaches, oldest first."""
@@ -60,19 +62,27 @@ class Names:
             cached = self._histories[code] = self._build(code)
         return cached
 
+    def _index_on(self, code: str, day: dt.date) -> int:
+        starts = self._starts.get(code)
+        if starts is None:
+            starts = self._starts[code] = [s.start for s in self.history(code)]
+        return max(0, bisect.bisect_right(starts, day) - 1)
+
     def spell_on(self, code: str, day: dt.date) -> Spell:
         """The name in effect on `day` (the listing name before the listing)."""
-        history = self.history(code)
-        starts = [s.start for s in history]
-        return history[max(0, bisect.bisect_right(starts, day) - 1)]
+        return self.history(code)[self._index_on(code, day)]
 
     def on(self, code: str, day: dt.date):
         """The instrument as it was named on `day` (an `Entity` with that day's names)."""
-        entity = self.market.universe.get(code)
-        spell = self.spell_on(code, day)
-        if spell.name == entity.name and spell.name_en == entity.name_en:
-            return entity
-        return dataclasses.replace(entity, name=spell.name, name_en=spell.name_en, name_zh=spell.name_zh)
+        key = (code, self._index_on(code, day))
+        named = self._named.get(key)
+        if named is None:
+            entity = self.market.universe.get(code)
+            spell = self.history(code)[key[1]]
+            named = entity if (spell.name, spell.name_en) == (entity.name, entity.name_en) else dataclasses.replace(
+                entity, name=spell.name, name_en=spell.name_en, name_zh=spell.name_zh)
+            self._named[key] = named
+        return named
 
     def former(self, code: str, day: dt.date) -> tuple[Spell, ...]:
         """The names used before the one in effect on `day`, newest first."""
