@@ -158,7 +158,8 @@ def _answer_fields(tool: ToolMeta, records: Sequence[Mapping[str, Any]], counts:
             if counts is not None:
                 counts.drop("all_null")
             continue
-        out.append(f)
+        # A unit the records name (a Hong Kong company's statements in its reporting currency).
+        out.append(f.in_record_unit(records[0]) if records else f)
     return out
 
 

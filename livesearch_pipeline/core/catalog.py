@@ -7,11 +7,11 @@ third-party server is described by a YAML service manifest that loads into the s
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import Field, model_validator
 
-from livesearch_pipeline.core.models import AssetClass, CalendarName, RefreshClass, StrictModel
+from livesearch_pipeline.core.models import AssetClass, CalendarName, RefreshClass, StrictModel, _OmitsUnsetExtensions
 
 ToolRole = Literal["data", "search", "intraday", "utility"]
 FieldType = Literal["number", "integer", "text", "date", "code"]
@@ -114,7 +114,7 @@ def unit_phrase(unit: str) -> str:
     return UNIT_PHRASES.get(unit, unit)
 
 
-class FieldMeta(StrictModel):
+class FieldMeta(_OmitsUnsetExtensions):
     name: str
     type: FieldType
     unit: str | None = None
@@ -122,6 +122,12 @@ class FieldMeta(StrictModel):
     description_zh: str | None = None
     # Always set on a loaded model: derived from the name and type when the source omits it.
     role: FieldRole
+    # The record field that names this field's unit where it differs between records (issue 39:
+    # a Hong Kong company's statements are in its reporting currency, `currency`, HKD, CNY or
+    # USD); `unit` is then the usual one. `in_record_unit` resolves it for one record.
+    unit_field: str | None = None
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("unit_field",)
 
     @model_validator(mode="before")
     @classmethod
@@ -134,6 +140,21 @@ class FieldMeta(StrictModel):
     def answerable(self) -> bool:
         """Whether a value of this field may be a question's answer (measures and labels)."""
         return self.role in ANSWER_ROLES
+
+    def in_record_unit(self, record: Any) -> FieldMeta:
+        """This field with the unit `record` states for it (itself when its unit is fixed, or the
+        record names none)."""
+        if self.unit_field is None or not isinstance(record, dict):
+            return self
+        unit = record.get(self.unit_field)
+        return self if not isinstance(unit, str) or not unit or unit == self.unit else self.model_copy(update={"unit": unit})
+
+    @property
+    def unit_text(self) -> str | None:
+        """The unit as a tool description states it: the fixed unit, or where the record names it."""
+        if self.unit_field is not None:
+            return f"the currency named by {self.unit_field} ({self.unit} unless it says otherwise)"
+        return unit_phrase(self.unit) if self.unit else None
 
 
 def with_roles(fields: list[FieldMeta], roles: dict[str, FieldRole] | None) -> list[FieldMeta]:
@@ -153,7 +174,7 @@ class DateParamMeta(StrictModel):
     role: Literal["start", "end", "point", "period"]
 
 
-class ToolMeta(StrictModel):
+class ToolMeta(_OmitsUnsetExtensions):
     name: str
     service: str
     description: str
@@ -177,6 +198,13 @@ class ToolMeta(StrictModel):
     # `index_member` called with a stock's code lists that stock's one industry index. Such a
     # call's selection needs no `where`.
     one_series_by: list[str] = Field(default_factory=list)
+    # The record field that tells apart versions of one record (issue 39: a statement a later
+    # report restated, Tushare's `update_flag`): records sharing a time key and series that differ
+    # in it are one record as first reported and as restated, not two series; a selection reads
+    # one of them (core/extract.py `one_version`, `select.revision`).
+    revision_field: str | None = None
+
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("revision_field",)
 
     @model_validator(mode="before")
     @classmethod
@@ -205,6 +233,8 @@ class ToolMeta(StrictModel):
             raise ValueError(f"tool {self.name!r}: the time key {self.time_key!r} cannot also be a series key")
         if len(set(self.series_keys)) != len(self.series_keys):
             raise ValueError(f"tool {self.name!r}: a series key is listed twice")
+        if self.revision_field is not None and self.fields and self.field(self.revision_field) is None:
+            raise ValueError(f"tool {self.name!r}: the revision field {self.revision_field!r} is not a record field")
         return self
 
     @property
@@ -230,11 +260,11 @@ def tool_description(meta: ToolMeta) -> str:
     converted from."""
     by_unit: dict[str, list[str]] = {}
     for f in meta.fields:
-        if f.unit and f.answerable:
-            by_unit.setdefault(f.unit, []).append(f.name)
+        if f.unit and f.answerable and f.unit_text:
+            by_unit.setdefault(f.unit_text, []).append(f.name)
     if not by_unit:
         return meta.description
-    parts = [f"{', '.join(names)} in {unit_phrase(unit)}" for unit, names in by_unit.items()]
+    parts = [f"{', '.join(names)} in {unit}" for unit, names in by_unit.items()]
     return f"{meta.description.rstrip('. ')}. Units: " + "; ".join(parts) + "."
 
 
@@ -251,6 +281,9 @@ def role_problems(meta: ToolMeta) -> list[str]:
     for f in meta.fields:
         if f.role in ("measure", "factor") and f.type not in ("number", "integer"):
             problems.append(f"field {f.name!r} is a {f.role} but has type {f.type!r}")
+    revision = meta.field(meta.revision_field) if meta.revision_field else None
+    if revision is not None and revision.role != "flag":
+        problems.append(f"revision field {revision.name!r} has role {revision.role!r}; a version marker is a flag, never an answer")
     for key in meta.series_keys:
         f = meta.field(key)
         if f is not None and f.role in ("measure", "factor", "date", "description"):

@@ -23,6 +23,13 @@ Semantics worth knowing:
 - A percentage change, a percentage difference or a ratio needs a positive base (issue 28):
   a payout ratio against a loss per share, or a growth rate from a loss, means nothing; the
   outcome is `empty` with a reason beginning "not meaningful:".
+- One version per period (issue 39): where records carry Tushare's `update_flag` (a statement a
+  later report restated comes back twice for one period: "0" as first reported, "1" restated),
+  every selection reads one version of each (instrument, key) before its mode applies
+  (`one_version`): `select.revision` "first" keeps the first-reported records only, "latest" (and
+  an unset revision) the latest version of each, restated where the clock has seen the
+  restatement. So a window never mixes versions and "the same quarter a year earlier" is the
+  comparative the company itself compares against.
 - Rounding is decimal ROUND_HALF_UP everywhere (2.675 → 2.68, −2.5 → −3), applied to the
   shortest decimal repr of the float, so that the answer is what a person rounding the shown
   number would write; a rounded zero is never rendered with a minus sign.
@@ -61,6 +68,10 @@ class ExtractionEmpty(Exception):
 class ExtractionError(Exception):
     """The response does not fit the extractor (bad path, type mismatch, ambiguity): `error`."""
 
+
+# Tushare's version marker of statement records (issue 39) and its two values.
+REVISION_FIELD = "update_flag"
+FIRST_REPORTED, RESTATED = "0", "1"
 
 TIE = "tie:"
 NOT_MEANINGFUL = "not meaningful:"
@@ -271,9 +282,27 @@ def _years_before(moment: dt.datetime, years: int) -> dt.datetime:
         return moment.replace(year=moment.year - years, day=28)
 
 
+def one_version(sel: Selection, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of one version of each (instrument, key) (module doc): unchanged when the
+    records carry no REVISION_FIELD; the first-reported ones for `revision` "first"; else, per
+    instrument and key, those of the greatest flag (the restated version where there is one)."""
+    if not records or REVISION_FIELD not in records[0]:
+        return records
+    if sel.revision == "first":
+        return [r for r in records if r.get(REVISION_FIELD) == FIRST_REPORTED]
+    newest: dict[tuple[Any, Any], Any] = {}
+    for r in records:
+        identity, flag = (r.get("ts_code"), r.get(sel.key)), r.get(REVISION_FIELD)
+        if flag is not None and (identity not in newest or str(flag) > str(newest[identity])):
+            newest[identity] = flag
+    return [r for r in records
+            if r.get(REVISION_FIELD) is None or newest.get((r.get("ts_code"), r.get(sel.key))) == r.get(REVISION_FIELD)]
+
+
 def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
             responses: Mapping[str, Any] | None = None) -> _Selected:
     sel = ref.select
+    records = one_version(sel, records)
     if sel.within is not None:
         # A screen reads the members' records only, before any mode: the latest session of a
         # cross-section of the whole market is the latest of its members, and a set of 50 costs

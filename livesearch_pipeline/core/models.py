@@ -146,8 +146,13 @@ class Selection(_OmitsUnsetExtensions):
     # a threshold ("how many constituents closed up": pct_chg above 0).
     within: Membership | None = None
     above: dict[str, float] | None = None
+    # Issue 39 (restatements): which version of a period a report restated the selection reads,
+    # where the records carry Tushare's `update_flag` ("0" as first reported, "1" restated):
+    # "first" the first-reported figures only, "latest" the latest version published by the
+    # clock (restated where restated). Unset reads "latest" (core/extract.py `one_version`).
+    revision: Literal["first", "latest"] | None = None
 
-    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("years_back", "within", "above")
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("years_back", "within", "above", "revision")
 
     @model_validator(mode="after")
     def _mode_fields(self) -> Selection:

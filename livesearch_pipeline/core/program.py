@@ -15,6 +15,7 @@ from livesearch_pipeline.core.catalog import Catalog, FieldType, ToolMeta
 from livesearch_pipeline.core.dates import resolve_date_spec
 from livesearch_pipeline.core.extract import (
     ORDERED_AGGREGATES,
+    REVISION_FIELD,
     ExtractionEmpty,
     ExtractionError,
     ExtractionNotMeaningful,
@@ -96,6 +97,10 @@ def _check_ref(ref: ValueRef, meta: ToolMeta | None, part: str) -> list[tuple[st
         problems.append(
             (f"{part}.select.key_fmt", f"{sel.key_fmt!r} differs from the {meta.name!r} time key format {meta.time_key_fmt!r}")
         )
+    if sel.revision is not None and meta.revision_field != REVISION_FIELD:
+        problems.append((f"{part}.select.revision",
+                         f"tool {meta.name!r} publishes one version of each record (it declares no revision field "
+                         f"{REVISION_FIELD!r})"))
     for name in sel.above or {}:
         bounded = meta.field(name)
         if bounded is not None and bounded.type not in NUMERIC_TYPES:

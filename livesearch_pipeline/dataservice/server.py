@@ -54,7 +54,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
 from livesearch_pipeline.core.calendars import CalendarRangeError, ensure_within_horizon
-from livesearch_pipeline.core.catalog import META_KEY, Catalog, FieldMeta, ToolMeta, tool_description, unit_phrase
+from livesearch_pipeline.core.catalog import META_KEY, Catalog, FieldMeta, ToolMeta, tool_description
 from livesearch_pipeline.core.client import ToolCallError, ToolClient
 from livesearch_pipeline.dataservice.catalog import (
     SERVICE_NAME,
@@ -224,7 +224,7 @@ def nullable_optionals(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _field_schema(field: FieldMeta) -> dict[str, Any]:
-    description = field.description + (f" [{unit_phrase(field.unit)}]" if field.unit else "")
+    description = field.description + (f" [{field.unit_text}]" if field.unit_text else "")
     return {"type": [_JSON_TYPES[field.type], "null"], "description": description}
 
 

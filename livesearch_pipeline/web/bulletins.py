@@ -28,7 +28,7 @@ import datetime as dt
 import functools
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from livesearch_pipeline.core.catalog import ToolMeta
 from livesearch_pipeline.web.corpus import Page, record_key
@@ -124,11 +124,12 @@ def exchange_name(exchange: str, lang: str) -> str:
     return exchange if names is None else names[0 if lang == "en" else 1]
 
 
-def bulletin_rows(*, exchange: str, lang: str, code: str, name: str, data: Fetched, since: dt.date, look: Look,
-                  seed: int) -> list[BulletinRow]:
+def bulletin_rows(*, exchange: str, lang: str, code: str, name: str | Callable[[dt.date], str], data: Fetched,
+                  since: dt.date, look: Look, seed: int) -> list[BulletinRow]:
     """The rows one entity contributes to its exchange's bulletins of one daily (weekly, monthly)
     data set: each record from `since` on (one record per period; series of several records a
-    period are not bulletin material)."""
+    period are not bulletin material). `name`: the entity's name, or its name on a session (a
+    renamed company is listed under the name it had that day)."""
     meta = data.meta
     if meta.time_key is None or any(len(group) != 1 for group in data.groups):
         return []
@@ -137,7 +138,12 @@ def bulletin_rows(*, exchange: str, lang: str, code: str, name: str, data: Fetch
     if not groups:
         return []
     table = history_table(meta, groups, look, seed, f"bulletin:{code}:{meta.name}")
-    return [BulletinRow(exchange, lang, meta.name, str(group[0].get(meta.time_key)), code, name, tuple(row[1:]),
+    def named(group: list[dict[str, Any]]) -> str:
+        if isinstance(name, str):
+            return name
+        return name(day_of(group[0].get(meta.time_key)) or since)
+
+    return [BulletinRow(exchange, lang, meta.name, str(group[0].get(meta.time_key)), code, named(group), tuple(row[1:]),
                         record_key(meta.name, code, group[0].get(meta.time_key)))
             for group, row in zip(groups, table.rows)]
 

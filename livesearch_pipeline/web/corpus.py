@@ -15,9 +15,10 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from livesearch_pipeline.core.extract import RESTATED
 from livesearch_pipeline.dataservice.market import DEFAULT_SEED
 
-CORPUS_VERSION = "2"
+CORPUS_VERSION = "3"
 
 
 class WebCorpusError(RuntimeError):
@@ -86,7 +87,10 @@ class Page:
         return type(self), tuple([getattr(self, name) for name in self.__slots__])
 
 
-def record_key(tool: str, subject: str | None, time_key: Any) -> str:
+def record_key(tool: str, subject: str | None, time_key: Any, revision: Any = None) -> str:
     """The identity of one record (or one time key's records) of a tool for an entity or a
-    market series: `tool|subject|time key`."""
-    return f"{tool}|{subject or ''}|{'' if time_key is None else time_key}"
+    market series: `tool|subject|time key`; a restated version of a period (issue 39: its
+    `update_flag` "1", a later report's comparative) `tool|subject|time key|restated`, the
+    first-reported one keeping the plain key."""
+    key = f"{tool}|{subject or ''}|{'' if time_key is None else time_key}"
+    return f"{key}|restated" if revision == RESTATED else key

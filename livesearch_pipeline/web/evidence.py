@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from livesearch_pipeline.core.executor import call_key
-from livesearch_pipeline.core.extract import ExtractionEmpty, ExtractionError, select_records
+from livesearch_pipeline.core.extract import REVISION_FIELD, ExtractionEmpty, ExtractionError, select_records
 from livesearch_pipeline.core.models import GoldAnswer, Question, ValueRef
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
 from livesearch_pipeline.dataservice.market import shared_market
@@ -182,7 +182,7 @@ def _link(where: str, call_id: str, tool: str, field: str, records: Sequence[Map
     # A cross-section (a session of every instrument, for a screen) names each record's own entity.
     keys = tuple(dict.fromkeys(
         record_key(tool, subject if subject is not None or not meta.entity_param else r.get(meta.entity_param),
-                   r.get(meta.time_key) if meta.time_key else None)
+                   r.get(meta.time_key) if meta.time_key else None, r.get(REVISION_FIELD))
         for r in records))
     values = tuple(r.get(field) for r in records)
     digest = None

@@ -201,7 +201,8 @@ def group_table(meta: ToolMeta, group: list[dict[str, Any]], look: Look, seed: i
     """One record: Item | Value | Unit rows. Several records of one time key (holders, segments,
     series): one row per record, one column per field."""
     lang, site = look.site.lang, look.site.key
-    fields = _shown_fields(meta)
+    # A figure's unit as its record states it (a Hong Kong company's statements in its reporting currency).
+    fields = [f.in_record_unit(group[0]) for f in _shown_fields(meta)] if group else _shown_fields(meta)
     if len(group) == 1:
         rows = []
         for f in fields:
@@ -228,6 +229,8 @@ def history_table(meta: ToolMeta, groups: Sequence[list[dict[str, Any]]], look: 
     lang = look.site.lang
     series = [f for f in meta.fields if f.name in meta.series_keys and f.name != meta.entity_param]
     fields = [f for f in _shown_fields(meta) if f.type in ("number", "integer") and f.name not in meta.series_keys]
+    if groups and groups[0]:
+        fields = [f.in_record_unit(groups[0][0]) for f in fields]  # one entity's records: one reporting currency
     units: dict[str, str | None] = {f.name: f.unit for f in fields}
     if look.site.restates and groups:
         sample = groups[0][0]

@@ -43,6 +43,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.core.catalog import ToolMeta
+from livesearch_pipeline.core.extract import REVISION_FIELD
 from livesearch_pipeline.dataservice.market.universe import Entity
 from livesearch_pipeline.web.bulletins import (
     BULLETIN_SESSIONS, PERIOD_BAR_TOOLS, ArchiveEntry, BulletinGroup, BulletinRow, archive_pages, archive_path,
@@ -59,7 +60,8 @@ from livesearch_pipeline.web.reader import (
     Fetched, Reader, month_start, published_on, release_date,
 )
 from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table, render_page
-from livesearch_pipeline.web.reports import Statement, continuation_number, report_document
+from livesearch_pipeline.web.company import company_facts, is_restated, version_heading
+from livesearch_pipeline.web.reports import REPORTS_BACK, Statement, continuation_number, periodic_reports, report_document
 from livesearch_pipeline.web.sites import (
     EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, RECENT_ROWS, SPAM_SITES, STATS, Site,
     coverage_probability,
@@ -88,7 +90,6 @@ _REPORT_TOOLS = {
 _FUND_REPORT_TOOLS = frozenset({"fund_portfolio"})
 _QUOTE_TOOL = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily", "index": "index_daily",
                "fund": "fund_nav"}
-REPORTS_BACK = 8
 # Calendar days fetched for daily tools other than the quote tool: a history table and a lag of
 # three updates fit; only the quote tool reaches back over the whole history window.
 RECENT_DAYS = 100
@@ -122,7 +123,8 @@ _MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "A
 
 
 def _keys(meta: ToolMeta, subject: str | None, groups: Sequence[list[dict[str, Any]]]) -> tuple[str, ...]:
-    return tuple(record_key(meta.name, subject, group[0].get(meta.time_key) if meta.time_key else None)
+    return tuple(record_key(meta.name, subject, group[0].get(meta.time_key) if meta.time_key else None,
+                            group[0].get(REVISION_FIELD))
                  for group in groups)
 
 
@@ -175,10 +177,16 @@ class CorpusGenerator:
         pages: list[Page] = []
         moves: list[tuple[str, str, dict[str, Any]]] = []
         rows: list[BulletinRow] = []
-        universe = self.reader.market.universe
+        names = self.reader.market.names
         for code in codes:
-            pages.extend(self._entity_pages(universe.get(code), moves, rows))
+            # Every page of an entity names it as on the web's day (market/names.py); a report or
+            # a month's history page as on its own date.
+            pages.extend(self._entity_pages(names.on(code, self.clock), moves, rows))
         return pages, moves, rows
+
+    def _named(self, entity: Entity, day: dt.date) -> Entity:
+        """The entity as it was named on `day` (no later than the web's day)."""
+        return self.reader.market.names.on(entity.code, min(day, self.clock))
 
     def bulletin_since(self, calendar: str, long: bool = False) -> dt.date:
         """The first session the exchanges' bulletins of this calendar keep (BULLETIN_SESSIONS back;
@@ -249,8 +257,8 @@ class CorpusGenerator:
                      else dt.date.min if tool in PERIOD_BAR_TOOLS
                      else self.bulletin_since(entity.calendar, tool in LONG_TOOLS))
             mine = bulletin_rows(exchange=entity.exchange, lang=lang, code=entity.code,
-                                 name=display_name(entity, lang), data=data, since=first, look=look,
-                                 seed=self.seed)
+                                 name=lambda day, e=entity, lang=lang: display_name(self._named(e, day), lang),
+                                 data=data, since=first, look=look, seed=self.seed)
             if mine:
                 rows.extend(mine)
                 archives.append((archive_path(entity.exchange, tool), tool))
@@ -258,7 +266,9 @@ class CorpusGenerator:
                                          before=since if depth == "bulletin" else None)
                    if quote_tool in fetched else [])
         pages: list[Page] = [self._filing_index(entity, fetched)]
-        pages.extend(self._reports(entity, fetched))
+        pages.extend(periodic_reports(entity, fetched, report_tools=_REPORT_TOOLS.get(entity.asset_class, ()),
+                                      market=self.reader.market, clock=self.clock, seed=self.seed,
+                                      named=lambda day: self._named(entity, day), make_page=self._page))
         pages.extend(monthly)
         report_tools = set(_REPORT_TOOLS.get(entity.asset_class, ()))
         for tool in tools:
@@ -321,14 +331,13 @@ class CorpusGenerator:
         weights, members = fetched.get("index_weight"), fetched.get("index_member")
         if site is None or not ((weights and weights.groups) or (members and members.groups)):
             return None
-        universe = self.reader.market.universe
         day = session_on_or_before("XSHG", self.clock)
         sections = {tool: self._cross_section(tool, day) for tool in CONSTITUENT_TOOLS
                     if tool in self.reader.specs and (self.config.tools is None or tool in self.config.tools)}
         return constituents_page(entity=entity, site=site, weights=weights, members=members, sections=sections,
                                  metas={t: self.reader.specs[t].meta for t in sections}, day=day,
                                  make_page=self._page, seed=self.seed,
-                                 name_of=lambda code: display_name(universe.get(code), site.lang))
+                                 name_of=lambda code: display_name(self.reader.market.names.on(code, day), site.lang))
 
     def _cross_section(self, tool: str, day: dt.date) -> dict[str, dict[str, Any]]:
         """Every instrument's record of `tool` on the session `day` (one call, kept for the run)."""
@@ -400,11 +409,11 @@ class CorpusGenerator:
                 by_month[month].append(group)
         months = sorted(by_month)
         lang = official_lang(entity)
-        name = display_name(entity, lang)
         look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
         pages = []
         for position, month in enumerate(months):
             groups = by_month[month]
+            name = display_name(self._named(entity, published_on(meta, groups[0], self.clock)), lang)
             year, number = int(month[:4]), int(month[5:])
             if lang == "zh":
                 period = f"{year}年{number:02d}月"
@@ -470,7 +479,7 @@ class CorpusGenerator:
                 shown = shown[:1]  # an obscure entity's weekly (monthly) bars: in the bulletins
             for index, group in enumerate(shown):
                 if meta.time_key is not None:
-                    blocks.append(Heading(str(group[0].get(meta.time_key)), level=3))
+                    blocks.append(Heading(version_heading(meta, group, lang), level=3))
                 blocks.append(group_table(meta, group, look, self.seed, f"{salt}:{index}"))
         kind = ("quote" if meta.name == _QUOTE_TOOL.get(entity.asset_class)
                 else "profile" if meta.refresh_class == "static" else "data")
@@ -498,6 +507,7 @@ class CorpusGenerator:
         else:
             title = f"{name} ({entity.code}) company page"
             lead = f"{entity.exchange} code {entity.code} ({ticker}), names: {names}. Quotes, filings, reports and news."
+        facts = company_facts(self.reader.market, entity, lang, self.clock)
         # A report's continuation pages are linked from the page before and after, not from here.
         own = [p for p in pages if p.site == "exchange" and continuation_number(p.path) is None]
         others = [p for p in pages if p.site != "exchange" and p.kind not in ("news", "spam")]
@@ -507,8 +517,9 @@ class CorpusGenerator:
                        for path, tool in archives)
         published = max((p.published for p in own), default=min(entity.list_date, self.clock))
         return self._page(site=EXCHANGE, kind="hub", path=f"/exchange/company/{entity.code}.html", lang=lang,
-                          title=title, published=min(published, self.clock), entity=entity.code, snippet=lead,
-                          blocks=[Paragraph(lead), Links(links)])
+                          title=title, published=min(published, self.clock), entity=entity.code,
+                          snippet=" ".join((lead, *(f.text for f in facts if isinstance(f, Paragraph))))[:400],
+                          blocks=[Paragraph(lead), *facts, Links(links)])
 
     def _data_page(self, entity: Entity, site: Site, data: Fetched, lag: int) -> Page:
         meta, group = data.meta, data.groups[lag]
@@ -579,6 +590,8 @@ class CorpusGenerator:
             if data is None:
                 continue
             for group in data.groups:
+                if is_restated(group):
+                    continue  # a comparative of a later report, listed under that report's period
                 day = published_on(data.meta, group, self.clock)
                 period = str(group[0].get("end_date") or "")
                 label = f"{title_zh if lang == 'zh' else title_en} {period}".strip()
@@ -601,58 +614,6 @@ class CorpusGenerator:
         return self._page(site=EXCHANGE, kind="filings", path=f"/exchange/filings/{entity.code}.html", lang=lang,
                           title=title, published=published, entity=entity.code,
                           snippet=f"{title}: {len(entries)}", blocks=blocks)
-
-    def _reports(self, entity: Entity, fetched: dict[str, Fetched]) -> Iterator[Page]:
-        tools = _REPORT_TOOLS.get(entity.asset_class)
-        if not tools or tools[0] not in fetched:
-            return
-        lang = official_lang(entity)
-        name = display_name(entity, lang)
-        by_period: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
-        for tool in tools:
-            data = fetched.get(tool)
-            if data is None:
-                continue
-            for group in data.groups:
-                period = group[0].get("end_date")
-                if isinstance(period, str):
-                    by_period[period][tool] = group
-        look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
-        back = ((f"/exchange/company/{entity.code}.html", name),
-                (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))
-        paginated = depth_of(entity.visibility) == "bulletin"
-        for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
-            statements = by_period[period]
-            blocks: list[Block] = []
-            records: list[str] = []
-            parts: list[Statement] = []
-            published = self.clock
-            for tool in tools:
-                group = statements.get(tool)
-                if group is None:
-                    continue
-                meta = fetched[tool].meta
-                published = min(published, published_on(meta, group, self.clock))
-                table = group_table(meta, group, look, self.seed, f"report:{entity.code}:{tool}:{period}")
-                blocks.append(Heading(tool_title(meta, lang)))
-                blocks.append(table)
-                records.append(record_key(tool, entity.code, period))
-                parts.append(Statement(tool_title(meta, lang), table, records[-1]))
-            blocks.append(Links(back))
-            title = (f"{name}（{entity.code}）{period}定期报告" if lang == "zh"
-                     else f"{name} ({entity.code}) periodic report for the period ended {period}")
-            if paginated:
-                # An obscure entity's report: a long document, walked page by page from its cover;
-                # its statements in the one-page report's order (income, balance sheet, cash flow,
-                # indicators), each on a page of its own.
-                yield from report_document(site=look.site, lang=lang, code=entity.code, name=name,
-                                           exchange=entity.exchange, period=period, title=title, published=published,
-                                           statements=parts, back=back, seed=self.seed, fund=False,
-                                           make_page=self._page)
-                continue
-            yield self._page(site=EXCHANGE, kind="report", path=f"/exchange/reports/{entity.code}/{period}.html",
-                             lang=lang, title=title, published=published, entity=entity.code,
-                             snippet=title, blocks=blocks, records=tuple(records))
 
     def _fund_reports(self, entity: Entity, data: Fetched) -> Iterator[Page]:
         """An obscure fund's periodic reports, one long document per published portfolio (its last
@@ -748,12 +709,11 @@ class CorpusGenerator:
     def wraps(self, moves: Sequence[tuple[str, str, dict[str, Any]]]) -> Iterator[Page]:
         """Daily market wraps (top gainers and losers of each exchange's session) from the entities' quotes."""
         names = {"XSHG": ("Shanghai/Shenzhen", "沪深"), "XHKG": ("Hong Kong", "港股"), "XNYS": ("New York", "美股")}
-        universe = self.reader.market.universe
         sessions: dict[str, dict[dt.date, list[tuple[Entity, dict[str, Any]]]]] = defaultdict(lambda: defaultdict(list))
         for calendar, code, record in moves:
             day = day_of(record.get("trade_date") or record.get("nav_date"))
             if day is not None:
-                sessions[calendar][day].append((universe.get(code), record))
+                sessions[calendar][day].append((self.reader.market.names.on(code, min(day, self.clock)), record))
         for calendar in sorted(sessions):
             for day in sorted(sessions[calendar]):
                 movers = [(e, r) for e, r in sessions[calendar][day]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from livesearch_pipeline.core.catalog import ToolMeta
+from livesearch_pipeline.core.extract import REVISION_FIELD
 from livesearch_pipeline.dataservice.catalog import ServiceConfig
 from livesearch_pipeline.dataservice.market import shared_market
 from livesearch_pipeline.dataservice.server import DataService
@@ -29,7 +30,9 @@ _WINDOW_DAYS = {"weekly": 60, "monthly": 200, "quarterly": 800, "annual": 1500}
 
 @dataclass
 class Fetched:
-    """Records of one tool for one entity (or none), newest first, grouped by time key."""
+    """Records of one tool for one entity (or none), newest first, grouped by time key; a period
+    a later report restated (issue 39) is two groups, the restated version first, each with its
+    own announcement date."""
 
     meta: ToolMeta
     groups: list[list[dict[str, Any]]]
@@ -78,11 +81,11 @@ class Reader:
         key = meta.time_key
         if key is None:
             return Fetched(meta, [[record] for record in result["items"]])
-        # One group per time key, newest first (records of several series may interleave).
+        # One group per time key (and version), newest first (records of several series may interleave).
         by_key: dict[Any, list[dict[str, Any]]] = {}
         for record in result["items"]:
-            by_key.setdefault(record.get(key), []).append(record)
-        ordered = sorted(by_key, key=lambda k: str(k), reverse=True)
+            by_key.setdefault((record.get(key), record.get(REVISION_FIELD)), []).append(record)
+        ordered = sorted(by_key, key=lambda k: (str(k[0]), str(k[1])), reverse=True)
         return Fetched(meta, [by_key[k] for k in ordered])
 
 

@@ -1,4 +1,10 @@
-"""An obscure entity's periodic report as the exchange publishes it: a long document, page by page.
+"""A company's periodic reports as its exchange publishes them (`periodic_reports`): one page per
+period for a visible entity, and for an obscure one a long document, page by page.
+
+Each report is kept as it was published (issue 39): its statements as first reported, its company
+named as on its date, its fiscal period and reporting currency stated ("Annual report for the year
+ended 31 March 2026 (fiscal 2026). Amounts in CNY."); a report that restated the same period a year
+earlier also prints that period's restated statements after its own, its comparative column.
 
 At bulletin depth (web/sites.py `depth_of`: visibility 0..3) a periodic report is not one page
 printing every statement but a document the way a real annual or interim report reads: a cover
@@ -14,7 +20,7 @@ statements); each statement page records exactly the record it prints. The searc
 the cover only: a statement is reached by walking the document from it (the evidence map counts
 that walk in a question's effort, web/evidence.py).
 
-Mid and high entities keep one report page per period (web/pages.py `_reports`).
+Mid and high entities keep one report page per period.
 """
 
 from __future__ import annotations
@@ -25,11 +31,23 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from livesearch_pipeline.web.corpus import Page
+from collections import defaultdict
+from typing import Any, Iterator
+
+from livesearch_pipeline.core.catalog import ToolMeta
+from livesearch_pipeline.core.extract import REVISION_FIELD
+from livesearch_pipeline.dataservice.market.reporting import FiscalCalendar, period_name
+from livesearch_pipeline.dataservice.market.universe import Entity
+from livesearch_pipeline.web.bulletins import day_of
+from livesearch_pipeline.web.company import is_restated
+from livesearch_pipeline.web.corpus import Page, record_key
+from livesearch_pipeline.web.formatting import Look, display_name, group_table, tool_title
+from livesearch_pipeline.web.reader import Fetched, published_on
 from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table
-from livesearch_pipeline.web.sites import Site, uniform
+from livesearch_pipeline.web.sites import EXCHANGE, EXCHANGE_EN, Site, depth_of, official_lang, uniform
 
 MakePage = Callable[..., Page]
+REPORTS_BACK = 8  # the periodic reports an entity's pages keep
 _CONTINUATION = re.compile(r"^/exchange/reports/[^/]+/[^/]+/p(\d+)\.html$")
 
 
@@ -179,10 +197,11 @@ def _sections(code: str, period: str, seed: int, fund: bool) -> tuple[list[tuple
 
 def report_document(*, site: Site, lang: str, code: str, name: str, exchange: str, period: str, title: str,
                     published: dt.date, statements: Sequence[Statement], back: Sequence[tuple[str, str]],
-                    seed: int, fund: bool, make_page: MakePage) -> list[Page]:
+                    seed: int, fund: bool, make_page: MakePage, note: str = "") -> list[Page]:
     """The cover and the pages of one periodic report (cover first). `back`: the cover's links to
-    the company page and the filing index; `make_page(site=, kind=, path=, lang=, title=,
-    published=, entity=, snippet=, blocks=, records=)` renders a page."""
+    the company page and the filing index; `note`: what the cover says of the report's fiscal
+    period and currency; `make_page(site=, kind=, path=, lang=, title=, published=, entity=,
+    snippet=, blocks=, records=)` renders a page."""
     before, after = _sections(code, period, seed, fund)
     fill = {"name": name, "code": code, "exchange": exchange, "period": period}
     # (section title, blocks, records) of each page after the cover, in order.
@@ -218,7 +237,7 @@ def report_document(*, site: Site, lang: str, code: str, name: str, exchange: st
         start, earlier, later, home = "Page 1", "Previous page", "Next page", "Report cover"
     pages = [make_page(site=site, kind="report", path=cover, lang=lang, title=title, published=published,
                        entity=code, snippet=lead,
-                       blocks=[Paragraph(lead), Paragraph(notice), Paragraph(contents),
+                       blocks=[Paragraph(lead), *([Paragraph(note)] if note else []), Paragraph(notice), Paragraph(contents),
                                Links(((page_path(code, period, 1), start), *back))],
                        records=())]
     for number, (section, blocks, records) in enumerate(bodies, start=1):
@@ -233,3 +252,91 @@ def report_document(*, site: Site, lang: str, code: str, name: str, exchange: st
         # Pages of a long document the search engine did not index: reached by reading on.
         pages.append(dataclasses.replace(page, indexed=False))
     return pages
+
+
+def periodic_reports(entity: Entity, fetched: dict[str, Fetched], *, report_tools: Sequence[str], market: Any,
+                     clock: dt.date, seed: int, named: Callable[[dt.date], Entity], make_page: MakePage) -> Iterator[Page]:
+    """The company's periodic reports (the last REPORTS_BACK), each as it was published: its
+    statements as first reported, named as on its date, with its fiscal period and currency
+    stated; a report that restated the same period a year earlier (issue 39) also prints that
+    period's restated statements, its comparative column, while the earlier report keeps its
+    figures as they were."""
+    tools = tuple(report_tools)
+    if not tools or tools[0] not in fetched:
+        return
+    lang = official_lang(entity)
+    by_period: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
+    restated: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
+    for tool in tools:
+        data = fetched.get(tool)
+        if data is None:
+            continue
+        for group in data.groups:
+            period = group[0].get("end_date")
+            if isinstance(period, str):
+                (restated if is_restated(group) else by_period)[period][tool] = group
+    look = Look(EXCHANGE if lang == "zh" else EXCHANGE_EN, None)
+    paginated = depth_of(entity.visibility) == "bulletin"
+    fundamentals = market.fundamentals
+    fiscal = fundamentals.fiscal(entity.code)
+    currency = fundamentals.reporting_currency(entity.code)
+    for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
+        statements = by_period[period]
+        published = min(published_on(fetched[tool].meta, group, clock) for tool, group in statements.items())
+        name = display_name(named(published), lang)
+        back = ((f"/exchange/company/{entity.code}.html", name),
+                (f"/exchange/filings/{entity.code}.html", "公告列表" if lang == "zh" else "Filings"))
+        end = day_of(period)
+        note = period_note(fiscal, end, currency, lang) if end is not None else ""
+        comparative = f"{int(period[:4]) - 1}{period[4:]}"
+        earlier = {tool: group for tool, group in restated.get(comparative, {}).items()
+                   if published_on(fetched[tool].meta, group, clock) == published}
+        blocks: list[Block] = [Paragraph(note)] if note else []
+        records: list[str] = []
+        parts: list[Statement] = []
+        for tool in tools:
+            for group, heading in ((statements.get(tool), tool_title(fetched[tool].meta, lang) if tool in fetched else ""),
+                                   (earlier.get(tool), restated_heading(fetched[tool].meta if tool in fetched else None,
+                                                                         comparative, lang))):
+                if group is None:
+                    continue
+                meta = fetched[tool].meta
+                table = group_table(meta, group, look, seed,
+                                    f"report:{entity.code}:{tool}:{period}" + (":restated" if is_restated(group) else ""))
+                blocks.append(Heading(heading))
+                blocks.append(table)
+                records.append(record_key(tool, entity.code, period if not is_restated(group) else comparative,
+                                      group[0].get(REVISION_FIELD)))
+                parts.append(Statement(heading, table, records[-1]))
+        blocks.append(Links(back))
+        title = (f"{name}（{entity.code}）{period}定期报告" if lang == "zh"
+                 else f"{name} ({entity.code}) periodic report for the period ended {period}")
+        if paginated:
+            # An obscure entity's report: a long document, walked page by page from its cover;
+            # its statements in the one-page report's order (income, balance sheet, cash flow,
+            # indicators), each on a page of its own.
+            yield from report_document(site=look.site, lang=lang, code=entity.code, name=name,
+                                       exchange=entity.exchange, period=period, title=title, published=published,
+                                       statements=parts, back=back, seed=seed, fund=False,
+                                       make_page=make_page, note=note)
+            continue
+        yield make_page(site=EXCHANGE, kind="report", path=f"/exchange/reports/{entity.code}/{period}.html",
+                         lang=lang, title=title, published=published, entity=entity.code,
+                         snippet=f"{title}. {note}" if note else title, blocks=blocks, records=tuple(records))
+
+
+def period_note(fiscal: FiscalCalendar, end: dt.date, currency: str, lang: str) -> str:
+    """What a report says of itself (issue 39): its fiscal period, and the currency its amounts
+    are in ("Annual report for the year ended 31 March 2026 (fiscal 2026). Amounts in CNY.")."""
+    name = period_name(fiscal, end, lang)
+    if lang == "zh":
+        return f"{name}，{fiscal.year(end)}财年。金额单位：{currency}。"
+    return f"{name[0].upper()}{name[1:]} (fiscal {fiscal.year(end)}). Amounts in {currency}."
+
+
+def restated_heading(meta: ToolMeta | None, period: str, lang: str) -> str:
+    """The heading of a report's restated comparative statement (issue 39)."""
+    title = tool_title(meta, lang) if meta is not None else ""
+    if lang == "zh":
+        return f"{title}（比较期间{period}，追溯调整后）"
+    return f"{title}: comparative period ended {period}, restated"

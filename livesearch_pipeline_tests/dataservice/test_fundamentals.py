@@ -9,7 +9,8 @@ import pytest
 
 from livesearch_pipeline.core.calendars import is_session
 from livesearch_pipeline.dataservice.market import Market
-from livesearch_pipeline.dataservice.market.fundamentals import forecast_type, quarter_end
+from livesearch_pipeline.dataservice.market.disclosures import forecast_type
+from livesearch_pipeline.dataservice.market.reporting import quarter_end, quarter_ends_back
 from livesearch_pipeline.dataservice.spec import ToolContext, ToolInputError
 from livesearch_pipeline.dataservice.tools.statements import TOOLS
 
@@ -98,10 +99,13 @@ def test_announcement_dates_follow_regulatory_lags(market, cn_codes, foreign_cod
                             9: dt.date(r.end_date.year, 10, 31), 12: dt.date(r.end_date.year + 1, 4, 30)}[r.end_date.month]
                 assert r.ann_date <= deadline
     hk, us = foreign_codes[0], foreign_codes[2]
-    assert {r.end_date.month for r in market.fundamentals.reports(hk)} == {6, 12}
+    # Half-yearly in Hong Kong: the interim and the annual report of the company's own fiscal year.
+    hk_fiscal = market.fundamentals.fiscal(hk)
+    assert {hk_fiscal.quarter(r.end_date) for r in market.fundamentals.reports(hk)} == {2, 4}
+    us_fiscal = market.fundamentals.fiscal(us)
     for r in market.fundamentals.reports(us):
         if market.universe.get(us).list_date < r.end_date:
-            limit = 60 if r.end_date.month == 12 else 40
+            limit = 60 if us_fiscal.quarter(r.end_date) == 4 else 40
             assert (r.ann_date - r.end_date).days <= limit
 
 
@@ -157,18 +161,25 @@ def test_statement_tools_show_only_announced_reports(market, cn_codes):
     assert all(r["ann_date"] < target.ann_date.strftime("%Y%m%d") for r in window)
     assert [r["end_date"] for r in on] == sorted((r["end_date"] for r in on), reverse=True)
     only = call(market, "cashflow", ts_code=code, period="20241231")
-    assert [r["end_date"] for r in only] == ["20241231"]
+    # One period: as first reported, and as restated where a later report restated it (newest first).
+    assert {r["end_date"] for r in only} == {"20241231"} and [r["update_flag"] for r in only] in (["0"], ["1", "0"])
 
 
 def test_fina_indicator_derives_from_statements(market, cn_codes):
     code = cn_codes[2]
-    income = {r["end_date"]: r for r in call(market, "income", ts_code=code)}
-    balance = {r["end_date"]: r for r in call(market, "balancesheet", ts_code=code)}
+    income = {(r["end_date"], r["update_flag"]): r for r in call(market, "income", ts_code=code)}
+    balance = {(r["end_date"], r["update_flag"]): r for r in call(market, "balancesheet", ts_code=code)}
     indicators = call(market, "fina_indicator", ts_code=code)
     assert len(indicators) == len(income)
+
+    def compared(end: str, announced: str) -> dict:
+        """The version of a period the company compared against: the latest announced by then."""
+        return max((r for (e, _), r in income.items() if e == end and r["ann_date"] <= announced),
+                   key=lambda r: (r["ann_date"], r["update_flag"]))
+
     for ind in indicators[:12]:
         end = ind["end_date"]
-        inc, bal = income[end], balance[end]
+        inc, bal = income[(end, ind["update_flag"])], balance[(end, ind["update_flag"])]
         end_day = dt.datetime.strptime(end, "%Y%m%d").date()
         shares = market.corporate.total_shares(code, end_day)
         assert ind["eps"] == round(inc["n_income_attr_p"] / shares, 4) == inc["basic_eps"]
@@ -176,10 +187,11 @@ def test_fina_indicator_derives_from_statements(market, cn_codes):
         assert ind["debt_to_assets"] == round(bal["total_liab"] / bal["total_assets"] * 100, 4)
         assert ind["current_ratio"] == round(bal["total_cur_assets"] / bal["total_cur_liab"], 4)
         assert ind["bps"] == round(bal["total_hldr_eqy_exc_min_int"] / shares, 4)
-        opening = balance[f"{end_day.year - 1}1231"]
+        opening = max((r for (e, _), r in balance.items() if e == f"{end_day.year - 1}1231" and r["ann_date"] <= ind["ann_date"]),
+                      key=lambda r: (r["ann_date"], r["update_flag"]))
         avg_equity = (opening["total_hldr_eqy_exc_min_int"] + bal["total_hldr_eqy_exc_min_int"]) / 2
         assert ind["roe"] == round(inc["n_income_attr_p"] / avg_equity * 100, 4)
-        prior = income[f"{end_day.year - 1}{end[4:]}"]
+        prior = compared(f"{end_day.year - 1}{end[4:]}", ind["ann_date"])
         assert ind["netprofit_yoy"] == round((inc["n_income_attr_p"] - prior["n_income_attr_p"]) / abs(prior["n_income_attr_p"]) * 100, 4)
         assert ind["or_yoy"] == round((inc["revenue"] - prior["revenue"]) / prior["revenue"] * 100, 4)
 
@@ -263,7 +275,11 @@ def test_audit_covers_annual_reports_only(market, cn_codes):
 def test_foreign_statement_tools(market, foreign_codes):
     hk, us = foreign_codes[0], foreign_codes[2]
     hk_rows = call(market, "hk_income", ts_code=hk)
-    assert hk_rows and {r["end_date"][4:] for r in hk_rows} == {"0630", "1231"} and hk_rows[0]["currency"] == "HKD"
+    hk_entity = market.universe.get(hk)
+    fiscal = market.fundamentals.fiscal(hk)
+    interim = quarter_ends_back(fiscal.year_end(2026), 2).strftime("%m%d")
+    assert hk_rows and {r["end_date"][4:] for r in hk_rows} == {interim, fiscal.mmdd}
+    assert {r["currency"] for r in hk_rows} == {hk_entity.reporting_currency}
     us_bs = call(market, "us_balancesheet", ts_code=us)
     assert us_bs[0]["currency"] == "USD"
     assert all(r["total_assets"] == r["total_liab"] + r["total_hldr_eqy_inc_min_int"] for r in us_bs)
@@ -271,8 +287,9 @@ def test_foreign_statement_tools(market, foreign_codes):
     us_indicator = call(market, "us_fina_indicator", ts_code=us)[0]
     assert us_indicator["end_date"] == us_income["end_date"]
     assert us_indicator["eps"] == us_income["basic_eps"]
-    assert set(us_indicator) == {"ts_code", "ann_date", "end_date", "currency", "eps", "bps", "roe", "roa", "grossprofit_margin",
-                                 "netprofit_margin", "debt_to_assets", "current_ratio", "or_yoy", "netprofit_yoy"}
+    assert set(us_indicator) == {"ts_code", "ann_date", "end_date", "currency", "end_type", "update_flag", "eps", "bps",
+                                 "roe", "roa", "grossprofit_margin", "netprofit_margin", "debt_to_assets", "current_ratio",
+                                 "or_yoy", "netprofit_yoy"}
 
 
 def test_bad_arguments_are_actionable(market, cn_codes, foreign_codes):

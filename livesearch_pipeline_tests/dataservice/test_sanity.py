@@ -13,7 +13,8 @@ from livesearch_pipeline.dataservice.market import Market
 from livesearch_pipeline.dataservice.market.fundamentals import is_financial
 from livesearch_pipeline.dataservice.market.prices import Bars, aggregate
 from livesearch_pipeline.dataservice.market.universe import BOARD_PREFIXES, _sh_main_board_number
-from livesearch_pipeline.dataservice.sanity import check_market, main, out_of_bounds
+from livesearch_pipeline.dataservice.market.sectors import plausible_range
+from livesearch_pipeline.dataservice.sanity import check_market, check_valuations, main, out_of_bounds
 from livesearch_pipeline.dataservice.server import DataService
 from livesearch_pipeline.web.formatting import third_party_figure
 
@@ -103,3 +104,40 @@ def test_the_command_prints_the_count_and_exits_0(capsys, monkeypatch) -> None:
     monkeypatch.setattr("livesearch_pipeline.dataservice.sanity.check_market", lambda day, seed: [])
     assert main(["--date", DAY.isoformat()]) == 0
     assert "0 impossible record(s) in the synthetic market as of 2026-12-01" in capsys.readouterr().out
+
+
+def test_banks_trade_at_real_multiples_and_below_twice_book(service: DataService) -> None:
+    banks = [e.code for e in service.market.universe.of_class("cn_equity") if e.industry == "银行"]
+    rows = [r for r in service.call("daily_basic", {"trade_date": "20261201"})["items"] if r["ts_code"] in banks]
+    assert len(rows) == len(banks) >= 3
+    assert all(3 <= r["pe_ttm"] <= 20 and r["pb"] < 2 for r in rows if r["pe_ttm"] is not None), rows
+    index = service.call("sw_daily", {"ts_code": "801010.SI", "trade_date": "20261201"})["items"][0]
+    assert 3 <= index["pe_ttm"] <= 20 and index["pb"] < 2, index
+
+
+def test_valuations_and_turnover_stay_in_their_sectors_documented_ranges(service: DataService) -> None:
+    assert check_valuations(service, DAY) == []
+    # The ranges are the documented ones: banks as analysts quote them, others around the sector band.
+    assert plausible_range("银行") == plausible_range("Banks") and plausible_range("银行").pe == (3.0, 20.0)
+    assert plausible_range("银行").pb[1] == 2.0
+    software = plausible_range("软件服务")
+    assert software.pe[0] < 30 < 65 < software.pe[1]
+
+
+def test_the_valuation_check_finds_an_outlier_and_an_index_trading_its_float_away(service: DataService,
+                                                                                 monkeypatch) -> None:
+    real_call = service.call
+    bank = next(e.code for e in service.market.universe.of_class("cn_equity") if e.industry == "银行")
+
+    def call(tool, args, *rest, **kw):
+        result = real_call(tool, args, *rest, **kw)
+        if tool == "daily_basic":  # the bank at 603729.SH's P/E of issue 40
+            result = {**result, "items": [{**r, "pe_ttm": 1517.2121} if r["ts_code"] == bank else r for r in result["items"]]}
+        if tool == "index_dailybasic":  # a 25-stock index trading 8% of its float a day
+            result = {**result, "items": [{**r, "turnover_rate_f": 8.09} for r in result["items"][:1]] + result["items"][1:]}
+        return result
+
+    monkeypatch.setattr(service, "call", call)
+    found = check_valuations(service, DAY)
+    assert [f.check for f in found] == ["valuation", "turnover"], [str(f) for f in found]
+    assert bank in found[0].where and "1517.2121" in found[0].detail and "3.0-20.0" in found[0].detail

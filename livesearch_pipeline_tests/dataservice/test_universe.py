@@ -51,8 +51,12 @@ def test_every_visibility_level_in_every_class(universe, asset_class):
 def test_codes_and_names_are_unique(universe):
     codes = [e.code for e in universe.entities]
     assert len(codes) == len(set(codes))
-    assert len({e.name for e in universe.entities}) == len(universe.entities)
-    assert len({e.name_en for e in universe.entities}) == len(universe.entities)
+    # One name per company: an H-share carries its A-share company's names, nothing else shares one.
+    companies = [e for e in universe.entities if universe.a_share_of(e.code) is None]
+    assert len({e.name for e in companies}) == len(companies)
+    assert len({e.name_en for e in companies}) == len(companies)
+    for h, a in universe.dual_listings.items():
+        assert (universe.get(h).name, universe.get(h).name_en) == (universe.get(a).name, universe.get(a).name_en)
 
 
 def test_names_are_in_the_market_language(universe):

@@ -46,6 +46,18 @@ class Market:
         return HolderEvents(self)
 
     @cached_property
+    def names(self):
+        from livesearch_pipeline.dataservice.market.names import Names
+
+        return Names(self)
+
+    @cached_property
+    def currencies(self):
+        from livesearch_pipeline.dataservice.market.currency import Currencies
+
+        return Currencies(self)
+
+    @cached_property
     def macro(self):
         from livesearch_pipeline.dataservice.market.macro import MacroModel
 

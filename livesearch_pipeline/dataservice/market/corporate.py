@@ -6,6 +6,17 @@ fixed by the price engine at the plan's announcement session (`yield x close`), 
 board sizes a payout, and read back from there. Share counts change only on ex-dates of bonus
 shares and splits; float shares also step up on unlock dates.
 
+A/H companies (issue 39): an A-share company with H-shares in Hong Kong has two classes of
+shares. Its total shares (`total_shares` of the A code: share capital, EPS, market value at the
+A price) count both; its float (`float_shares`) only the tradable A shares. The H-share code's
+own count is the H class, all of it tradable. Such a company pays cash but no bonus shares (a
+bonus issue would have to reach both classes on the same day).
+
+Bonus issues (送股/转增) come with annual, interim and some third-quarter plans (about one plan in
+six carries one), so a window of the last few months usually holds some ex-dates; Hong Kong and
+US companies split. Each changes the share count and the unadjusted price on its ex-date, where
+the adjustment factor steps (market/prices.py).
+
 Prefix stability: every schedule is drawn from generators keyed by year (or plan), with the same
 number of draws whatever the calendar's span, and an event is placed on the calendar only when
 the sessions it needs are known. Extending a calendar therefore adds later events and never moves,
@@ -140,8 +151,12 @@ class CorporateActions:
         return self._unlocks(code)
 
     def total_shares(self, code: str, date: dt.date) -> float:
-        """Total shares (股) outstanding after all ex-dates on or before `date`. Before the
-        first action this is the count at the start of the simulation (or at listing)."""
+        """Total shares (股) outstanding after all ex-dates on or before `date`, every class of an
+        A+H company on its A code. Before the first action this is the count at the start of the
+        simulation (or at listing)."""
+        return self._listed_class(code, date) + self.h_class_shares(code)
+
+    def _listed_class(self, code: str, date: dt.date) -> float:
         entity = self._equity(code)
         base = self._share_base(entity.code)
         multiplier = 1.0
@@ -151,12 +166,21 @@ class CorporateActions:
             multiplier *= action.share_multiplier
         return float(round(base * multiplier))
 
+    def h_class_shares(self, code: str) -> float:
+        """The H shares of the A-share company `code` (0 when it has none): 15-45% of its A shares
+        at the start of the simulation, unchanged since (no bonus issues, module doc)."""
+        if self.market.universe.h_share_of(code) is None:
+            return 0.0
+        return float(round(self._share_base(code) * (0.15 + 0.3 * unit_uniform(self.seed, code, "h-class")), -4))
+
     def float_shares(self, code: str, date: dt.date) -> float:
-        """Tradable shares (股) on `date`."""
-        return float(round(self.total_shares(code, date) * self.float_ratio(code, date)))
+        """Tradable shares (股) of the listed class on `date` (an A+H company's A shares)."""
+        return float(round(self._listed_class(code, date) * self.float_ratio(code, date)))
 
     def float_ratio(self, code: str, date: dt.date) -> float:
         entity = self._equity(code)
+        if self.market.universe.a_share_of(code) is not None:
+            return 1.0  # an H-share: the whole H class trades
         if entity.asset_class != "cn_equity":
             return _non_cn_float_ratio(self.seed, code)
         ratio = _initial_float_ratio(self.seed, entity)
@@ -169,17 +193,19 @@ class CorporateActions:
     def share_arrays(self, code: str, ordinals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Total and float shares (股) on each date (given as ordinals, ascending), vectorised."""
         entity = self._equity(code)
-        total = np.full(len(ordinals), float(self._share_base(code)))
+        listed = np.full(len(ordinals), float(self._share_base(code)))
         for action in self.actions(code):
-            total[ordinals >= action.ex_date.toordinal()] *= action.share_multiplier
-        total = np.round(total)
-        if entity.asset_class != "cn_equity":
+            listed[ordinals >= action.ex_date.toordinal()] *= action.share_multiplier
+        listed = np.round(listed)
+        if self.market.universe.a_share_of(code) is not None:
+            ratio = np.ones(len(ordinals))
+        elif entity.asset_class != "cn_equity":
             ratio = np.full(len(ordinals), _non_cn_float_ratio(self.seed, code))
         else:
             ratio = np.full(len(ordinals), _initial_float_ratio(self.seed, entity))
             for unlock in self._unlocks(code):
                 ratio[ordinals >= unlock.float_date.toordinal()] = unlock.float_ratio
-        return total, np.round(total * ratio)
+        return listed + self.h_class_shares(code), np.round(listed * ratio)
 
     def adj_factor_base(self, code: str) -> float:
         """The adjustment factor on the first simulated session: accumulated earlier history
@@ -234,6 +260,9 @@ class CorporateActions:
         return tuple(sorted(suspended))
 
     def _build_share_base(self, code: str) -> float:
+        company = self.market.universe.a_share_of(code)
+        if company is not None:
+            return self.h_class_shares(company)  # an H-share's count is its company's H class
         entity = self.market.universe.get(code)
         rng = generator(self.seed, code, "shares")
         log_shares = 8.3 + 0.15 * entity.visibility + rng.normal(0.0, 0.4)
@@ -281,7 +310,7 @@ class CorporateActions:
         return self._splits(code)
 
     def _cn_dividends(self, code: str) -> tuple[CorporateAction, ...]:
-        """Annual (and some interim) plans for each fiscal year, each drawn from its own
+        """Annual (and some interim and third-quarter) plans for each fiscal year, each drawn from its own
         generator. A plan is kept only when its ex-date falls in the year of its announcement,
         which is decided by that year's sessions alone (never by whether later years are known)."""
         entity = self.market.universe.get(code)
@@ -291,17 +320,20 @@ class CorporateActions:
         if not payer or not sessions:
             return ()
         base_yield = float(rng.uniform(0.004, 0.035))
+        dual_listed = self.market.universe.h_share_of(code) is not None
         actions: list[CorporateAction] = []
         for year in range(2014, SIMULATION_END.year + 1):
             plans = [("annual", dt.date(year, 12, 31))]
-            if generator(self.seed, code, "dividends", "interim?", year).random() < 0.15:
+            if generator(self.seed, code, "dividends", "interim?", year).random() < 0.25:
                 plans.append(("interim", dt.date(year, 6, 30)))
+            if generator(self.seed, code, "dividends", "q3?", year).random() < 0.08:
+                plans.append(("q3", dt.date(year, 9, 30)))
             for kind, end_date in plans:
                 rng = generator(self.seed, code, "dividends", kind, year)
                 pay = rng.random() < 0.85
-                bonus = rng.random() < 0.12
+                bonus = rng.random() < {"annual": 0.15, "interim": 0.2, "q3": 0.4}[kind]
                 jitter = [int(x) for x in rng.integers(0, 40, size=4)]
-                bonus_rate = float(rng.choice([0.2, 0.3, 0.5, 1.0])) if bonus else 0.0
+                bonus_rate = float(rng.choice([0.2, 0.3, 0.5, 1.0])) if bonus and not dual_listed else 0.0
                 bo_share = float(rng.choice([0.0, 0.5, 1.0]))
                 yield_draw = float(rng.uniform(0.6, 1.4))
                 if not pay or end_date < entity.list_date:
@@ -310,6 +342,10 @@ class CorporateActions:
                     plan_ann = dt.date(year + 1, 3, 15) + dt.timedelta(days=jitter[0])
                     agm = dt.date(year + 1, 5, 10) + dt.timedelta(days=jitter[1])
                     ex_target = agm + dt.timedelta(days=20 + jitter[2])
+                elif kind == "q3":
+                    plan_ann = dt.date(year, 10, 25) + dt.timedelta(days=jitter[0] // 4)
+                    agm = dt.date(year, 11, 12) + dt.timedelta(days=jitter[1] // 4)
+                    ex_target = agm + dt.timedelta(days=10 + jitter[2] // 4)
                 else:
                     plan_ann = dt.date(year, 8, 10) + dt.timedelta(days=jitter[0] // 2)
                     agm = dt.date(year, 9, 10) + dt.timedelta(days=jitter[1] // 2)
@@ -328,7 +364,7 @@ class CorporateActions:
                         code=code, action_id=f"{code}:{kind}:{end_date:%Y%m%d}", kind="dividend",
                         end_date=end_date, plan_ann_date=plan_ann, agm_date=agm, impl_ann_date=impl_ann,
                         record_date=record_date, ex_date=ex_date, pay_date=ex_date,
-                        dividend_yield=round(base_yield * yield_draw * (0.5 if kind == "interim" else 1.0), 5),
+                        dividend_yield=round(base_yield * yield_draw * (1.0 if kind == "annual" else 0.5), 5),
                         stk_bo_rate=round(bonus_rate * bo_share, 4), stk_co_rate=round(bonus_rate * (1 - bo_share), 4),
                         split_ratio=1.0,
                     )
@@ -341,11 +377,13 @@ class CorporateActions:
         return tuple(deduped)
 
     def _splits(self, code: str) -> tuple[CorporateAction, ...]:
-        """About three in ten HK/US companies split once, on a day drawn between about a year
+        """About four in ten HK/US companies split once, on a day drawn between about a year
         after their first simulated session and the end of the simulation, whatever the
         calendar's span; the split exists once its ex-date's session is known."""
+        if self.market.universe.a_share_of(code) is not None:
+            return ()  # an H-share follows its company's A-share (market/prices.py)
         rng = generator(self.seed, code, "splits")
-        splits, offset = rng.random() <= 0.3, float(rng.random())
+        splits, offset = rng.random() <= 0.4, float(rng.random())
         ratio = float(rng.choice([2.0, 3.0, 4.0, 5.0, 10.0]))
         sessions = self._trading_sessions(code)
         if not splits or not sessions:

@@ -25,11 +25,8 @@ from typing import Any
 import numpy as np
 
 from livesearch_pipeline.core.calendars import calendar_end as _calendar_end, session_dates
-from livesearch_pipeline.dataservice.market.fundamentals import (
-    FIRST_PERIOD_YEAR,
-    LAST_PERIOD_YEAR,
-    announcement_day,
-)
+from livesearch_pipeline.dataservice.market.fundamentals import FIRST_PERIOD_YEAR, LAST_PERIOD_YEAR
+from livesearch_pipeline.dataservice.market.reporting import announcement_day
 from livesearch_pipeline.dataservice.market.rng import GRID_END, WEEKDAY_GRID_START, SIMULATION_END, generator
 
 QUARTER_GRID = (LAST_PERIOD_YEAR - FIRST_PERIOD_YEAR + 1) * 4
@@ -136,7 +133,7 @@ class HolderEvents:
         rng = generator(self.seed, code, "holders-path")
         # Walks over every quarter of the fixed period grid, read at the reported periods: the
         # number of reports the calendar reaches does not move any drawn value.
-        rows = np.array([(r.end_date.year - FIRST_PERIOD_YEAR) * 4 + r.quarter - 1 for r in reports])
+        rows = np.array([(r.end_date.year - FIRST_PERIOD_YEAR) * 4 + (r.end_date.month - 1) // 3 for r in reports])
         start = np.concatenate([[rng.uniform(25, 55)], rng.uniform(0.3, 3.0, len(roster) - 1)])
         walk = np.exp(np.cumsum(rng.normal(0, 0.06, (QUARTER_GRID, len(roster))), axis=0))
         walk[:, 0] = np.exp(np.cumsum(rng.normal(0, 0.01, QUARTER_GRID)))

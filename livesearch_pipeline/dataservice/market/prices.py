@@ -20,6 +20,14 @@ Conventions (as the exchanges and Tushare publish them):
   each ex-date, so it moves on the ex-dates of the corporate-action table and nowhere else.
 - Index levels follow the float-cap weighted returns of their constituents, weights fixed at
   each month's last session (the `index_weight` table).
+- A stock's volatility is its sector's (market/sectors.py: a bank moves about half as much as a
+  chip maker); an A-share's daily turnover is lower the larger and better known the company (about
+  0.2-1% of its free float on a quiet day for the best known, 0.7-4% for the most obscure), so an
+  index of large caps trades what its constituents' free float allows.
+- An H-share of an A+H company (issue 39) trades at its A-share's price converted into HKD at the
+  day's rate (market/currency.py) less an A/H premium that wanders around the company's own level
+  (A-shares usually dearer, by 5-60%): its close is the A close / (HKD→CNY) / (1 + premium), on the
+  HKEX ticks; it has no corporate actions of its own.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from livesearch_pipeline.dataservice.market.rng import (
     generator,
     unit_uniform,
 )
+from livesearch_pipeline.dataservice.market.sectors import profile_of
 
 CHINEXT_20PCT_FROM = dt.date(2020, 8, 24)
 MEAN_REVERSION = 0.998  # per weekday: a log-price half-life of about 350 weekdays
@@ -59,7 +68,7 @@ class EquityParams:
 
 
 PARAMS = {
-    "cn_equity": EquityParams(0.012, 0.016, 5.0, 120.0, 2, 0.006, 0.03),
+    "cn_equity": EquityParams(0.012, 0.016, 5.0, 120.0, 2, 0.0015, 0.008),
     "hk_equity": EquityParams(0.011, 0.017, 0.3, 300.0, 3, 0.001, 0.006),
     "us_equity": EquityParams(0.010, 0.016, 5.0, 400.0, 2, 0.003, 0.012),
     "index": EquityParams(0.009, 0.004, 1.0, 5.0, 2, 0.002, 0.004),
@@ -222,7 +231,8 @@ class PriceModel:
     def _build_daily(self, code: str) -> Bars:
         entity = self.market.universe.get(code)
         if entity.asset_class in ("cn_equity", "hk_equity", "us_equity"):
-            bars, cash = self._simulate_equity(entity)
+            company = self.market.universe.a_share_of(code)
+            bars, cash = (self._h_share(entity, company), {}) if company else self._simulate_equity(entity)
             self._equity_runs[code] = (bars, cash)
             return bars
         if entity.asset_class == "index":
@@ -308,8 +318,9 @@ class PriceModel:
         ex_log = np.zeros(n)
         ex_log[ex_index] += np.log((1.0 - yields) / multipliers)
 
+        scale = profile_of(entity.industry).vol_scale
         returns, sigma = self._session_log_returns(
-            entity.code, entity.calendar, ordinals, params.market_vol, params.idio_vol, ex_jumps=ex_log
+            entity.code, entity.calendar, ordinals, params.market_vol * scale, params.idio_vol * scale, ex_jumps=ex_log
         )
         rng = generator(self.seed, entity.code, "bars")
         gap_noise = rng.normal(0.0, 0.3 * sigma, GRID_LENGTH)[grid]
@@ -317,6 +328,8 @@ class PriceModel:
         low_noise = np.abs(rng.normal(0.0, 0.45 * sigma, GRID_LENGTH))[grid]
         turnover_noise = np.exp(rng.normal(0.0, 0.35, GRID_LENGTH))[grid]
         base_turnover = float(rng.uniform(params.turnover_low, params.turnover_high))
+        if is_cn:
+            base_turnover *= math.exp(-0.15 * (entity.visibility - 5))  # large caps turn over less
         start_price = math.exp(rng.uniform(math.log(params.price_low), math.log(params.price_high)))
 
         if is_cn:
@@ -375,6 +388,39 @@ class PriceModel:
             total_share=total_share, float_share=float_share, ordinals=ordinals,
         )
         return bars, cash_by_action
+
+    def _h_share(self, entity, company: str) -> Bars:
+        """An A+H company's H-share (module doc): the A close converted into HKD less the A/H
+        premium, a mean-reverting log premium drawn on the weekday grid around the company's own
+        level; the session's range and turnover its own."""
+        a_bars = self.daily(company)
+        dates, ordinals = self._trading_dates(entity)
+        first = int(np.searchsorted(ordinals, a_bars.ordinals[0], "left")) if len(a_bars.dates) else len(dates)
+        dates, ordinals = dates[first:], ordinals[first:]
+        n = len(dates)
+        grid = weekday_grid(ordinals)
+        rng = generator(self.seed, entity.code, "h-share")
+        level = float(rng.uniform(math.log(1.05), math.log(1.6)))
+        premium = level + ornstein_uhlenbeck(rng.normal(0.0, 0.012, GRID_LENGTH), 0.985)[grid]
+        range_noise = rng.normal(0.0, 0.006, (3, GRID_LENGTH))[:, grid]
+        turnover = float(rng.uniform(0.001, 0.006)) * np.exp(rng.normal(0.0, 0.35, GRID_LENGTH))[grid]
+        a_index = np.searchsorted(a_bars.ordinals, ordinals, "right") - 1
+        hkd_per_cny = self.market.currencies.rates("CNY", "HKD", ordinals)
+        close = to_hk_ticks(a_bars.close[a_index] * hkd_per_cny / np.exp(premium))
+        first_pre = to_hk_ticks(np.array([close[0] if n else 1.0]))
+        pre = np.concatenate((first_pre, close[:-1]))[:n]
+        gap = a_bars.open[a_index] / a_bars.pre_close[a_index]
+        open_ = to_hk_ticks(pre * gap * np.exp(range_noise[0]))
+        high = np.maximum(to_hk_ticks(np.maximum(open_, close) * np.exp(np.abs(range_noise[1]))), np.maximum(open_, close))
+        low = np.minimum(to_hk_ticks(np.minimum(open_, close) * np.exp(-np.abs(range_noise[2]))), np.minimum(open_, close))
+        low = np.maximum(low, 0.001)
+        total_share, float_share = self.market.corporate.share_arrays(entity.code, ordinals)
+        vol = np.round(float_share * turnover / 100.0) * 100.0
+        amount = np.round(vol * (open_ + high + low + close) / 4.0, 2)
+        adj = np.full(n, self.market.corporate.adj_factor_base(entity.code))
+        return Bars(code=entity.code, dates=dates, open=open_, high=high, low=low, close=close, pre_close=pre,
+                    vol=vol, amount=amount, adj_factor=np.round(adj, 6), decimals=PARAMS["hk_equity"].decimals,
+                    total_share=total_share, float_share=float_share, ordinals=ordinals)
 
     def _global_index(self, entity, spec) -> Bars:
         params = PARAMS["index"]

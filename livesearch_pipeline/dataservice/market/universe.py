@@ -4,12 +4,21 @@ indices and funds.
 Names are assembled from syllable tables of uncommon characters (Chinese) and invented
 syllables (English), so no entity carries a real company's name; codes follow the real
 exchanges' formats (600xxx.SH, 300xxx.SZ, 00xxx.HK, 51xxxx.SH, ...). Everything is a pure
-function of the seed.
+function of the seed. An entity's `name` is the company's final name: the name in effect on a
+day is `market.names.on(code, day)` (market/names.py), which every tool and page asks.
+
+A/H dual listings (issue 39): some large A-share companies of the industries that list in Hong
+Kong (banks, brokers, insurers, energy, utilities, shipping, industrials, pharmaceuticals) also
+have H-shares on HKEX: the same company under the same names, its statements the A-share's in
+CNY, its own Hong Kong quote in HKD (`Universe.a_share_of` / `h_share_of`). Each listed company
+also has its reporting profile (market/reporting.py): the month its fiscal year ends in and the
+currency its statements are in.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from livesearch_pipeline.core.calendars import CALENDAR_START, session_dates
+from livesearch_pipeline.dataservice.market.reporting import fiscal_year_end_month, reporting_currency
 from livesearch_pipeline.dataservice.market.rng import generator
 
 ASSET_CLASSES = ("cn_equity", "hk_equity", "us_equity", "index", "fund")
@@ -37,6 +47,14 @@ class Entity:
     list_date: dt.date
     visibility: int
     market: str
+    # The reporting profile of a listed company (market/reporting.py): the month its fiscal year
+    # ends in, and the currency of its statements (None: its trading currency).
+    fy_end_month: int = 12
+    report_currency: str | None = None
+
+    @property
+    def reporting_currency(self) -> str:
+        return self.report_currency or self.currency
 
 
 @dataclass(frozen=True)
@@ -165,6 +183,7 @@ class Universe:
         entities: tuple[Entity, ...],
         index_specs: dict[str, IndexSpec],
         fund_specs: dict[str, FundSpec],
+        dual_listings: dict[str, str] | None = None,
     ) -> None:
         codes = [e.code for e in entities]
         duplicated = sorted({c for c in codes if codes.count(c) > 1})
@@ -174,6 +193,17 @@ class Universe:
         self.index_specs = index_specs
         self.fund_specs = fund_specs
         self._by_code = {e.code: e for e in entities}
+        # H-share code -> A-share code of the same company, and back.
+        self.dual_listings = dict(dual_listings or {})
+        self._h_of = {a: h for h, a in self.dual_listings.items()}
+
+    def a_share_of(self, code: str) -> str | None:
+        """The A-share of the company whose H-share is `code` (None for any other code)."""
+        return self.dual_listings.get(code)
+
+    def h_share_of(self, code: str) -> str | None:
+        """The H-share of the A-share company `code` (None when it has none)."""
+        return self._h_of.get(code)
 
     def get(self, code: str) -> Entity:
         entity = self._by_code.get(code)
@@ -559,6 +589,45 @@ def _funds(seed: int, names: _Names, indices: list[Entity], index_specs: dict[st
     return entities, specs
 
 
+# A-share industries whose large companies list H-shares too, and their Hong Kong industry.
+_AH_INDUSTRIES = {"银行": "金融", "证券": "金融", "保险": "金融", "煤炭开采": "能源", "火力发电": "公用事业",
+                  "新型电力": "公用事业", "水运": "物流", "建筑工程": "工业", "普钢": "工业", "汽车整车": "工业",
+                  "专用机械": "工业", "化工原料": "工业", "化学制药": "医疗保健", "全国地产": "地产"}
+AH_PAIRS = 14
+
+
+def _h_shares(seed: int, cn: list[Entity], hk: list[Entity]) -> tuple[list[Entity], dict[str, str]]:
+    """The H-shares of the largest, best-known A-share companies of the industries that dual-list
+    (`_AH_INDUSTRIES`, main boards, listed by 2020): each on its own Hong Kong code, listed on or
+    after its A-share, named as its company, reporting in CNY with a December year."""
+    rng = generator(seed, "universe", "ah")
+    candidates = [e for e in cn if e.market == "主板" and e.industry in _AH_INDUSTRIES and e.list_date <= dt.date(2020, 12, 31)]
+    noise = rng.normal(0.0, 1.5, len(candidates))
+    ranked = sorted(range(len(candidates)), key=lambda i: (-(candidates[i].visibility + noise[i]), candidates[i].code))
+    chosen = sorted((candidates[i] for i in ranked[:AH_PAIRS]), key=lambda e: e.code)
+    taken = {int(e.code.split(".")[0]) for e in hk}
+    shares, pairs = [], {}
+    for a in chosen:
+        number = _unique_numbers(rng, 1000, 4000, 1, taken)[0]
+        visibility = max(0, a.visibility - int(rng.integers(0, 3)))
+        listed = _trading_day("XHKG", _random_date(rng, max(a.list_date, dt.date(1999, 1, 4)), dt.date(2022, 12, 30)))
+        h = Entity(code=f"{number:05d}.HK", name=a.name, name_en=a.name_en, name_zh=a.name_zh, asset_class="hk_equity",
+                   exchange="HKEX", calendar="XHKG", currency="HKD", industry=_AH_INDUSTRIES[a.industry],
+                   list_date=max(listed, a.list_date), visibility=visibility, market="Main", fy_end_month=12,
+                   report_currency="CNY")
+        shares.append(h)
+        pairs[h.code] = a.code
+    return shares, pairs
+
+
+def _with_reporting_profile(seed: int, entity: Entity) -> Entity:
+    """A Hong Kong or US company with the month its fiscal year ends in and its reporting currency."""
+    return dataclasses.replace(
+        entity, fy_end_month=fiscal_year_end_month(seed, entity.code, entity.asset_class, entity.industry),
+        report_currency=reporting_currency(seed, entity.code, entity.asset_class, entity.industry, entity.currency),
+    )
+
+
 def build_universe(seed: int) -> Universe:
     names = _Names(generator(seed, "universe", "names"))
     cn = _cn_equities(seed, names)
@@ -566,4 +635,7 @@ def build_universe(seed: int) -> Universe:
     us = _us_equities(seed, names)
     indices, index_specs = _indices(seed, names, cn)
     funds, fund_specs = _funds(seed, names, indices, index_specs)
-    return Universe(tuple(cn + hk + us + indices + funds), index_specs, fund_specs)
+    h_shares, pairs = _h_shares(seed, cn, hk)
+    hk = [_with_reporting_profile(seed, e) for e in hk]
+    us = [_with_reporting_profile(seed, e) for e in us]
+    return Universe(tuple(cn + hk + h_shares + us + indices + funds), index_specs, fund_specs, pairs)

@@ -1,8 +1,17 @@
 """Hong Kong and US equity quote tools (service "hk_us"), Tushare Pro names and units:
-prices in HKD / USD, volume in shares, turnover in currency units."""
+prices in HKD / USD, volume in shares, turnover in currency units.
+
+Valuation across currencies (issue 39): `*_daily_adj` carries the trailing P/E and the P/B of the
+company, its price converted into the currency its statements are in at the day's closing bid
+rates (market/currency.py) times every share of the company (an A+H company's A and H shares)
+over its trailing-twelve-month parent net profit or its latest parent equity: a Hong Kong company
+reporting in CNY is valued in CNY, whatever currency it trades in. `total_mv` and `free_mv` stay
+in the trading currency and count the listed class (an H-share's H shares).
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from livesearch_pipeline.dataservice.market.prices import Bars
@@ -42,7 +51,9 @@ def _adj_fields(currency: str) -> list[F]:
         ("free_share", "number", "shares", "float shares", "流通股本（股）"),
         ("total_share", "number", "shares", "total shares", "总股本（股）"),
         ("free_mv", "number", currency, f"float market value (close x float shares), {currency}", f"流通市值（{currency}）"),
-        ("total_mv", "number", currency, f"total market value (close x total shares), {currency}", f"总市值（{currency}）"),
+        ("total_mv", "number", currency, f"total market value (close x total shares of the listed class), {currency}", f"总市值（{currency}）"),
+        ("pe_ttm", "number", None, "price-to-earnings ratio, trailing twelve months: the close converted into the reporting currency at the day's closing bid rates x all the company's shares / TTM parent net profit (blank for losses)", "市盈率（TTM，按报告币种折算）"),
+        ("pb", "number", None, "price-to-book ratio: the close converted into the reporting currency x all the company's shares / latest reported parent equity", "市净率（按报告币种折算）"),
     ]
 
 
@@ -50,7 +61,20 @@ def _daily_record(bars: Bars, k: int, pct_name: str) -> Record:
     return bar_record(bars, k, bars.decimals, pct_name)
 
 
-def _adj_record(bars: Bars, k: int, pct_name: str) -> Record:
+def company_valuation(ctx: ToolContext, code: str, close: float, currency: str, day: dt.date) -> dict[str, float | None]:
+    """The trailing P/E and the P/B of the company at `close` (in `currency`), in its reporting
+    currency (module doc); None where the base is not positive, as Tushare leaves them blank."""
+    market = ctx.market
+    fundamentals = market.fundamentals
+    company = fundamentals.company(code)
+    value = close * market.currencies.rate(currency, fundamentals.reporting_currency(code), day) \
+        * market.corporate.total_shares(company, day)
+    profit, book = fundamentals.ttm_net_profit(company, day), fundamentals.book_equity(company, day)
+    return {"pe_ttm": round(value / profit, 4) if profit is not None and profit > 0 else None,
+            "pb": round(value / book, 4) if book is not None and book > 0 else None}
+
+
+def _adj_record(ctx: ToolContext, bars: Bars, k: int, pct_name: str, currency: str) -> Record:
     close = float(bars.close[k])
     total, free = float(bars.total_share[k]), float(bars.float_share[k])
     record = bar_record(bars, k, bars.decimals, pct_name)
@@ -60,6 +84,7 @@ def _adj_record(bars: Bars, k: int, pct_name: str) -> Record:
         "turnover_ratio": round(float(bars.vol[k]) / free * 100, 4),
         "free_share": free, "total_share": total,
         "free_mv": round(close * free, 2), "total_mv": round(close * total, 2),
+        **company_valuation(ctx, bars.code, close, currency, bars.dates[k]),
     })
     return record
 
@@ -75,7 +100,7 @@ def _tools_for(prefix: str) -> list[ToolSpec]:
         return bar_query(ctx, args, f"{prefix}_daily", classes, ctx.market.prices.daily, lambda b, k: _daily_record(b, k, pct_name))
 
     def daily_adj(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
-        return bar_query(ctx, args, f"{prefix}_daily_adj", classes, ctx.market.prices.daily, lambda b, k: _adj_record(b, k, pct_name))
+        return bar_query(ctx, args, f"{prefix}_daily_adj", classes, ctx.market.prices.daily, lambda b, k: _adj_record(ctx, b, k, pct_name, currency))
 
     def adjfactor(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
         return bar_query(

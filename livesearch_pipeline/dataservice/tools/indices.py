@@ -72,19 +72,21 @@ def _members_snapshot(ctx: ToolContext, index: Entity, day: dt.date) -> list[tup
 
 
 def _valuation(ctx: ToolContext, members: list[tuple[str, float, float, float, float]], day: dt.date) -> dict[str, float | None]:
-    """Cap-weighted PE (TTM) and PB: total market value over total earnings / book equity of
-    the constituents that report them (loss makers count in the sum, as index providers do)."""
+    """Cap-weighted PE (TTM) and PB: total market value over total earnings of the constituents
+    that made a profit over the last twelve months (loss makers left out, as Wind's "PE(TTM),
+    excluding negatives": a member's write-down would otherwise shrink the sum towards zero), and
+    total market value over total book equity of those with positive equity (an A+H company's
+    market value counts every share at the A price, as `daily_basic`'s does)."""
     fundamentals = ctx.market.fundamentals
-    mv = profit = book = mv_book = mv_profit = 0.0
+    profit = book = mv_book = mv_profit = 0.0
     for code, close, total, _, _ in members:
         cap = close * total
-        mv += cap
         p = fundamentals.ttm_net_profit(code, day)
-        if p is not None:
+        if p is not None and p > 0:
             profit += p
             mv_profit += cap
         b = fundamentals.book_equity(code, day)
-        if b is not None:
+        if b is not None and b > 0:
             book += b
             mv_book += cap
     return {
@@ -185,7 +187,7 @@ def _index_member(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
             in_date = max(spec.base_date, member.list_date)
             if in_date > ctx.clock or (stock is not None and stock.code != code):
                 continue
-            records.append({"index_code": ind.code, "index_name": ind.name, "con_code": code, "con_name": member.name,
+            records.append({"index_code": ind.code, "index_name": ind.name, "con_code": code, "con_name": ctx.market.names.spell_on(code, ctx.clock).name,
                             "in_date": ymd(in_date), "out_date": None, "is_new": "Y"})
     records.sort(key=lambda r: (r["in_date"], r["con_code"]), reverse=True)
     return records
@@ -223,7 +225,7 @@ TOOLS: list[ToolSpec] = [
                       ("free_share", "number", "shares", "constituents' free-float shares", "当日自由流通股本（股）"),
                       ("turnover_rate", "number", "%", "turnover rate on total shares, percent", "换手率（%）"),
                       ("turnover_rate_f", "number", "%", "turnover rate on free-float shares, percent", "换手率（自由流通，%）"),
-                      ("pe_ttm", "number", None, "price-to-earnings (TTM): market value / constituents' TTM net profit", "市盈率（TTM）"),
+                      ("pe_ttm", "number", None, "price-to-earnings (TTM) of the profitable constituents: their market value / their TTM net profit (loss makers left out)", "市盈率（TTM）"),
                       ("pb", "number", None, "price-to-book: market value / constituents' parent equity", "市净率")]),
     make_tool(name="index_global", service="indices", asset_classes=["index"], params=_GLOBAL_PARAMS, handler=_index_global,
               calendar="XNYS", description="Fictional global index daily levels (US indices on XNYS, Hong Kong indices on XHKG sessions)",
@@ -239,7 +241,7 @@ TOOLS: list[ToolSpec] = [
                       ("pct_change", "number", "%", "percentage change, percent", "涨跌幅（%）"),
                       ("vol", "number", "10k shares", "volume, in 10 thousand shares", "成交量（万股）"),
                       ("amount", "number", "10k CNY", "turnover, in 10 thousand CNY", "成交额（万元）"),
-                      ("pe_ttm", "number", None, "price-to-earnings (TTM) of the members", "市盈率（TTM）"),
+                      ("pe_ttm", "number", None, "price-to-earnings (TTM) of the profitable members: their market value / their TTM net profit (loss makers left out)", "市盈率（TTM）"),
                       ("pb", "number", None, "price-to-book of the members", "市净率"),
                       ("float_mv", "number", "10k CNY", "members' float market value, 10 thousand CNY", "流通市值（万元）"),
                       ("total_mv", "number", "10k CNY", "members' total market value, 10 thousand CNY", "总市值（万元）")]),

@@ -167,7 +167,7 @@ def _hsgt_top10(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
                 total = turnover * 1000 * float(rng.uniform(0.05, 0.2))
                 buy = round(total * float(rng.uniform(0.3, 0.7)), 2)
                 close, pre = float(panel["close"][i, k]), float(panel["pre_close"][i, k])
-                records.append({"trade_date": ymd(day), "ts_code": code, "name": panel["entities"][i].name, "close": close,
+                records.append({"trade_date": ymd(day), "ts_code": code, "name": ctx.market.names.spell_on(code, day).name, "close": close,
                                 "change": round((close / pre - 1) * 100, 4), "rank": rank, "market_type": mtype,
                                 "amount": round(total, 2), "net_amount": round(2 * buy - total, 2), "buy": buy, "sell": round(total - buy, 2)})
     return records
@@ -187,10 +187,9 @@ def _hold_ratio(seed: int, code: str, bars: Bars) -> np.ndarray:
 def _hk_hold(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
     def build(bars: Bars, k: int) -> Record:
         ratio = float(_hold_ratio(ctx.seed, bars.code, bars)[k])
-        entity = ctx.market.universe.get(bars.code)
         code = bars.code.split(".")[0]
         return {"code": f"{'9' if bars.code.endswith('.SH') else '7'}{int(code) % 10000:04d}", "trade_date": ymd(bars.dates[k]),
-                "ts_code": bars.code, "name": entity.name, "vol": float(round(float(bars.total_share[k]) * ratio / 100, -2)),
+                "ts_code": bars.code, "name": ctx.market.names.spell_on(bars.code, bars.dates[k]).name, "vol": float(round(float(bars.total_share[k]) * ratio / 100, -2)),
                 "ratio": ratio, "exchange": "SH" if bars.code.endswith(".SH") else "SZ"}
 
     exchange = args.get("exchange")
@@ -235,8 +234,7 @@ def _margin_series(seed: int, code: str, bars: Bars) -> dict[str, np.ndarray]:
 
 def margin_detail_record(ctx: ToolContext, bars: Bars, k: int) -> Record:
     series = _margin_series(ctx.seed, bars.code, bars)
-    entity = ctx.market.universe.get(bars.code)
-    return {"trade_date": ymd(bars.dates[k]), "ts_code": bars.code, "name": entity.name,
+    return {"trade_date": ymd(bars.dates[k]), "ts_code": bars.code, "name": ctx.market.names.spell_on(bars.code, bars.dates[k]).name,
             **{key: float(series[key][k]) for key in ("rzye", "rqye", "rzmre", "rqyl", "rzche", "rqchl", "rqmcl", "rzrqye")}}
 
 
@@ -335,7 +333,7 @@ def _top_list(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
         close, pre = float(panel["close"][i, k]), float(panel["pre_close"][i, k])
         float_value = close * float(panel["float_share"][i, k])
         records.append({
-            "trade_date": ymd(day), "ts_code": code, "name": panel["entities"][i].name, "close": close,
+            "trade_date": ymd(day), "ts_code": code, "name": ctx.market.names.spell_on(code, day).name, "close": close,
             "pct_change": round((close / pre - 1) * 100, 4),
             "turnover_rate": round(float(panel["vol"][i, k]) * 100 / float(panel["float_share"][i, k]) * 100, 4),
             "amount": round(amount, 2), "l_sell": l_sell, "l_buy": l_buy, "l_amount": round(l_buy + l_sell, 2),
@@ -410,7 +408,7 @@ def _limit_list(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
             first = 9 * 60 + 30 + int(rng.integers(0, 330))
             first = first if first < 11 * 60 + 30 else first + 90
             records.append({
-                "trade_date": ymd(day), "ts_code": code, "name": panel["entities"][i].name, "close": float(close[i]),
+                "trade_date": ymd(day), "ts_code": code, "name": ctx.market.names.spell_on(code, day).name, "close": float(close[i]),
                 "pct_chg": round((float(close[i]) / pre - 1) * 100, 4),
                 "amp": round((float(panel["high"][i, k]) - float(panel["low"][i, k])) / pre * 100, 4),
                 "fc_ratio": round(sealed / (float(panel["amount"][i, k]) * 1000) * 100, 4),

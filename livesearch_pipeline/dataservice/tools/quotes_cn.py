@@ -327,7 +327,7 @@ def _bak_daily(ctx: ToolContext, args: dict[str, Any]) -> list[Record]:
         past = bars.vol[max(0, k - 5):k]
         total_share, float_share = float(bars.total_share[k]), float(bars.float_share[k])
         return {
-            "ts_code": bars.code, "trade_date": base["trade_date"], "name": entity.name,
+            "ts_code": bars.code, "trade_date": base["trade_date"], "name": ctx.market.names.spell_on(bars.code, bars.dates[k]).name,
             "pct_change": base["pct_change"], "close": base["close"], "change": base["change"],
             "open": base["open"], "high": base["high"], "low": base["low"], "pre_close": base["pre_close"],
             "vol_ratio": round(float(bars.vol[k]) / float(past.mean()), 2) if len(past) else None,
@@ -441,6 +441,8 @@ def minute_path(seed: int, code: str, day: dt.date, open_: float, high: float, l
         path[1 + int(rng.integers(0, n - 1))] = high
     if low < bottom and not (path == low).any():
         candidates = np.nonzero(path[1:-1] != high)[0]
+        if not len(candidates):  # every inner minute at the high (a one-tick range): any but the first
+            candidates = np.arange(1, n - 1)
         path[1 + int(candidates[int(rng.integers(0, len(candidates)))])] = low
     opens, closes = path[:-1], path[1:]
     u_shape = 1.0 + 2.0 * (np.linspace(-1, 1, n) ** 2) + rng.random(n) * 0.5

@@ -14,8 +14,8 @@ import datetime as dt
 from typing import Any
 
 from livesearch_pipeline.core.calendars import CALENDAR_START, get_calendar, session_dates
-from livesearch_pipeline.dataservice.market.fundamentals import announcement_day, earliest_session_on_or_after
-from livesearch_pipeline.dataservice.market.rng import SIMULATION_END, generator, stable_hash
+from livesearch_pipeline.dataservice.market.reporting import FiscalCalendar, announcement_day, earliest_session_on_or_after
+from livesearch_pipeline.dataservice.market.rng import generator, stable_hash
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
 from livesearch_pipeline.dataservice.tools.statements import (
     YMD,
@@ -30,7 +30,6 @@ from livesearch_pipeline.dataservice.tools.statements import (
 
 EXCHANGE_CALENDARS = {"SSE": "XSHG", "SZSE": "XSHG", "HKEX": "XHKG", "NYSE": "XNYS", "NASDAQ": "XNYS"}
 CAL_FIRST_DAY = dt.date(2015, 1, 1)
-RENAME_LATEST = SIMULATION_END  # renames are drawn up to this fixed date, whatever the calendar's span
 
 _PROVINCES = (
     ("浙江", "杭州"), ("江苏", "南京"), ("广东", "深圳"), ("上海", "上海"), ("北京", "北京"), ("山东", "济南"),
@@ -94,7 +93,8 @@ def _stock_basic(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]
             continue
         if args.get("market") and e.market != args["market"]:
             continue
-        name = name_on(ctx, e, ctx.clock)
+        named = ctx.market.names.on(e.code, ctx.clock)
+        name = named.name
         if args.get("name") and args["name"] not in name:
             continue
         member = hs.get(e.code)
@@ -104,9 +104,10 @@ def _stock_basic(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]
         province, _ = _region(e.code)
         rows.append({
             "ts_code": e.code, "symbol": e.code.split(".")[0], "name": name, "area": province,
-            "industry": e.industry, "fullname": f"{name}股份有限公司", "enname": f"{e.name_en} Co., Ltd.",
+            "industry": e.industry, "fullname": f"{name}股份有限公司", "enname": f"{named.name_en} Co., Ltd.",
             "market": e.market, "exchange": e.exchange, "curr_type": e.currency, "list_status": "L",
             "list_date": ymd(e.list_date), "delist_date": None, "is_hs": is_hs,
+            "h_code": ctx.market.universe.h_share_of(e.code),
         })
     return sorted(rows, key=lambda r: r["ts_code"])
 
@@ -118,11 +119,16 @@ def _hk_basic(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
     for e in _listed(ctx, "hk_equity"):
         if args.get("ts_code") and e.code != args["ts_code"]:
             continue
+        named = ctx.market.names.on(e.code, ctx.clock)
+        a_code = ctx.market.universe.a_share_of(e.code)
         rows.append({
-            "ts_code": e.code, "name": e.name, "fullname": f"{e.name}有限公司", "enname": f"{e.name_en} Limited",
+            "ts_code": e.code, "name": named.name,
+            "fullname": f"{named.name}股份有限公司" if a_code else f"{named.name}有限公司",
+            "enname": f"{named.name_en} Co., Ltd." if a_code else f"{named.name_en} Limited",
             "market": e.market, "list_status": "L", "list_date": ymd(e.list_date), "delist_date": None,
             "trade_unit": float([100, 200, 500, 1000, 2000][stable_hash(ctx.seed, "lot", e.code) % 5]),
             "isin": f"HK{stable_hash(ctx.seed, 'isin', e.code) % 10**10:010d}", "curr_type": e.currency,
+            "fy_end": FiscalCalendar(e.fy_end_month).mmdd, "report_curr": e.reporting_currency, "a_code": a_code,
         })
     return sorted(rows, key=lambda r: r["ts_code"])
 
@@ -140,6 +146,7 @@ def _us_basic(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append({
             "ts_code": e.code, "name": e.name_zh, "enname": e.name_en, "classify": classify, "list_status": "L",
             "list_date": ymd(e.list_date), "delist_date": None, "exchange": e.exchange,
+            "fy_end": FiscalCalendar(e.fy_end_month).mmdd, "report_curr": e.reporting_currency,
         })
     return sorted(rows, key=lambda r: r["ts_code"])
 
@@ -250,7 +257,7 @@ def _stock_company(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any
             "ts_code": e.code, "com_name": f"{name_on(ctx, e, ctx.clock)}股份有限公司", "com_id": f"91{stable_hash(ctx.seed, 'credit', e.code) % 10**16:016d}",
             "exchange": e.exchange, "chairman": managers.get("董事长"), "manager": managers.get("总经理"),
             "secretary": managers.get("董事会秘书"), "reg_capital": round(total / 1e4, 4), "setup_date": ymd(setup),
-            "province": province, "city": city, "introduction": f"{e.name}是一家{e.industry}行业公司(合成市场虚构实体)",
+            "province": province, "city": city, "introduction": f"{name_on(ctx, e, ctx.clock)}是一家{e.industry}行业公司(合成市场虚构实体)",
             "website": _web(e), "email": f"ir@{_web(e).removeprefix('www.')}",
             "office": f"{province}省{city}市高新区{int(rng.integers(1, 999))}号" if province not in ("上海", "北京") else f"{city}市浦东新区{int(rng.integers(1, 999))}号",
             "employees": int(rng.integers(300, 60000) * (1 + e.visibility / 5)),
@@ -316,53 +323,27 @@ def _stk_managers(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]
     return rows
 
 
-def _name_history(ctx: ToolContext, entity) -> list[tuple[str, dt.date, str]]:
-    """(name, effective date, reason), oldest first: about a quarter of the companies were
-    renamed once, on a session between a year after listing and RENAME_LATEST (a fixed date, not
-    the calendar's horizon, so extending the calendar moves no rename). A rename whose session
-    the calendar does not reach yet is not in the history: the old name is still in effect."""
-    rng = generator(ctx.seed, "namechange", entity.code)
-    history = []
-    if rng.uniform() < 0.25:
-        old = entity.name[:2] + ("科技" if not entity.name.endswith("科技") else "实业")
-        earliest = max(entity.list_date + dt.timedelta(days=400), dt.date(2015, 3, 1))
-        span = max(0, (RENAME_LATEST - earliest).days)
-        target = earliest + dt.timedelta(days=int(rng.integers(0, span + 1)))
-        sessions = session_dates("XSHG")
-        i = bisect.bisect_left(sessions, target)
-        history = [(old, entity.list_date, "其他")]
-        if i < len(sessions):
-            history.append((entity.name, sessions[i], "改名"))
-    else:
-        history = [(entity.name, entity.list_date, "其他")]
-    return history
-
-
 def name_on(ctx: ToolContext, entity, day: dt.date) -> str:
-    """The short name in effect on `day` (the listing name before any rename)."""
-    current = entity.name
-    for name, effective, _ in _name_history(ctx, entity):
-        if effective <= day:
-            current = name
-    return current
+    """The short name in effect on `day` (market/names.py: the listing name before any rename)."""
+    return ctx.market.names.spell_on(entity.code, day).name
 
 
 def _namechange(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
     code = args.get("ts_code")
     if code is None:
         raise ToolInputError("namechange needs ts_code (e.g. 600519.SH)")
-    entity = entity_of(ctx, code, ("cn_equity",))
+    entity_of(ctx, code, ("cn_equity",))
     start, end = optional_date(args, "start_date"), optional_date(args, "end_date")
     last = min(ctx.clock, end) if end else ctx.clock
-    history = [h for h in _name_history(ctx, entity) if h[1] <= last]
+    history = [h for h in ctx.market.names.history(code) if h.start <= last]
     rows = []
-    for i, (name, effective, reason) in enumerate(history):
-        if start is not None and effective < start:
+    for i, spell in enumerate(history):
+        if start is not None and spell.start < start:
             continue
-        until = history[i + 1][1] - dt.timedelta(days=1) if i + 1 < len(history) else None
+        until = history[i + 1].start - dt.timedelta(days=1) if i + 1 < len(history) else None
         rows.append({
-            "ts_code": code, "name": name, "start_date": ymd(effective), "end_date": ymd(until),
-            "ann_date": ymd(announcement_day("XSHG", effective - dt.timedelta(days=3))), "change_reason": reason,
+            "ts_code": code, "name": spell.name, "start_date": ymd(spell.start), "end_date": ymd(until),
+            "ann_date": ymd(spell.ann_date), "change_reason": spell.reason,
         })
     rows.reverse()
     return rows
@@ -391,7 +372,7 @@ def _new_share(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
         total = ctx.market.corporate.total_shares(e.code, e.list_date)
         amount = round(total * 0.25 / 1e4, 2)
         rows.append({
-            "ts_code": e.code, "sub_code": ("732" if e.code.endswith(".SH") else "3") + e.code[3:6], "name": e.name,
+            "ts_code": e.code, "sub_code": ("732" if e.code.endswith(".SH") else "3") + e.code[3:6], "name": name_on(ctx, e, ipo_date),
             "ipo_date": ymd(ipo_date), "issue_date": ymd(issue_date) if issue_date <= ctx.clock else None,
             "amount": amount, "market_amount": round(amount * 0.3, 2), "price": price,
             "pe": round(float(rng.uniform(18, 23)), 2), "limit_amount": round(amount * 0.001, 2),
@@ -505,7 +486,8 @@ def _build_tools() -> list[ToolSpec]:
                     fld("market", "text", None, "board (主板/创业板/科创板)", "市场类型"), fld("exchange", "text", None, "exchange (SSE/SZSE)", "交易所代码"),
                     fld("curr_type", "text", None, "trading currency", "交易货币"), fld("list_status", "text", None, "listing status (L listed)", "上市状态"),
                     fld("list_date", "date", None, "listing date", "上市日期"), fld("delist_date", "date", None, "delisting date", "退市日期"),
-                    fld("is_hs", "text", None, "Stock Connect eligibility: N no, H Shanghai Connect, S Shenzhen Connect", "是否沪深港通标的(N否 H沪股通 S深股通)")],
+                    fld("is_hs", "text", None, "Stock Connect eligibility: N no, H Shanghai Connect, S Shenzhen Connect", "是否沪深港通标的(N否 H沪股通 S深股通)"),
+                    fld("h_code", "code", None, "the Hong Kong H-share code of the same company (A+H dual listing); empty otherwise", "对应H股代码(A+H)")],
             params=[ts_code_param(False), ParamSpec("name", "str", "name substring"), ParamSpec("exchange", "str", "SSE or SZSE", enum=("SSE", "SZSE")),
                     ParamSpec("market", "str", "board: 主板, 创业板, 科创板"), ParamSpec("list_status", "str", "L listed, D delisted, P paused", enum=("L", "D", "P")),
                     ParamSpec("is_hs", "str", "Stock Connect flag N, H or S", enum=("N", "H", "S"))],
@@ -568,23 +550,30 @@ def _build_tools() -> list[ToolSpec]:
             handler=_new_share,
         ),
         make_tool(
-            name="hk_basic", description="Hong Kong listed companies: code, names, board, listing date, board lot, ISIN", asset_classes=["hk_equity"],
+            name="hk_basic", roles={"fy_end": "code", "report_curr": "code"},
+            description="Hong Kong listed companies: code, names, board, listing date, board lot, ISIN, fiscal year end, reporting currency, the A-share of an A+H company", asset_classes=["hk_equity"],
             entity_param="ts_code", time_key=None, calendar="XHKG",
             fields=[_CODE, _NAME, fld("fullname", "text", None, "full name", "全称"), fld("enname", "text", None, "English name", "英文名称"),
                     fld("market", "text", None, "board (Main/GEM)", "市场类别"), fld("list_status", "text", None, "listing status", "上市状态"),
                     fld("list_date", "date", None, "listing date", "上市日期"), fld("delist_date", "date", None, "delisting date", "退市日期"),
                     fld("trade_unit", "number", "shares", "board lot, shares", "交易单位(股)"), fld("isin", "text", None, "ISIN code", "ISIN代码"),
-                    fld("curr_type", "text", None, "trading currency", "货币代码")],
+                    fld("curr_type", "text", None, "trading currency", "货币代码"),
+                    fld("fy_end", "text", None, "fiscal year end, MMDD (0331: the year ended 31 March; 1231: December)", "财政年度截止日(MMDD)"),
+                    fld("report_curr", "text", None, "currency of the financial statements (CNY, HKD or USD; may differ from the trading currency)", "财务报告币种"),
+                    fld("a_code", "code", None, "the A-share code of the same company for an H-share (A+H dual listing); empty otherwise", "对应A股代码(A+H)")],
             params=[ts_code_param(False, "00700.HK"), ParamSpec("list_status", "str", "L listed", enum=("L", "D", "P"))],
             handler=_hk_basic, **ref,
         ),
         make_tool(
-            name="us_basic", description="US listed companies: ticker, names, class (EQ/ADR), listing date, exchange", asset_classes=["us_equity"],
+            name="us_basic", roles={"fy_end": "code", "report_curr": "code"},
+            description="US listed companies: ticker, names, class (EQ/ADR), listing date, exchange, fiscal year end", asset_classes=["us_equity"],
             entity_param="ts_code", time_key=None, calendar="XNYS",
             fields=[_CODE, fld("name", "text", None, "Chinese name (empty for most US names)", "中文名称"), fld("enname", "text", None, "English name", "英文名称"),
                     fld("classify", "text", None, "security class: EQ common stock, ADR depositary receipt", "分类"),
                     fld("list_status", "text", None, "listing status", "上市状态"), fld("list_date", "date", None, "listing date", "上市日期"),
-                    fld("delist_date", "date", None, "delisting date", "退市日期"), fld("exchange", "text", None, "exchange (NYSE/NASDAQ)", "交易所")],
+                    fld("delist_date", "date", None, "delisting date", "退市日期"), fld("exchange", "text", None, "exchange (NYSE/NASDAQ)", "交易所"),
+                    fld("fy_end", "text", None, "fiscal year end, MMDD (0630: the year ended 30 June, named by the calendar year it ends in)", "财政年度截止日(MMDD)"),
+                    fld("report_curr", "text", None, "currency of the financial statements", "财务报告币种")],
             params=[ts_code_param(False, "AAPL"), ParamSpec("classify", "str", "EQ or ADR", enum=("EQ", "ADR")), ParamSpec("list_status", "str", "L listed", enum=("L", "D", "P"))],
             handler=_us_basic, **ref,
         ),

@@ -6,7 +6,17 @@ filter on the announcement date, as in Tushare), inside that window. `period` se
 period (a quarter end, YYYYMMDD). Records come newest period first. The record time key is
 `end_date` (the report period); the handlers, not the time key, enforce announcement dates.
 
-Amounts are in 元 (CNY) for A-shares, HKD for HK and USD for US companies; income and cash flow
+Restatements (issue 39): a period a later report restated has two records, as Tushare returns
+them: `update_flag` "0" as first reported (with its own `ann_date`) and "1" as restated (the later
+report's `ann_date`, visible only from then on); newest announcement first within a period. A
+program reads one of them (`select.revision`, core/extract.py: the latest published by default).
+
+Fiscal years: `end_type` is the fiscal period (1 first quarter, 2 half year, 3 nine months, 4 the
+fiscal year), flows are cumulative from the start of the company's fiscal year (a Hong Kong
+company's year may end on 31 March, a US one's on 30 June or 30 September; `hk_basic`/`us_basic`
+`fy_end`). Amounts are in 元 (CNY) for A-shares; a Hong Kong or US company's are in its reporting
+currency, named by each record's `currency` (a Hong Kong company may report in CNY or USD while
+trading in HKD; an H-share's statements are its A-share company's, in CNY). Income and cash flow
 lines are cumulative year-to-date, balance sheet lines are period-end balances.
 """
 
@@ -16,14 +26,15 @@ import datetime as dt
 from typing import Any, Callable, Iterable
 
 from livesearch_pipeline.core.catalog import DateParamMeta, FieldMeta, ToolMeta, with_roles
+from livesearch_pipeline.core.extract import REVISION_FIELD
 from livesearch_pipeline.dataservice.market.fundamentals import (
     NOT_REPORTED_BY_FINANCIALS,
     Report,
     derive_indicators,
     indicator_inputs,
     is_financial,
-    is_quarter_end,
 )
+from livesearch_pipeline.dataservice.market.reporting import is_quarter_end
 from livesearch_pipeline.dataservice.spec import ParamSpec, ToolContext, ToolInputError, ToolSpec
 
 YMD = "%Y%m%d"
@@ -49,13 +60,15 @@ def make_tool(
     series_keys: Iterable[str] = (),
 ) -> ToolSpec:
     """`roles` overrides derived field roles; `series_keys` names the fields that tell apart
-    several series on one time key (see core.catalog.ToolMeta)."""
+    several series on one time key (see core.catalog.ToolMeta); a tool whose records carry
+    `update_flag` declares it as the field telling versions apart (`revision_field`)."""
     meta = ToolMeta(
         name=name, service=service, description=description, asset_classes=asset_classes, role=role,
         entity_param=entity_param,
         date_params=[DateParamMeta(name=n, fmt=f, role=r) for n, f, r in date_params],
         time_key=time_key, time_key_fmt=time_key_fmt if time_key else None, calendar=calendar,
         refresh_class=refresh_class, fields=with_roles(fields, roles), series_keys=list(series_keys),
+        revision_field=REVISION_FIELD if any(f.name == REVISION_FIELD for f in fields) else None,
     )
     return ToolSpec(meta=meta, params=tuple(params), handler=handler)
 
@@ -118,16 +131,19 @@ def announcement_window(ctx: ToolContext, args: dict[str, Any]) -> tuple[dt.date
     return first, last
 
 
-def visible_reports(ctx: ToolContext, args: dict[str, Any], code: str) -> list[Report]:
-    """Reports of `code` announced inside the caller's window, newest period first."""
+def visible_reports(ctx: ToolContext, args: dict[str, Any], code: str, *, versions: bool = True) -> list[Report]:
+    """Report versions of `code` announced inside the caller's window (first-reported and
+    restated; only the first-reported with `versions=False`), newest period first, the newest
+    announcement first within a period."""
     first, last = announcement_window(ctx, args)
     period = parse_period(args["period"]) if args.get("period") is not None else None
+    fundamentals = ctx.market.fundamentals
     reports = [
-        r for r in ctx.market.fundamentals.reports(code)
+        r for r in (fundamentals.versions(code) if versions else fundamentals.reports(code))
         if r.ann_date <= last and (first is None or r.ann_date >= first)
         and (period is None or r.end_date == period)
     ]
-    return sorted(reports, key=lambda r: r.end_date, reverse=True)
+    return sorted(reports, key=lambda r: (r.end_date, r.ann_date, r.update_flag), reverse=True)
 
 
 def _comp_type(industry: str) -> str:
@@ -235,6 +251,7 @@ _HEAD_FIELDS = [
     fld("report_type", "text", None, "report type: 1 = consolidated statements", "报表类型(1合并报表)"),
     fld("comp_type", "text", None, "company type: 1 general, 2 bank, 3 insurance, 4 securities", "公司类型(1一般工商业 2银行 3保险 4证券)"),
     fld("end_type", "text", None, "period type: 1 Q1, 2 half-year, 3 Q3, 4 annual", "报告期类型(1一季报 2半年报 3三季报 4年报)"),
+    fld("update_flag", "text", None, "version: 0 as first reported, 1 restated by a later report (its comparative)", "更新标识(0首次披露 1追溯调整)"),
 ]
 
 
@@ -272,9 +289,11 @@ def _statement_handler(
                 record.update(
                     f_ann_date=ymd(report.ann_date), end_date=ymd(report.end_date), report_type="1",
                     comp_type=_comp_type(entity.industry), end_type=str(report.quarter),
+                    update_flag=report.update_flag,
                 )
             else:
-                record.update(end_date=ymd(report.end_date), currency=entity.currency)
+                record.update(end_date=ymd(report.end_date), currency=entity.reporting_currency,
+                              end_type=str(report.quarter), update_flag=report.update_flag)
             if with_eps:
                 eps = round(report.values["n_income_attr_p"] / report.values["total_share"], 4)
                 record.update(basic_eps=eps, diluted_eps=eps)
@@ -293,6 +312,7 @@ def _as_reported(record: dict[str, Any], industry: str | None) -> dict[str, Any]
     return record
 
 
+_UPDATE_FLAG = _HEAD_FIELDS[-1]
 _EPS_FIELDS = [
     fld("basic_eps", "number", "CNY", "basic earnings per share, year to date (parent net profit / period-end shares), CNY", "基本每股收益(元)"),
     fld("diluted_eps", "number", "CNY", "diluted earnings per share, year to date, CNY", "稀释每股收益(元)"),
@@ -331,14 +351,18 @@ def _indicator_handler(classes: tuple[str, ...], currency_fields: bool = False):
         code = args["ts_code"]
         entity = entity_of(ctx, code, classes)
         visible = visible_reports(ctx, args, code)
-        # Comparison reports were announced before the report itself, hence always known with it.
-        everything = list(ctx.market.fundamentals.reports(code))
+        # Comparison reports were announced before (or with) the report itself, hence always
+        # known with it: the versions the company compared against (market/fundamentals.py).
+        fundamentals = ctx.market.fundamentals
+        everything = fundamentals.versions(code)
+        fiscal = fundamentals.fiscal(code)
         records = []
         for report in visible:
-            begin, prior = indicator_inputs(everything, report)
+            begin, prior = indicator_inputs(everything, report, fiscal)
             record: dict[str, Any] = {"ts_code": code, "ann_date": ymd(report.ann_date), "end_date": ymd(report.end_date)}
             if currency_fields:
-                record["currency"] = entity.currency
+                record.update(currency=entity.reporting_currency, end_type=str(report.quarter))
+            record["update_flag"] = report.update_flag
             record.update(derive_indicators(report, begin, prior))
             records.append(_as_reported(record, entity.industry))
         return records
@@ -372,7 +396,7 @@ def _a_share_tools() -> list[ToolSpec]:
         make_tool(
             name="fina_indicator", description="A-share financial indicators derived from the statements of each report period (per-share values, margins, returns, leverage, growth)",
             fields=[fld("ts_code", "code", None, "stock code", "股票代码"), fld("ann_date", "date", None, "announcement date", "公告日期"),
-                    fld("end_date", "date", None, "report period end", "报告期")]
+                    fld("end_date", "date", None, "report period end", "报告期"), _UPDATE_FLAG]
             + [fld(n, t, u, d, z) for n, t, u, d, z in INDICATOR_FIELDS],
             params=_statement_params()[:5], handler=_indicator_handler(cn), **common,
         ),
@@ -448,7 +472,7 @@ def _mainbz_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, An
     entity = entity_of(ctx, code, ("cn_equity",))
     kind = args.get("type") or "P"
     records = []
-    for report in visible_reports(ctx, {k: v for k, v in args.items() if k != "type"}, code):
+    for report in visible_reports(ctx, {k: v for k, v in args.items() if k != "type"}, code, versions=False):
         if report.quarter not in (2, 4):
             continue
         for seg in ctx.market.fundamentals.disclosures.main_business(code, report, kind):
@@ -483,7 +507,7 @@ def _audit_handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any
     code = args["ts_code"]
     entity_of(ctx, code, ("cn_equity",))
     records = []
-    for report in visible_reports(ctx, args, code):
+    for report in visible_reports(ctx, args, code, versions=False):
         if report.quarter != 4:
             continue
         records.append({"ts_code": code, "ann_date": ymd(report.ann_date), "end_date": ymd(report.end_date),
@@ -579,26 +603,36 @@ _FOREIGN_CASHFLOW = [l for l in CASHFLOW_LINES if l[0] in ("n_cashflow_act", "c_
 _FOREIGN_INDICATORS = ("eps", "bps", "roe", "roa", "grossprofit_margin", "netprofit_margin", "debt_to_assets", "current_ratio", "or_yoy", "netprofit_yoy")
 
 
+def _in_reporting_currency(fields: list[FieldMeta], currency: str) -> list[FieldMeta]:
+    """Amount fields whose unit is each record's `currency` (the usual one: `currency`)."""
+    return [f.model_copy(update={"unit_field": "currency"}) if f.unit == currency else f for f in fields]
+
+
 def _foreign_tools(prefix: str, asset_class: str, currency: str, calendar: str, example: str, cadence: str) -> list[ToolSpec]:
     classes = (asset_class,)
     base = dict(service="hk_us", asset_classes=[asset_class], entity_param="ts_code", date_params=_STATEMENT_DATES,
                 time_key="end_date", calendar=calendar, refresh_class="quarterly")
     head = [fld("ts_code", "code", None, "stock code", "股票代码"), fld("ann_date", "date", None, "announcement date", "公告日期"),
-            fld("end_date", "date", None, "report period end", "报告期"), fld("currency", "text", None, "reporting currency", "报告币种")]
-    word = f"{currency}, simplified wide layout; {cadence}"
+            fld("end_date", "date", None, "report period end (a calendar quarter end; the fiscal year may end in March, June or September)", "报告期"),
+            fld("currency", "text", None, "reporting currency of the amounts (HKD, CNY or USD; may differ from the trading currency)", "报告币种"),
+            fld("end_type", "text", None, "fiscal period: 1 first quarter, 2 half year (interim), 3 nine months, 4 fiscal year (annual report)", "报告期类型(财年:1一季 2中期 3前三季 4全年)"),
+            _HEAD_FIELDS[-1]]
+    word = f"in the reporting currency (usually {currency}), simplified wide layout, year to date from the fiscal year's start; {cadence}"
     ind = [fld(n, t, (currency if u == "CNY" else u), d, z.replace("(元)", f"({currency})")) for n, t, u, d, z in INDICATOR_FIELDS if n in _FOREIGN_INDICATORS]
+    ind = _in_reporting_currency(ind, currency)
     params = _statement_params(example)[:5]
-    eps_fields = [fld("basic_eps", "number", currency, f"basic EPS, year to date, {currency}", f"基本每股收益({currency})"),
-                  fld("diluted_eps", "number", currency, f"diluted EPS, year to date, {currency}", f"稀释每股收益({currency})")]
+    eps_fields = _in_reporting_currency(
+        [fld("basic_eps", "number", currency, f"basic EPS, year to date, {currency}", f"基本每股收益({currency})"),
+         fld("diluted_eps", "number", currency, f"diluted EPS, year to date, {currency}", f"稀释每股收益({currency})")], currency)
     return [
         make_tool(name=f"{prefix}_income", description=f"{asset_class.split('_')[0].upper()} income statement ({word}), year-to-date amounts",
-                  fields=head + eps_fields + _line_fields(_FOREIGN_INCOME, currency, currency), params=params,
+                  fields=head + eps_fields + _in_reporting_currency(_line_fields(_FOREIGN_INCOME, currency, currency), currency), params=params,
                   handler=_statement_handler(_FOREIGN_INCOME, classes, with_head=False, with_eps=True), **base),
         make_tool(name=f"{prefix}_balancesheet", description=f"{asset_class.split('_')[0].upper()} balance sheet at period ends ({word})",
-                  fields=head + _line_fields(_FOREIGN_BALANCE, currency, currency), params=params,
+                  fields=head + _in_reporting_currency(_line_fields(_FOREIGN_BALANCE, currency, currency), currency), params=params,
                   handler=_statement_handler(_FOREIGN_BALANCE, classes, with_head=False), **base),
         make_tool(name=f"{prefix}_cashflow", description=f"{asset_class.split('_')[0].upper()} cash flow statement ({word}), year-to-date amounts",
-                  fields=head + _line_fields(_FOREIGN_CASHFLOW, currency, currency), params=params,
+                  fields=head + _in_reporting_currency(_line_fields(_FOREIGN_CASHFLOW, currency, currency), currency), params=params,
                   handler=_statement_handler(_FOREIGN_CASHFLOW, classes, with_head=False), **base),
         make_tool(name=f"{prefix}_fina_indicator", description=f"{asset_class.split('_')[0].upper()} financial indicators derived from the statements ({word})",
                   fields=head + ind, params=params, handler=_foreign_indicator_handler(classes), **base),
@@ -609,7 +643,7 @@ def _foreign_indicator_handler(classes: tuple[str, ...]):
     inner = _indicator_handler(classes, currency_fields=True)
 
     def handler(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
-        keep = ("ts_code", "ann_date", "end_date", "currency", *_FOREIGN_INDICATORS)
+        keep = ("ts_code", "ann_date", "end_date", "currency", "end_type", "update_flag", *_FOREIGN_INDICATORS)
         return [{k: r[k] for k in keep} for r in inner(ctx, args)]
 
     return handler
@@ -618,6 +652,6 @@ def _foreign_indicator_handler(classes: tuple[str, ...]):
 TOOLS: list[ToolSpec] = [
     *_a_share_tools(),
     *_disclosure_tools(),
-    *_foreign_tools("hk", "hk_equity", "HKD", "XHKG", "00700.HK", "half-yearly reports (interim and annual)"),
+    *_foreign_tools("hk", "hk_equity", "HKD", "XHKG", "00700.HK", "half-yearly reports (interim and annual; an A+H company every quarter)"),
     *_foreign_tools("us", "us_equity", "USD", "XNYS", "AAPL", "quarterly reports"),
 ]

@@ -1,7 +1,8 @@
 """Non-data tools of the embedded service: the pipeline recognises them by role and never
 builds a gold program on them.
 
-- `search` (role "search"): name or code fragment -> instruments.
+- `search` (role "search"): name or code fragment -> instruments, named as on the clock (a
+  former name finds the company too, which it then lists under `former_names`).
 - `realtime_quote` (role "intraday"): a live snapshot; it has no date argument, so its answer
   cannot be re-dated, which is exactly why it is excluded. Derived from the daily bar of the
   clock's session, stamped at that exchange's close (the service clock has day resolution).
@@ -54,17 +55,19 @@ def search(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any]]:
     if not keyword:
         raise ToolInputError("argument 'keyword' is blank; pass part of a name or code")
     asset_class = _asset_class_arg(args)
+    names = ctx.market.names
     return [
         {
             "ts_code": e.code,
             "name": e.name,
             "name_en": e.name_en,
+            "former_names": ",".join(s.name for s in names.former(e.code, ctx.clock)) or None,
             "asset_class": e.asset_class,
             "exchange": e.exchange,
             "market": e.market,
             "list_date": e.list_date.strftime("%Y%m%d"),
         }
-        for e in ctx.market.universe.search(keyword)
+        for e in names.search(keyword, ctx.clock)
         if asset_class is None or e.asset_class == asset_class
     ]
 
@@ -94,7 +97,7 @@ def realtime_quote(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, Any
     return [
         {
             "ts_code": entity.code,
-            "name": entity.name,
+            "name": ctx.market.names.spell_on(entity.code, ctx.clock).name,
             "date": bar["trade_date"],
             "time": CLOSE_TIME[entity.calendar],
             "price": price,
@@ -129,7 +132,8 @@ def entity_visibility(ctx: ToolContext, args: dict[str, Any]) -> list[dict[str, 
         entities = universe.of_class(asset_class) if asset_class else list(universe.entities)
         entities = sorted(entities, key=lambda e: e.code)
     return [
-        {"ts_code": e.code, "name": e.name, "asset_class": e.asset_class, "visibility": e.visibility}
+        {"ts_code": e.code, "name": ctx.market.names.spell_on(e.code, ctx.clock).name, "asset_class": e.asset_class,
+         "visibility": e.visibility}
         for e in entities
     ]
 
@@ -157,6 +161,7 @@ TOOLS: list[ToolSpec] = [
                 _f("ts_code", "code", "instrument code"),
                 _f("name", "text", "display name in the market's language"),
                 _f("name_en", "text", "English name"),
+                _f("former_names", "text", "earlier short names of the company, newest first, comma separated (empty: none)"),
                 _f("asset_class", "text", "instrument class"),
                 _f("exchange", "text", "listing exchange or publisher"),
                 _f("market", "text", "market board"),
