@@ -7,7 +7,7 @@ programs (two entities compared; a value at a date resolved by another tool). On
 catalog role is `measure` (and `label`, for reference records) become answers; a response with
 several series per time key (currency pairs, exchanges, holders, constituents, segments) is
 enumerated one series at a time, pinned in `where`. The multi-step question families
-(construction/families.py) are drafted from the same explored responses. All candidates are executed twice with the
+(construction/families/) are drafted from the same explored responses. All candidates are executed twice with the
 core executor; a candidate survives only if both executions returned the same non-null answer
 and no filter drops it. With a point-in-time service (`open_at`) and two workers, the second
 execution runs in a forked process (which inherits the explored, warm market) while this one
@@ -519,7 +519,7 @@ async def enumerate_candidates(
                          key=lambda e: e.visibility)
         pairs = [(covered[i], covered[(i + len(covered) // 2) % len(covered)]) for i in range(len(covered))
                  if len(covered) > 1]
-        # Two instruments compared: their returns over the same sessions (construction/families.py),
+        # Two instruments compared: their returns over the same sessions (construction/families/),
         # each against one far and one near on the visibility scale.
         near = [(covered[i], covered[(i + 1) % len(covered)]) for i in range(len(covered)) if len(covered) > 2]
         drafts.extend(_family_draft(d) for d in compare_family_drafts(catalog, [*pairs, *near]))
@@ -531,7 +531,7 @@ async def enumerate_candidates(
                 if recs:
                     drafts.extend(resolved_date_drafts(bar, target, e, recs, counts))
 
-    # Multi-step question families (construction/families.py), on a spread of the covered
+    # Multi-step question families (construction/families/), on a spread of the covered
     # instruments of each class; the responses they read are explored first.
     covered_by_tool = family_targets(catalog, [e for t, e in targets if not is_series_tool(t)])
     extra = [(catalog.get(name), e) for name, group in covered_by_tool.items() for e in group
@@ -591,7 +591,7 @@ async def enumerate_candidates(
         if again_status != "ok" or again_answer != answer.answer:
             counts.drop("unstable")
             continue
-        # A pick among named instruments (construction/families.py) answers with one of them.
+        # A pick among named instruments (construction/families/) answers with one of them.
         if d.program.extract.pick is None and _echoes(answer, answer.args):
             counts.drop("echo_of_argument")
             continue

@@ -559,7 +559,7 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
     # A Chinese text names an FX pair in Chinese ("美元兑离岸人民币" for USDCNH.FXCM).
     series = tuple((*forms, *filter(None, (_pair_zh(x, lexicon) for x in forms if "/" in x)))
                    for forms in series_forms(c))
-    # A pick among named instruments (construction/families.py, issue 29) names every choice,
+    # A pick among named instruments (construction/families/, issue 29) names every choice,
     # its answer among them: that is the question, not a give-away.
     answer = f.observed_answer if fmt.kind == "text" and c.program.extract.pick is None else None
     freq = lexicon.bars.get(f.tool)
@@ -695,7 +695,7 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "series": [forms[-1] for forms in series_forms(candidate)],
         "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
         "date_resolved_by": facts.ref_description,
-        # A multi-step family: the chain the text must state, step by step (construction/families.py).
+        # A multi-step family: the chain the text must state, step by step (construction/families/).
         "chain": families.chain_en(candidate) if families.family_of(candidate) is not None else None,
         "answer_format": fmt.model_dump(mode="json", exclude_defaults=True),
         "unit_en": unit_phrase_en(fmt).lstrip(", ") or None,

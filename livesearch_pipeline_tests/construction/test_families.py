@@ -1,4 +1,4 @@
-"""The multi-step question families (construction/families.py, issue 20) on the embedded market.
+"""The multi-step question families (construction/families/, issue 20) on the embedded market.
 
 Each family is drafted from explored responses as enumeration does, validated against the
 catalog, executed by the core executor at a fixed clock, and its answer checked by hand from
