@@ -57,6 +57,8 @@ VOLUME_DAY_BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "
 BEST_MONTH_WINDOWS = (12, 24)
 BEST_MONTH_BARS = {"cn_equity": "monthly", "index": "index_monthly"}
 BEST_MONTH_FIELDS = ("close", "amount")
+# Classes whose monthly bars change on unadjusted closes (an index level needs no adjustment).
+UNADJUSTED_CLASSES = frozenset({"cn_equity"})
 # The cross-section a screen reads (every A-share on one session) and what it ranks or counts:
 # (family parameter, tool, field, aggregate).
 SCREENS = (("largest_fall", "daily", "pct_chg", "argmin"), ("top_amount", "daily", "amount", "argmax"),
@@ -258,7 +260,7 @@ ADJUSTED_ZH = {"cn_equity": "后复权收盘价", "fund": "复权收盘价", "hk
 SCREEN_SET_EN = {"index_weight": "the constituents of {subj} at its most recent rebalance",
                  "index_member": "the member stocks of {subj}"}
 SCREEN_SET_ZH = {"index_weight": "{subj}最近一次调整权重后的成分股", "index_member": "{subj}的成分股"}
-SCREEN_ASK_EN = {"largest_fall": "fell the most in percentage terms",
+SCREEN_ASK_EN = {"largest_fall": "had the lowest percentage change",
                  "top_amount": "had the highest turnover value", "top_turnover": "had the highest turnover rate"}
 SCREEN_ASK_ZH = {"largest_fall": "涨跌幅最低", "top_amount": "成交额最高", "top_turnover": "换手率最高"}
 
@@ -286,8 +288,10 @@ def _investigation_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> 
                 f"the last {param} trading days{unit}?")
     if name == "best_month":
         noun, _ = nouns(c, lexicon)
+        # A stock's monthly change is unadjusted (conventions.py): the text says so.
+        change = "unadjusted monthly percentage change" if c.asset_class in UNADJUSTED_CLASSES else "monthly percentage change"
         return (f"Among the last {param} completed calendar months, take the month in which {subj} had its highest "
-                f"monthly percentage change. What was its {noun} in that month{unit}?")
+                f"{change}. What was its {noun} in that month{unit}?")
     if name == "screen":
         members = SCREEN_SET_EN[_screen_set(c)].format(subj=subj)
         if param == "count_up":
@@ -298,10 +302,10 @@ def _investigation_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> 
     if name == "three_indices":
         move, n = param.split(":")
         codes = c.program.extract.pick.labels
-        verb = "rose the most" if move == "gain" else "fell the most"
-        return (f"Of the indices {codes[0]}, {codes[1]} and {codes[2]}, which {verb} in percentage terms from the "
-                f"close {n} trading days before the most recent one to the most recent close? Answer with its "
-                f"index code.")
+        extreme = "highest" if move == "gain" else "lowest"
+        return (f"Of the indices {codes[0]}, {codes[1]} and {codes[2]}, which had the {extreme} percentage change "
+                f"from the close {n} trading days before the most recent one to the most recent close? Answer with "
+                f"its index code.")
     raise ValueError(f"{c.qid}: unknown question family {name!r}")
 
 
@@ -320,7 +324,8 @@ def _investigation_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> 
         return f"{subj}最近{param}个交易日中成交量最大的那个交易日的涨跌幅{ask}"
     if name == "best_month":
         _, noun = nouns(c, lexicon)
-        return f"{subj}最近{param}个已结束的自然月中月涨跌幅最高的那个月，其{noun}{ask}"
+        change = "未复权月涨跌幅" if c.asset_class in UNADJUSTED_CLASSES else "月涨跌幅"
+        return f"{subj}最近{param}个已结束的自然月中{change}最高的那个月，其{noun}{ask}"
     if name == "screen":
         members = SCREEN_SET_ZH[_screen_set(c)].format(subj=subj)
         if param == "count_up":
@@ -329,7 +334,7 @@ def _investigation_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> 
     if name == "three_indices":
         move, n = param.split(":")
         codes = c.program.extract.pick.labels
-        verb = "涨幅最大" if move == "gain" else "跌幅最大"
+        verb = "涨跌幅最高" if move == "gain" else "涨跌幅最低"
         return (f"自最近一个交易日之前第{n}个交易日收盘至最近一个交易日收盘，{codes[0]}、{codes[1]}和{codes[2]}"
                 f"三个指数中哪一个{verb}？请给出其指数代码。")
     raise ValueError(f"{c.qid}: no Chinese text for question family {name!r}")

@@ -221,8 +221,9 @@ def _compare_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
     subj, _ = subject(c)
     other = f"{c.facts.other_entity_name} ({c.facts.other_entity})"
     k = sessions_spanned(c) or int(param)
-    return (f"By how much did the return of {subj} beat that of {other} from the close {k} trading days "
-            f"before the most recent one to the most recent close{unit}?")
+    # A signed difference, first minus second, with what its sign means: no sign presupposed (issue 40).
+    return (f"What was the return of {subj} minus the return of {other} from the close {k} trading days before the "
+            f"most recent one to the most recent close{unit}? A negative value means the first returned less.")
 
 
 def _compare_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
@@ -230,8 +231,8 @@ def _compare_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
     _, subj = subject(c)
     other = f"{c.facts.other_entity_name}（{c.facts.other_entity}）"
     k = sessions_spanned(c) or int(param)
-    return (f"自最近一个交易日之前第{k}个交易日收盘至最近一个交易日收盘，{subj}的涨跌幅比{other}"
-            f"高多少{ask.removeprefix('是多少')}")
+    return (f"自最近一个交易日之前第{k}个交易日收盘至最近一个交易日收盘，{subj}的涨跌幅减去{other}的涨跌幅"
+            f"{ask}为负表示前者涨幅较低。")
 
 
 # Drafted by enumeration, over pairs of the instruments it covered (`compare_family_drafts`).

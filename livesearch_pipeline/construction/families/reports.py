@@ -145,8 +145,9 @@ def question_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
     subj, _ = subject(c)
     noun, _ = nouns(c, lexicon)
     if name == "growth_period":
-        return (f"For {subj}, by what percentage did the year-to-date {noun} of its most recently reported period "
-                f"grow over the same period a year earlier{unit}?")
+        # Growth, which may be negative: no "grew" (issue 40).
+        return (f"For {subj}, what was the year-on-year growth of the year-to-date {noun} of its most recently "
+                f"reported period over the same period a year earlier{unit}?")
     if name == "growth_year":
         return (f"For {subj}, what was the growth of the {noun} in its most recent annual report over the "
                 f"fiscal year before{unit}?")
@@ -157,11 +158,12 @@ def question_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
         return (f"For {subj}, what was the {label[0]} in its most recently reported period (year to date), "
                 f"that is its {num_en} divided by its {den_en}{unit}?")
     if name == "since_report":
+        # A report's date is its announcement date (ann_date, conventions.py).
         return (f"By what percentage has the {noun} of {subj} changed from the close on the day its most recent "
-                f"financial report was published, or the first trading day after it, to the most recent trading day{unit}?")
+                f"financial report was announced, or the first trading day after it, to the most recent trading day{unit}?")
     if name == "named_high":
         return (f"What was the highest {noun} of {handle(c, param)} since the day its most recent financial report "
-                f"was published, counting that day{unit}?")
+                f"was announced, counting that day{unit}?")
     raise ValueError(f"{c.qid}: unknown question family {name!r}")
 
 
@@ -170,7 +172,7 @@ def question_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
     _, subj = subject(c)
     _, noun = nouns(c, lexicon)
     if name == "growth_period":
-        return f"{subj}最近一期已披露财报（年初至报告期末）的{noun}较上年同期增长了多少{ask.removeprefix('是多少')}"
+        return f"{subj}最近一期已披露财报（年初至报告期末）的{noun}同比增长率{ask}"
     if name == "growth_year":
         return f"{subj}最近一期年度报告的{noun}较上一财年的增长率{ask}"
     if name == "margin":

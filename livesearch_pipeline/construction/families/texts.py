@@ -1,8 +1,10 @@
 """The texts of a family candidate: its English and Chinese question (each family's own writers,
-looked up in the registry) and its chain in words for the LLM verbalizer's payload."""
+looked up in the registry, followed by the sentence of a convention it needs, construction/conventions.py)
+and its chain in words for the LLM verbalizer's payload."""
 
 from __future__ import annotations
 
+from livesearch_pipeline.construction.conventions import with_conventions
 from livesearch_pipeline.construction.families.base import family_of, nouns
 from livesearch_pipeline.construction.families.registry import BY_NAME
 from livesearch_pipeline.construction.models import Candidate
@@ -19,7 +21,7 @@ def question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     found = BY_NAME.get(name)
     if found is None:
         raise ValueError(f"{c.qid}: unknown question family {name!r}")
-    return found.question_en(c, name, param, lexicon)
+    return with_conventions(found.question_en(c, name, param, lexicon), c, "en")
 
 
 def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
@@ -32,7 +34,7 @@ def question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str:
     found = BY_NAME.get(name)
     if found is None or found.question_zh is None:
         raise ValueError(f"{c.qid}: no Chinese text for question family {name!r}")
-    return found.question_zh(c, name, param, lexicon)
+    return with_conventions(found.question_zh(c, name, param, lexicon), c, "zh")
 
 
 def chain_en(c: Candidate) -> list[str]:

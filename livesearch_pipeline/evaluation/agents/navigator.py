@@ -796,7 +796,7 @@ _BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily",
          "fund": "fund_daily"}
 _FACTORS = {"cn_equity": "adj_factor", "hk_equity": "hk_adjfactor", "us_equity": "us_adjfactor", "fund": "fund_adj"}
 _MONTHS = {"cn_equity": "monthly", "index": "index_monthly"}
-_SCREEN_FIELDS = {"fell the most in percentage terms": ("daily", "pct_chg", "argmin"),
+_SCREEN_FIELDS = {"had the lowest percentage change": ("daily", "pct_chg", "argmin"),
                   "had the highest turnover value": ("daily", "amount", "argmax"),
                   "had the highest turnover rate": ("daily_basic", "turnover_rate", "argmax")}
 _CODE = re.compile(r"\(([0-9A-Z.]+)\)")
@@ -811,9 +811,9 @@ _INVESTIGATIONS = (
                               r"in that month")),
     ("screen", re.compile(r"^On the most recent trading day, (?:how many|which) of (?:the constituents of "
                           r"(?P<subj>.+?) at its most recent rebalance|the member stocks of (?P<subj2>.+?)) "
-                          r"(?P<ask>closed higher than their previous close|fell the most in percentage terms|"
+                          r"(?P<ask>closed higher than their previous close|had the lowest percentage change|"
                           r"had the highest turnover value|had the highest turnover rate)")),
-    ("compare", re.compile(r"^By how much did the return of (?P<subj>.+?) beat that of (?P<other>.+?) from the close "
+    ("compare", re.compile(r"^What was the return of (?P<subj>.+?) minus the return of (?P<other>.+?) from the close "
                            r"(?P<n>\d+) trading days before the most recent one to the most recent close")),
     ("adj_return", re.compile(r"^What was the return of (?P<subj>.+?) (?:on its (?P<noun>.+?) from the trading day "
                               r"(?P<n>\d+) sessions before the most recent one to the most recent trading day|from the "
@@ -823,12 +823,14 @@ _INVESTIGATIONS = (
                            r"most recent trading day whose NAV has been published")),
     ("margin", re.compile(r"^For (?P<subj>.+?), what was the (?P<noun>.+?) in its most recently reported period \(year "
                           r"to date\), that is its (?P<num>.+?) divided by its (?P<den>.+?), in percent")),
-    ("growth_period", re.compile(r"^For (?P<subj>.+?), by what percentage did the year-to-date (?P<noun>.+?) of its most "
-                                 r"recently reported period grow over the same period a year earlier")),
+    ("growth_period", re.compile(r"^For (?P<subj>.+?), what was the year-on-year growth of the year-to-date "
+                                 r"(?P<noun>.+?) of its most recently reported period over the same period a year "
+                                 r"earlier")),
     ("growth_year", re.compile(r"^For (?P<subj>.+?), what was the growth of the (?P<noun>.+?) in its most recent annual "
                                r"report over the fiscal year before")),
-    ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which (?P<move>rose|fell) "
-                                 r"the most in percentage terms from the close (?P<n>\d+) trading days before")),
+    ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which had the "
+                                 r"(?P<move>highest|lowest) percentage change from the close (?P<n>\d+) trading days "
+                                 r"before")),
 )
 
 
@@ -1311,6 +1313,6 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
             if rows is None or rows[-1]["close"] == 0:
                 return None
             changes[code] = (rows[0]["close"] - rows[-1]["close"]) / abs(rows[-1]["close"]) * 100
-        pick = (max if parts["move"] == "rose" else min)(changes.items(), key=lambda item: item[1])
+        pick = (max if parts["move"] == "highest" else min)(changes.items(), key=lambda item: item[1])
         return pick[0]
     return None
