@@ -32,7 +32,7 @@ HARD_RULES = frozenset({
     "description_fragment", "raw_identifier", "unit_disagreement", "latin_unit_in_zh",
     "unnamed_series", "bar_frequency", "vague_phrase", "answer_given_away", "date_asked_as_amount",
     "parenthetical_gloss", "gloss_phrase", "ytd_on_balance", "construction_prefix", "unit_not_reported",
-    "undefined_indicator", "presupposed_sign", "unnamed_calendar",
+    "undefined_indicator", "presupposed_sign", "unnamed_calendar", "code_given",
 })
 SOFT_RULES = frozenset({"chinese_in_english", "over_precision", "huge_unscaled", "number_agreement"})
 # Kinds whose convention keeps more than 2 decimals (see dataservice/lexicon.yaml).
@@ -81,6 +81,8 @@ class LintContext:
     calendar_names: tuple[str, ...] = ()
     # A market-wide series: the words that name it (conventions.SERIES_NAMES); each text holds one.
     series_names: tuple[str, ...] = ()
+    # Codes a text must not give: its entity is named as people name it (issue 39, construction/naming.py).
+    withheld_codes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -385,6 +387,9 @@ def _convention_findings(text: str, lang: str, ctx: LintContext) -> list[Finding
     folded = text.casefold()
     if ctx.series_names and not any(n.casefold() in folded for n in ctx.series_names):
         out.append(Finding("unnamed_series", lang, f"does not name its series ({ctx.series_names[0]!r})"))
+    for code in ctx.withheld_codes:
+        if re.search(rf"(?<![0-9A-Za-z]){re.escape(code)}(?![0-9A-Za-z])", text):
+            out.append(Finding("code_given", lang, f"gives the code {code} of an entity it names without one"))
     return out
 
 
@@ -401,7 +406,7 @@ _GLOSS_PHRASES = ("last minus first", "the first minus the second", "change in c
                   "末值减首值", "前者减后者", "末值相对首值", "首日至最近一个交易日", "(the earliest, if tied)",
                   "if days tie", "如有并列")
 _YTD = ("year to date", "year-to-date", "年初至报告期末")
-_CONSTRUCTION = re.compile(r"\b(?:Synthetic|Fictional)\b|合成|虚构")
+_CONSTRUCTION = re.compile(r"\b(?:Synthetic|Fictional)\b|(?<!混)合成|虚构")  # not 混合 + 成分股
 
 
 def _gloss_findings(text: str, lang: str, ctx: LintContext) -> list[Finding]:

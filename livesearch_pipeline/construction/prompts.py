@@ -46,7 +46,10 @@ answer format and the value the program computed today. Decide whether a careful
 could answer it from public sources, then write the question.
 
 Style (follow the examples):
-- Entity first, by name and code; then the quantity in the lexicon's words (use them as given,
+- When `instrument.named_as` (or `compared_with.named_as`) is set, name that instrument exactly
+  by its `en` phrase in the English text and its `zh` phrase in the Chinese text, and never give
+  its code (the name fits it alone: an analyst finds it by searching the name).
+- Otherwise entity first, by name and code; then the quantity in the lexicon's words (use them as given,
   never the tool or field description, never a raw field name such as `holder_name` or
   `ts_code`); then the relative time; then ONE unit, stated once, with the precision, exactly
   as `unit_en` / `unit_zh` say. Do not put a unit inside the noun phrase.

@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 from pydantic import ValidationError
 
 from livesearch_pipeline.construction import families
+from livesearch_pipeline.construction.families.base import other_names, subject_names
 from livesearch_pipeline.construction.conventions import (
     SEGMENT_TOOLS,
     SEGMENT_WHEN,
@@ -224,7 +225,7 @@ def _parts(c: Candidate, lexicon: Lexicon) -> _Parts:
         series.setdefault(cat, value)
     subject_en = subject_zh = None
     if c.entity != f.tool and c.entity not in series.values():
-        subject_en, subject_zh = f"{c.entity_name} ({c.entity})", f"{c.entity_name}（{c.entity}）"
+        subject_en, subject_zh = subject_names(c)
     series_en = series_zh = ""
     fx_pair = False
     for key, value in series.items():
@@ -359,7 +360,7 @@ def _question_en(c: Candidate, lexicon: Lexicon) -> str:
     if f.other_entity:
         # A signed difference, first minus second: no sign presupposed (issue 40).
         when, _ = _when(c, p)
-        other = f"{f.other_entity_name} ({f.other_entity})"
+        other, _ = other_names(c)
         return (f"What {be} the {noun}{of} minus that of {other} {when}{unit}? A negative value means the first "
                 f"was lower.")
     if f.ref_description:
@@ -431,10 +432,13 @@ def _question_zh(c: Candidate, lexicon: Lexicon) -> str:
     fmt = c.program.extract.format
     ask = ask_zh(fmt)
     kind, _, rest = f.anchor.partition(":")
-    noun, who = p.noun_zh, f"{p.subject_zh or ''}{p.series_zh}"
+    # A name without its code runs into the series that follows it (霁渺价值精选混合成分股…): 的 parts them.
+    joint = ("的" if c.facts.named_as is not None and p.subject_zh and p.series_zh
+             and not p.subject_zh.endswith("公司") else "")
+    noun, who = p.noun_zh, f"{p.subject_zh or ''}{joint}{p.series_zh}"
     if f.other_entity:
         _, when = _when(c, p)
-        other = f"{f.other_entity_name}（{f.other_entity}）"
+        _, other = other_names(c)
         return f"{when}，{who}的{noun}减去{other}的{noun}{ask}为负表示前者较低。"
     if f.ref_description:
         return f"{who}最近{rest or '20'}个交易日中收盘价最高的那一天，其{noun}{ask}"
@@ -576,7 +580,12 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
     # The observed value is the executor's, already scaled by the format (core.extract.format_answer).
     value = f.observed_value
     scaled = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    names = tuple(n for n in (c.entity_name, f.other_entity_name, *(str(v) for v in select.where.values())) if n)
+    named = [x for n in (f.named_as, f.other_named_as) if n is not None for x in (n.name, n.en, n.zh)]
+    names = tuple(n for n in (c.entity_name, f.other_entity_name, *named, *(str(v) for v in select.where.values()))
+                  if n)
+    # A question that names its entity as people do gives no code of it (construction/naming.py).
+    withheld = tuple(code for code, n in ((c.entity, f.named_as), (f.other_entity, f.other_named_as))
+                     if code and n is not None)
     # A Chinese text names an FX pair in Chinese ("美元兑离岸人民币" for USDCNH.FXCM).
     series = tuple((*forms, *filter(None, (_pair_zh(x, lexicon) for x in forms if "/" in x)))
                    for forms in series_forms(c))
@@ -592,7 +601,7 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
     calendar = text_calendar(c.entity, f.tool, series_dict, c.program, f.calendar)
     return LintContext(
         calendar_names=days_of(calendar).names, series_names=_series_names(c.entity, f.tool, series_dict),
-        fmt=fmt, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
+        withheld_codes=withheld, fmt=fmt, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
         tool_descriptions=(f.tool_description,),
         descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
         names=names, series=series, series_unpinned=unpinned, bar_frequency=freq,
@@ -732,7 +741,9 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         unit_zh = None
     payload = {
         "instrument": {"code": candidate.entity, "name": candidate.entity_name,
-                       "asset_class": candidate.asset_class},
+                       "asset_class": candidate.asset_class,
+                       # Named as people name it, without its code (construction/naming.py).
+                       "named_as": facts.named_as.model_dump(exclude={"kind"}) if facts.named_as else None},
         "field": {"name": facts.field,
                   "lexicon": entry.model_dump(mode="json", exclude={"quantity"}, exclude_none=True) if entry else None,
                   # The unit of the tool's raw values, as the served tool description states it.
@@ -750,7 +761,9 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         "convention_en": with_conventions("", candidate, "en").strip() or None,
         "convention_zh": with_conventions("", candidate, "zh") or None,
         "series": [forms[-1] for forms in series_forms(candidate)],
-        "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
+        "compared_with": ({"code": facts.other_entity, "name": facts.other_entity_name,
+                           "named_as": facts.other_named_as.model_dump(exclude={"kind"}) if facts.other_named_as else None}
+                          if facts.other_entity else None),
         "date_resolved_by": facts.ref_description,
         # A multi-step family: the chain the text must state, step by step (construction/families/).
         "chain": families.chain_en(candidate) if families.family_of(candidate) is not None else None,

@@ -109,6 +109,9 @@ LONG_ROWS = 125
 MONTHLY_BAR_TOOLS = frozenset({"monthly", "index_monthly"})
 MONTHLY_BARS = 26
 MONTHLY_BAR_DAYS = 820
+# A name history is printed whole, from the listing on: a question may name a company by a former
+# name (issue 39), which a reader finds by searching it.
+NAME_HISTORY_TOOLS = frozenset({"namechange"})
 NEWS_LINKS = 12
 # The exchange's monthly historical-price pages of an entity's quote: the last few months for
 # everyone, further back (to a month or three before the earliest month a question needs) for
@@ -229,7 +232,8 @@ class CorpusGenerator:
             daily = self.reader.specs[tool].meta.refresh_class == "daily"
             days = LONG_DAYS if tool in LONG_TOOLS else EXCHANGE_DAYS if daily else RECENT_DAYS
             start = (history_start if tool == quote_tool
-                     else self.clock - dt.timedelta(days=MONTHLY_BAR_DAYS) if tool in MONTHLY_BAR_TOOLS else None)
+                     else self.clock - dt.timedelta(days=MONTHLY_BAR_DAYS) if tool in MONTHLY_BAR_TOOLS
+                     else entity.list_date if tool in NAME_HISTORY_TOOLS else None)
             fetched[tool] = self.reader.fetch(tool, entity.code, days, start=start)
         depth = depth_of(entity.visibility)
         since = self.bulletin_since(entity.calendar)

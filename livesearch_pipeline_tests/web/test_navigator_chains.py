@@ -254,8 +254,11 @@ class Case:
 
     def served(self, shape: str) -> ServedQuestion:
         question, code, asset_class = self.cases[shape]
-        return ServedQuestion(qid=question.qid, question=TEXTS[shape].format(name=f"N{code}", code=code), tier="T3",
-                              asset_class=asset_class, refresh_class="daily", visibility=0, entity=code)
+        # The entity's own name (a text that names it alone is resolved by searching it, issue 39); the
+        # served record's entity is not its code: the navigator reads the code off the text or the web.
+        name = shared_market(DEFAULT_SEED).universe.get(code).name
+        return ServedQuestion(qid=question.qid, question=TEXTS[shape].format(name=name, code=code), tier="T3",
+                              asset_class=asset_class, refresh_class="daily", visibility=0, entity="000000.XX")
 
 
 

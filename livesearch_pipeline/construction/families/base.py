@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from livesearch_pipeline.construction.formats import value_format
-from livesearch_pipeline.construction.models import Candidate, EntityInfo
+from livesearch_pipeline.construction.models import Candidate, EntityInfo, Naming
 from livesearch_pipeline.core.catalog import Catalog, FieldMeta, ToolMeta
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError
 from livesearch_pipeline.core.models import (
@@ -183,8 +183,25 @@ def nouns(c: Candidate, lexicon: Lexicon, field_name: str | None = None) -> tupl
 
 
 def subject(c: Candidate) -> tuple[str, str]:
-    """The instrument as the texts name it (EN, ZH): its name and code."""
-    return f"{c.entity_name} ({c.entity})", f"{c.entity_name}（{c.entity}）"
+    """The instrument as the texts name it (EN, ZH): its name and code, or as people name it
+    without a code (`facts.named_as`, construction/naming.py)."""
+    return subject_names(c)
+
+
+def subject_names(c: Candidate) -> tuple[str, str]:
+    """(EN, ZH) name of the candidate's instrument: "name (code)", or its `named_as` phrases."""
+    return _named(c.entity_name, c.entity, c.facts.named_as)
+
+
+def other_names(c: Candidate) -> tuple[str, str]:
+    """(EN, ZH) name of the instrument the candidate compares with."""
+    return _named(c.facts.other_entity_name or "", c.facts.other_entity or "", c.facts.other_named_as)
+
+
+def _named(name: str, code: str, naming: Naming | None) -> tuple[str, str]:
+    if naming is None:
+        return f"{name} ({code})", f"{name}（{code}）"
+    return naming.en, naming.zh or naming.en
 
 
 def sessions_spanned(c: Candidate) -> int | None:

@@ -22,6 +22,7 @@ from livesearch_pipeline.construction.families.base import (
     gold_tools,
     latest,
     nouns,
+    other_names,
     return_window,
     session_window,
     sessions_spanned,
@@ -219,7 +220,7 @@ def compare_family_drafts(catalog: Catalog, pairs: Sequence[tuple[EntityInfo, En
 def _compare_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
     unit = unit_phrase_en(c.program.extract.format)
     subj, _ = subject(c)
-    other = f"{c.facts.other_entity_name} ({c.facts.other_entity})"
+    other, _ = other_names(c)
     k = sessions_spanned(c) or int(param)
     # A signed difference, first minus second, with what its sign means: no sign presupposed (issue 40).
     return (f"What was the return of {subj} minus the return of {other} from the close {k} trading days before the "
@@ -229,7 +230,7 @@ def _compare_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
 def _compare_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
     ask = ask_zh(c.program.extract.format)
     _, subj = subject(c)
-    other = f"{c.facts.other_entity_name}（{c.facts.other_entity}）"
+    _, other = other_names(c)
     k = sessions_spanned(c) or int(param)
     return (f"自最近一个交易日之前第{k}个交易日收盘至最近一个交易日收盘，{subj}的涨跌幅减去{other}的涨跌幅"
             f"{ask}为负表示前者涨幅较低。")

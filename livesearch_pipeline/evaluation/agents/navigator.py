@@ -69,8 +69,9 @@ from livesearch_pipeline.evaluation.agents.reading import (
     candidates_from_page,
     cell_number, choose, convert, label_matcher, parse_page, read_question,
 )
+from livesearch_pipeline.evaluation.agents.entity_search import with_codes
 from livesearch_pipeline.evaluation.agents.page_reading import (  # noqa: F401 (chains and tests read them here too)
-    _ARCHIVE_ITEM, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows,
+    _ARCHIVE_ITEM, PRIOR_WORK, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows,
     archive_index, report_periods, top_of_first_hop,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
@@ -356,6 +357,31 @@ class NavigatorAgent:
     # ------------------------------------------------------------------ the agent
 
     async def answer(self, question: ServedQuestion) -> Prediction:
+        """A code-free question's entity is found by its name first (entity_search.py): its search
+        and any read count for the question."""
+        resolved = await with_codes(question, self._name_search, self._name_read)
+        if resolved.question is None:
+            return Prediction(qid=question.qid, answer=None, trace=resolved.trace)
+        token = PRIOR_WORK.set((resolved.reads, frozenset(urlsplit(u).path for u in resolved.seen)))
+        try:
+            prediction = await self._answer(resolved.question)
+        finally:
+            PRIOR_WORK.reset(token)
+        return prediction.model_copy(update={"trace": [*resolved.trace, *(prediction.trace or [])]})
+
+    async def _name_search(self, query: str) -> list[dict[str, Any]]:
+        result = self._searches.get(query)
+        if result is None:
+            result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
+        return json.loads(result.content)["results"][:RESULTS_PER_QUERY]
+
+    async def _name_read(self, url: str) -> ParsedPage:
+        page = self._pages.get(url)
+        if page is None:
+            page = self._pages.setdefault(url, parse_page(await fetch_text(self.http, url, timeout=HTTP_TIMEOUT_S)))
+        return page
+
+    async def _answer(self, question: ServedQuestion) -> Prediction:
         investigation = read_investigation(question)
         if investigation is not None:
             return await self._investigate(question, *investigation)

@@ -7,6 +7,7 @@ periods a company page links, a bulletin archive's pages for a code; the budget'
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -23,6 +24,12 @@ class BudgetExhausted(Exception):
     """The question's page-read budget is spent."""
 
 
+# What finding a code-free question's entity by its name cost before the question's own reading
+# (evaluation/agents/entity_search.py): the reads it spent and the site paths its searches showed.
+# Set by the navigator for the duration of one question (a context variable: one per task).
+PRIOR_WORK: ContextVar[tuple[int, frozenset[str]]] = ContextVar("prior_work", default=(0, frozenset()))
+
+
 @dataclass
 class _Question:
     """One question's state: its reading, what it has opened, its budget."""
@@ -31,10 +38,10 @@ class _Question:
     reading: Reading
     budget: int | None
     trace: list[dict[str, Any]] = field(default_factory=list)
-    reads: int = 0
+    reads: int = field(default_factory=lambda: PRIOR_WORK.get()[0])
     # The site paths it has seen: in its search results and in the links of the pages it read
     # (the navigator opens an exchange page only when it has seen it: NavigatorAgent._read).
-    seen: set[str] = field(default_factory=set)
+    seen: set[str] = field(default_factory=lambda: set(PRIOR_WORK.get()[1]))
     # The URLs it has read: a page open once is not read (nor counted) again for this question.
     opened: set[str] = field(default_factory=set)
 

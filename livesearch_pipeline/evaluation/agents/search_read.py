@@ -35,6 +35,7 @@ from livesearch_pipeline.evaluation.agents.reading import (
     Candidate, ParsedPage, fetch_text, forked_web_agent, Reading, UnreadableQuestion, candidates_from_page, choose,
     parse_page, read_question,
 )
+from livesearch_pipeline.evaluation.agents.entity_search import with_codes
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 
 __all__ = ["Candidate", "SearchReadAgent", "UnreadableQuestion", "candidates_from_page", "choose",
@@ -82,7 +83,12 @@ class SearchReadAgent:
         return list(dict.fromkeys(queries))
 
     async def answer(self, question: ServedQuestion) -> Prediction:
-        trace: list[dict[str, Any]] = []
+        # A code-free question's entity is found by its name first (entity_search.py).
+        resolved = await with_codes(question, self._name_search, self._name_read)
+        trace: list[dict[str, Any]] = list(resolved.trace)
+        if resolved.question is None:
+            return Prediction(qid=question.qid, answer=None, trace=trace)
+        question = resolved.question
         try:
             reading = read_question(question)
         except UnreadableQuestion as exc:
@@ -120,6 +126,18 @@ class SearchReadAgent:
         answer, source = chosen
         trace.append({"type": "final", "answer": answer, "url": source.url, "as_of": source.as_of})
         return Prediction(qid=question.qid, answer=answer, trace=trace)
+
+    async def _name_search(self, query: str) -> list[dict[str, Any]]:
+        result = self._searches.get(query)
+        if result is None:
+            result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
+        return json.loads(result.content)["results"]
+
+    async def _name_read(self, url: str) -> ParsedPage:
+        page = self._pages.get(url)
+        if page is None:
+            page = self._pages.setdefault(url, parse_page(await self._get(url)))
+        return page
 
     @staticmethod
     def _about(item: dict[str, Any], question: ServedQuestion, reading: Reading) -> bool:
