@@ -27,8 +27,8 @@ CALENDAR_ZH = {"XSHG": "上海证券交易所", "XHKG": "香港交易所", "XNYS
 # An FX pair quotes every weekday: its windows count weekdays (construction/sampling.py `weekday_span`).
 WEEKDAYS = "weekdays"
 EQUITY_CLASSES = frozenset({"cn_equity", "hk_equity", "us_equity"})
-SUSPENSION_EN = "Trading days are the exchange's; a day the stock was suspended counts but has no record."
-SUSPENSION_ZH = "交易日按交易所日历计算，该股停牌的交易日计入区间但无行情记录。"
+SUSPENSION_EN = "Trading days are the exchange's; a day a stock was suspended counts but has no record for it."
+SUSPENSION_ZH = "交易日按交易所日历计算，股票停牌的交易日计入区间但无该股行情记录。"
 # Tools whose records come from the half-year and annual reports only (not the quarterly ones).
 SEGMENT_TOOLS = frozenset({"fina_mainbz"})
 SEGMENT_WHEN = ("for its most recent half-year or annual report (year to date)",

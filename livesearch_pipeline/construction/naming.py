@@ -163,7 +163,13 @@ def handles(code: str, display: str, book: NameBook) -> dict[str, str]:
 def _naming(kind: str, name: str, zh_name: str | None) -> Naming:
     if kind == "former":
         return Naming(kind=kind, name=name, en=f"the company formerly named {name}", zh=f"原名{name}的公司")
-    return Naming(kind=kind, name=name, en=name, zh=zh_name)
+    # An index's or a fund's English name takes the article ("the Jinhe Consumer Index"), a company's none.
+    article = "the " if kind == "english" and _is_product(name) else ""
+    return Naming(kind=kind, name=name, en=f"{article}{name}", zh=zh_name)
+
+
+def _is_product(name: str) -> bool:
+    return bool(re.search(r"\b(?:Index|ETF|Fund|LOF)\b", name))
 
 
 def naming_for(qid: str, code: str, display: str, book: NameBook, *, chinese: bool) -> Naming | None:

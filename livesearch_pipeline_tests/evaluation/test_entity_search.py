@@ -26,7 +26,7 @@ NOT_A_CODE = "000000.XX"  # the served record's entity: never read by the baseli
 
 
 def _result(title: str, path: str, content: str = "") -> dict:
-    return {"title": title, "url": f"http://web{path}", "content": content or title}
+    return {"title": title, "url": f"http://web{path}", "snippet": content or title}  # as WebTools gives them
 
 
 RESULTS = {

@@ -113,7 +113,8 @@ def name_mentions(text: str) -> list[tuple[str, bool]]:
 
 def _codes_of(result: dict[str, Any], mention: str) -> list[str]:
     """The code a result's title gives, when its title or snippet holds the name."""
-    title, content = str(result.get("title", "")), str(result.get("content", ""))
+    title = str(result.get("title", ""))
+    content = str(result.get("snippet", result.get("content", "")))  # WebTools: "snippet"; the SearXNG API: "content"
     if _fold(mention) not in _fold(title) and _fold(mention) not in _fold(content):
         return []
     code = title_code(title)
