@@ -116,6 +116,11 @@ def test_the_names_and_codes_a_text_gives():
         ("筠昶科技", True)]
     assert name_mentions("What was the highest closing price of 600123 since the day …, in CNY to 2 decimals?") == [
         ("600123", True)]
+    # A template word inside a name stays in it; at its ends (a calendar named, the question's verb) it is not a name.
+    assert name_mentions("For the constituent of the Lanji Shenzhen Composite Index with the highest weight, what …") == [
+        ("Lanji Shenzhen Composite Index", False)]
+    assert name_mentions("What was the average 1-week SHIBOR rate over the last 20 Shanghai Stock Exchange trading "
+                         "days, in percent to 2 decimals?") == []
 
 
 # --------------------------------------------------------------------------- end to end

@@ -213,6 +213,11 @@ def test_the_navigator_reads_the_investigations_texts() -> None:
     def read(text: str):
         return read_investigation(served_question(text, entity="000300.SH"))
 
+    # A stock's best month by its unadjusted change (DESIGN §4.8), an index's by its change.
+    for change in ("unadjusted monthly percentage change", "monthly percentage change"):
+        assert read(f"Among the last 12 completed calendar months, take the month in which X (600001.SH) had its highest "
+                    f"{change}. What was its monthly closing price in that month, in CNY to 2 decimals?") == (
+            "best_month", {"n": "12", "subj": "X (600001.SH)", "noun": "monthly closing price"})
     assert read("What was the maximum drawdown of 沪深300 (000300.SH) over the last 120 trading days, that is the "
                 "largest decline of its closing levels from a preceding peak, stated as a positive percentage of that "
                 "peak, in percent to 2 decimals?") == ("drawdown", {"subj": "沪深300 (000300.SH)", "n": "120"})

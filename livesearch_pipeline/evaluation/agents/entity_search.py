@@ -96,16 +96,22 @@ def name_mentions(text: str) -> list[tuple[str, bool]]:
     run: list[tuple[int, str]] = []
 
     def close() -> None:
+        # A run of capitalised words, without the template's words at its ends ("On", "What", a
+        # calendar's "Shanghai Stock Exchange"); one inside a name stays ("Lanji Shenzhen Composite Index").
+        while run and run[0][1] in _STOP:
+            run.pop(0)
+        while run and run[-1][1] in _STOP:
+            run.pop()
         if run:
             found.append((run[0][0], " ".join(word for _, word in run), False))
-            run.clear()
+        run.clear()
 
     for m in _TOKEN.finditer(bare):
         word = m.group(0).rstrip(".'")
         gap = bare[run[-1][0] + len(run[-1][1]):m.start()] if run else " "
-        if word in _STOP or not word[0].isupper() or gap.strip():
+        if not word[0].isupper() or gap.strip() or any(a <= m.start() < b for a, b in taken):
             close()
-        if word[0].isupper() and word not in _STOP and not any(a <= m.start() < b for a, b in taken):
+        if word[0].isupper() and not any(a <= m.start() < b for a, b in taken):
             run.append((m.start(), word))
     close()
     return [(name, must) for _, name, must in sorted(found)]

@@ -833,7 +833,7 @@ _INVESTIGATIONS = (
     ("volume_day", re.compile(r"^What was the percentage change of (?P<subj>.+?) on the session with the highest "
                               r"trading volume among the last (?P<n>\d+) trading days")),
     ("best_month", re.compile(r"^Among the last (?P<n>\d+) completed calendar months, take the month in which "
-                              r"(?P<subj>.+?) had its highest monthly percentage change\. What was its (?P<noun>.+?) "
+                              r"(?P<subj>.+?) had its highest (?:unadjusted )?monthly percentage change\. What was its (?P<noun>.+?) "
                               r"in that month")),
     ("screen", re.compile(r"^On the most recent trading day, (?:how many|which) of (?:the constituents of "
                           r"(?P<subj>.+?) at its most recent rebalance|the member stocks of (?P<subj2>.+?)) "
