@@ -14,7 +14,7 @@ Workload: N synthetic programs of fourteen shapes over a universe of A-share ent
   dag       daily over 20 sessions -> trade date of the highest close -> moneyflow on that date
   combine   daily over 10 sessions for the entity and for a peer, difference/ratio of a field
 
-and four of the multi-step question families (construction/families.py):
+and four of the multi-step question families (construction/families/):
 
   growth    income over 800 days, the latest period's field against the same period a year
             earlier (`years_back`, pct_difference)

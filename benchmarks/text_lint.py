@@ -14,6 +14,8 @@ or any hard finding remains.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
 import random
 import re
 import sys
@@ -24,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from livesearch_pipeline.construction.lint import lint_question  # noqa: E402
+from livesearch_pipeline.construction.naming import service_names  # noqa: E402
 from livesearch_pipeline.construction.verbalize import question_lint_context  # noqa: E402
 from livesearch_pipeline.core.catalog import Catalog  # noqa: E402
 from livesearch_pipeline.core.models import Question  # noqa: E402
@@ -44,11 +47,17 @@ def main(argv: list[str] | None = None) -> int:
                  (pool / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
     catalog = Catalog.model_validate_json((pool / "tool_catalog.json").read_text(encoding="utf-8"))
     universe = shared_market().universe
+    # Every name the service knows of an entity (construction/naming.py): a code-free text names it by
+    # one (its English or a former name), as of the construction day when the data root records it.
+    enumerated = args.data / "construction" / "enumeration_date.json"
+    book = (service_names(dt.date.fromisoformat(json.loads(enumerated.read_text(encoding="utf-8"))["as_of"]))
+            if enumerated.exists() else None)
     flagged, hard, rules = 0, 0, Counter()
     examples: dict[str, str] = {}
     for q in questions:
         codes = {str(v) for call in q.program.calls for v in call.args.values() if _CODE_ARG.match(str(v))}
         names = [universe.get(code).name for code in codes if universe.has(code)]
+        names += [n for code in codes for n in (book.names_of(code) if book is not None else ())]
         findings = lint_question(q.question, q.question_zh, question_lint_context(q, catalog, names))
         if findings:
             flagged += 1

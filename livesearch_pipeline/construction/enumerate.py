@@ -7,7 +7,7 @@ programs (two entities compared; a value at a date resolved by another tool). On
 catalog role is `measure` (and `label`, for reference records) become answers; a response with
 several series per time key (currency pairs, exchanges, holders, constituents, segments) is
 enumerated one series at a time, pinned in `where`. The multi-step question families
-(construction/families.py) are drafted from the same explored responses. All candidates are executed twice with the
+(construction/families/) are drafted from the same explored responses. All candidates are executed twice with the
 core executor; a candidate survives only if both executions returned the same non-null answer
 and no filter drops it. With a point-in-time service (`open_at`) and two workers, the second
 execution runs in a forked process (which inherits the explored, warm market) while this one
@@ -32,6 +32,8 @@ from livesearch_pipeline.construction.families import (
 )
 from livesearch_pipeline.construction.formats import proposed_rule, value_format  # formats from the lexicon
 from livesearch_pipeline.construction.models import Candidate, CandidateFacts, CoverageRow, EntityInfo, FilterCount
+from livesearch_pipeline.construction.naming import load_names, with_naming
+from livesearch_pipeline.construction.verbalize import has_chinese_text
 from livesearch_pipeline.construction.semantics import answer_reason, plain_twin, program_reason, selection_reason
 from livesearch_pipeline.construction.sampling import (
     CLASS_CALENDAR,
@@ -393,6 +395,10 @@ def _facts(d: _Draft, answer) -> CandidateFacts:
     )
 
 
+async def _records(client: ToolClient, tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    return records_of(await client.call_tool(tool, args), tool)
+
+
 def unanswered_filter(status: str, error: str | None) -> str:
     """The filter a candidate that gave no answer on the construction day is counted under: a
     ranking that ties (`tie_at_deciding_value`, core.extract.ranking_tie), a ratio or percentage
@@ -520,7 +526,7 @@ async def enumerate_candidates(
                          key=lambda e: e.visibility)
         pairs = [(covered[i], covered[(i + len(covered) // 2) % len(covered)]) for i in range(len(covered))
                  if len(covered) > 1]
-        # Two instruments compared: their returns over the same sessions (construction/families.py),
+        # Two instruments compared: their returns over the same sessions (construction/families/),
         # each against one far and one near on the visibility scale.
         near = [(covered[i], covered[(i + 1) % len(covered)]) for i in range(len(covered)) if len(covered) > 2]
         drafts.extend(_family_draft(d) for d in compare_family_drafts(catalog, [*pairs, *near]))
@@ -532,7 +538,7 @@ async def enumerate_candidates(
                 if recs:
                     drafts.extend(resolved_date_drafts(bar, target, e, recs, counts))
 
-    # Multi-step question families (construction/families.py), on a spread of the covered
+    # Multi-step question families (construction/families/), on a spread of the covered
     # instruments of each class; the responses they read are explored first.
     covered_by_tool = family_targets(catalog, [e for t, e in targets if not is_series_tool(t)])
     extra = [(catalog.get(name), e) for name, group in covered_by_tool.items() for e in group
@@ -540,10 +546,15 @@ async def enumerate_candidates(
     await asyncio.gather(*(explore(t, e) for t, e in extra if t is not None))
     covered_by_tool = {name: [e for e in group if (name, e.code) in explored] for name, group in covered_by_tool.items()}
     problems: list[str] = []
+    # Every name the service knows for every entity (construction/naming.py): which names fit one
+    # entity alone, for the stocks `named_high` names alone and the questions that give no code.
+    book = await load_names(lambda tool, args: _records(client, tool, args), list(by_code.values()),
+                            [t.name for t in catalog.tools])
+    handles = {code: how for code, how in unique_handles(list(by_code.values())).items()
+               if how == "ticker" or book.alone(by_code[code].name, code)}
     drafts.extend(_family_draft(d) for d in family_drafts(
         catalog, covered_by_tool, explored,
-        lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW), problems,
-        handles=unique_handles(list(by_code.values()))))
+        lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW), problems, handles=handles))
     if problems:
         counts.drop("family_no_lexicon_reading", len(problems))
 
@@ -592,7 +603,7 @@ async def enumerate_candidates(
         if again_status != "ok" or again_answer != answer.answer:
             counts.drop("unstable")
             continue
-        # A pick among named instruments (construction/families.py) answers with one of them.
+        # A pick among named instruments (construction/families/) answers with one of them.
         if d.program.extract.pick is None and _echoes(answer, answer.args):
             counts.drop("echo_of_argument")
             continue
@@ -626,6 +637,9 @@ async def enumerate_candidates(
                 asset_class=d.entity.asset_class, entity=d.entity.code, entity_name=d.entity.name,
                 visibility=d.entity.visibility, program=d.program, facts=_facts(d, answer),
             ))
+    # Entities named as people name them: a share of the questions give no code (construction/naming.py).
+    kept = [with_naming(c, book, has_chinese_text) for c in kept]
+    say(report, f"named {sum(c.facts.named_as is not None for c in kept):,} of {len(kept):,} candidates without a code")
     kept.sort(key=lambda c: c.qid)
     filters = [FilterCount(filter=name, dropped=n) for name, n in sorted(counts.counts.items())]
     return EnumerationResult(candidates=kept, filters=filters, calls=stats1.unique_calls + len(explored), drafts=len(drafts))

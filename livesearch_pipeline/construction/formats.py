@@ -187,12 +187,16 @@ def value_format(f: FieldMeta, aggregate: str | None, sample: Any, key_fmt: str,
         unit, scale, _ = _scaled(base, factor, magnitude, AMOUNT_SCALES)
         return Format(kind="number", decimals=decimals, unit=unit, scale=scale)
     if kind in ("shares", "units"):
+        if kind == "units":
+            # An ETF's volume counts fund units (份), 100 to a lot (DESIGN §4.8): asked in units, never
+            # in shares or in lots.
+            base = "units"
         if counts_in_millions(list(observed) or [sample], factor, aggregate, window):
             return Format(kind="number", decimals=decimals, unit=f"million {base}", scale=factor / 1e6)
         # Whole shares or units, an average too ("the average daily volume, as a whole number"); a
         # count the tool reports in lots of 100 shares (A-share volumes, 手) is asked in lots, the
         # unit the reader finds in the data.
-        if f.unit == "lots":
+        if f.unit == "lots" and kind == "shares":
             return Format(kind="integer", unit="lots", scale=1.0)
         return Format(kind="integer", unit=base, scale=factor)
     # price, nav, index_level: the unit itself, at the kind's precision.

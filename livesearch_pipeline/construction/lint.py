@@ -12,7 +12,10 @@ a date asked with 是多少, a gloss in parentheses or a tool's explanation past
 ("(change in closing price)", "(the first minus the second)", "last minus first"), "year to
 date" on a balance, an entity named with the market's construction prefix ("Synthetic …",
 "合成…"), a count asked in shares where the tool reports lots, and a derived indicator asked
-without its definition (MACD without "2 × (DIF − DEA)"). Soft rules (at most a few percent): Chinese outside names in
+without its definition (MACD without "2 × (DIF − DEA)"); issue 40's: a wording that presupposes the
+sign of a difference or change ("by how much did A beat B", "高多少": ask for A minus B, growth is
+growth), a count of trading days of a series that does not name whose calendar, a market-wide
+figure that does not name its series ("the extrapolation factor" of what?). Soft rules (at most a few percent): Chinese outside names in
 English text, over-precision, a huge value with no scale word, number agreement.
 """
 
@@ -29,7 +32,7 @@ HARD_RULES = frozenset({
     "description_fragment", "raw_identifier", "unit_disagreement", "latin_unit_in_zh",
     "unnamed_series", "bar_frequency", "vague_phrase", "answer_given_away", "date_asked_as_amount",
     "parenthetical_gloss", "gloss_phrase", "ytd_on_balance", "construction_prefix", "unit_not_reported",
-    "undefined_indicator",
+    "undefined_indicator", "presupposed_sign", "unnamed_calendar", "code_given",
 })
 SOFT_RULES = frozenset({"chinese_in_english", "over_precision", "huge_unscaled", "number_agreement"})
 # Kinds whose convention keeps more than 2 decimals (see dataservice/lexicon.yaml).
@@ -73,6 +76,13 @@ class LintContext:
     # A derived indicator's definition sentence (lexicon define_en, define_zh) each text must state.
     definition_en: str | None = None
     definition_zh: str | None = None
+    # A series whose subject implies no calendar (a rate, a statistic, an FX pair): the calendar's
+    # names (EN and ZH, any one suffices) a text that counts trading days must contain.
+    calendar_names: tuple[str, ...] = ()
+    # A market-wide series: the words that name it (conventions.SERIES_NAMES); each text holds one.
+    series_names: tuple[str, ...] = ()
+    # Codes a text must not give: its entity is named as people name it (issue 39, construction/naming.py).
+    withheld_codes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -315,6 +325,71 @@ def lint_text(text: str, lang: str, ctx: LintContext = LintContext()) -> list[Fi
         out.append(Finding("answer_given_away", lang, f"the text contains its answer {ctx.answer!r}"))
     out += _gloss_findings(text, lang, ctx)
     out += _format_findings(lang, ctx)
+    out += _convention_findings(text, lang, ctx)
+    return out
+
+
+# --------------------------------------------------------------------------- issue 40: signs, calendars, series
+
+# Wordings that presuppose the sign of a difference or a change: "by how much did A beat B" is
+# wrong when A returned less. A difference is asked as "A minus B", a change as a change, growth
+# as growth (which may be negative).
+_PRESUPPOSE = {
+    "en": (
+        (re.compile(r"\bby how much did\b.{0,240}?\b(?:beat|exceed|outperform|grow|rise|increase|gain)\b", re.I | re.S),
+         "positive"),
+        (re.compile(r"\bby what percentage did\b.{0,240}?\b(?:grow|rise|increase|gain)\b", re.I | re.S), "positive"),
+        (re.compile(r"\bhow much (?:higher|more|larger|greater|bigger)\b", re.I), "positive"),
+        (re.compile(r"\bwhich\b.{0,200}?\b(?:rose|gained|grew|climbed) the most\b", re.I | re.S), "positive"),
+        (re.compile(r"\bby how much did\b.{0,240}?\b(?:fall|decline|drop|decrease|lag|underperform|shrink)\b",
+                    re.I | re.S), "negative"),
+        (re.compile(r"\bby what percentage did\b.{0,240}?\b(?:fall|decline|drop|decrease|shrink)\b", re.I | re.S),
+         "negative"),
+        (re.compile(r"\bhow much (?:lower|less|smaller)\b", re.I), "negative"),
+        (re.compile(r"\bwhich\b.{0,200}?\b(?:fell|dropped|declined|lost) the most\b", re.I | re.S), "negative"),
+    ),
+    "zh": (
+        (re.compile(r"高多少|多多少|增长了多少|上涨了多少|上升了多少|增加了多少|跑赢[^，。？]*多少|超过[^，。？]*多少|"
+                    r"超出[^，。？]*多少|涨幅最大"), "positive"),
+        (re.compile(r"低多少|少多少|下降了多少|下跌了多少|减少了多少|跑输[^，。？]*多少|跌幅最大"), "negative"),
+    ),
+}
+_DAYS = {"en": re.compile(r"\btrading days?\b|\bsessions?\b|\bweekdays?\b", re.I), "zh": re.compile(r"交易日|工作日")}
+
+
+def presupposed_sign(text: str, lang: str) -> tuple[str, str] | None:
+    """("positive" or "negative", the words) when the text's wording presupposes the sign of the
+    quantity it asks for; None when it asks for a signed value without presupposing one."""
+    for pattern, sign in _PRESUPPOSE[lang]:
+        found = pattern.search(text)
+        if found:
+            return sign, found.group(0)
+    return None
+
+
+def names_calendar(text: str, lang: str, names: tuple[str, ...]) -> bool:
+    """Whether a text that counts trading days (or weekdays) names one of the calendar's `names`;
+    True when it counts none."""
+    if not names or not _DAYS[lang].search(text):
+        return True
+    folded = text.casefold()
+    return any(n.casefold() in folded for n in names)
+
+
+def _convention_findings(text: str, lang: str, ctx: LintContext) -> list[Finding]:
+    out: list[Finding] = []
+    presumed = presupposed_sign(text, lang)
+    if presumed is not None:
+        out.append(Finding("presupposed_sign", lang, f"{presumed[1]!r} presupposes a {presumed[0]} value: ask for the "
+                           "difference (A minus B) or the change, saying which sign means what"))
+    if not names_calendar(text, lang, ctx.calendar_names):
+        out.append(Finding("unnamed_calendar", lang, f"counts trading days without naming whose ({ctx.calendar_names[0]!r})"))
+    folded = text.casefold()
+    if ctx.series_names and not any(n.casefold() in folded for n in ctx.series_names):
+        out.append(Finding("unnamed_series", lang, f"does not name its series ({ctx.series_names[0]!r})"))
+    for code in ctx.withheld_codes:
+        if re.search(rf"(?<![0-9A-Za-z]){re.escape(code)}(?![0-9A-Za-z])", text):
+            out.append(Finding("code_given", lang, f"gives the code {code} of an entity it names without one"))
     return out
 
 
@@ -325,13 +400,13 @@ def lint_text(text: str, lang: str, ctx: LintContext = LintContext()) -> list[Fi
 # Anything else is a gloss: the tool's explanation pasted into the question.
 _PAREN_ANY = re.compile(r"\(([^()]*)\)|（([^（）]*)）")
 _PAREN_OK = re.compile(
-    r"[0-9A-Z][0-9A-Z.&/-]{0,11}|[\u4e00-\u9fff]{0,4}[A-Z][A-Za-z0-9]{1,7}|TTM|year to date|年初至报告期末|含最近一个交易日"
+    r"[0-9A-Z][0-9A-Z.&/-]{0,11}|[\u4e00-\u9fff]{0,4}[A-Z][A-Za-z0-9]{1,7}|TTM|year to date|年初至报告期末|含最近一个(?:交易日|工作日)"
     r"|.*(?:divided by|除以|×|÷|=).*|[A-Z]{2,4} ?[−-] ?[A-Z]{2,4}")
 _GLOSS_PHRASES = ("last minus first", "the first minus the second", "change in closing price", "change in closing level",
                   "末值减首值", "前者减后者", "末值相对首值", "首日至最近一个交易日", "(the earliest, if tied)",
                   "if days tie", "如有并列")
 _YTD = ("year to date", "year-to-date", "年初至报告期末")
-_CONSTRUCTION = re.compile(r"\b(?:Synthetic|Fictional)\b|合成|虚构")
+_CONSTRUCTION = re.compile(r"\b(?:Synthetic|Fictional)\b|(?<!混)合成|虚构")  # not 混合 + 成分股
 
 
 def _gloss_findings(text: str, lang: str, ctx: LintContext) -> list[Finding]:

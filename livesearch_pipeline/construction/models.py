@@ -49,6 +49,17 @@ class CoverageRow(StrictModel):
     skipped: str | None = None  # why the level has no entity (the class has none there)
 
 
+class Naming(StrictModel):
+    """How a question names its entity without a code (construction/naming.py): the name, the
+    phrase each text says it with ("the company formerly named X" / "原名X的公司" for a former name;
+    None in Chinese for an entity with no Chinese name to give)."""
+
+    kind: Literal["short", "english", "former"]
+    name: str
+    en: str
+    zh: str | None = None
+
+
 class CandidateFacts(StrictModel):
     """What a verbalizer needs to phrase a candidate; derived from the program and the catalog."""
 
@@ -67,6 +78,9 @@ class CandidateFacts(StrictModel):
     observed_value: float | int | str
     observed_answer: str
     observed_period: str | None = None
+    # Set when the question names its entity (and the one it is compared with) without a code.
+    named_as: Naming | None = None
+    other_named_as: Naming | None = None
 
 
 class Candidate(StrictModel):

@@ -36,7 +36,7 @@ from livesearch_pipeline.core.snapshot import write_atomic
 @dataclass(frozen=True)
 class PoolPolicy:
     max_per_signature: int = 3
-    # A multi-step family's signature (construction/families.py) is the chain itself; its
+    # A multi-step family's signature (construction/families/) is the chain itself; its
     # questions differ by the instrument investigated, spread over the visibility levels (the
     # families draft two instruments per level).
     max_per_chain_signature: int = 24

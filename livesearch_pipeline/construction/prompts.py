@@ -22,10 +22,15 @@ PROFESSIONAL_EXAMPLES = (
     ("On which trading day in the last 20 sessions did Lanting Foods (002456.SZ) record its highest turnover "
      "value? Give the date as YYYY-MM-DD.",
      "兰亭食品（002456.SZ）最近20个交易日中成交额最高的是哪一个交易日？请按YYYY-MM-DD格式作答。"),
-    ("By how much did the return of Hengyu Electric (600123.SH) beat that of Lanting Foods (002456.SZ) from the "
-     "close 20 trading days before the most recent one to the most recent close, in percentage points to 2 decimals?",
-     "自最近一个交易日之前第20个交易日收盘至最近一个交易日收盘，恒宇电气（600123.SH）的涨跌幅比兰亭食品（002456.SZ）"
-     "高多少个百分点？保留2位小数。"),
+    ("What was the return of Hengyu Electric (600123.SH) minus the return of Lanting Foods (002456.SZ) from the "
+     "close 20 trading days before the most recent one to the most recent close, in percentage points to 2 decimals? "
+     "A negative value means the first returned less.",
+     "自最近一个交易日之前第20个交易日收盘至最近一个交易日收盘，恒宇电气（600123.SH）的涨跌幅减去兰亭食品（002456.SZ）"
+     "的涨跌幅是多少个百分点？保留2位小数。为负表示前者涨幅较低。"),
+    ("What was the average 1-week SHIBOR rate over the last 20 Shanghai Stock Exchange trading days, in percent to "
+     "2 decimals?",
+     "最近20个上海证券交易所交易日（含最近一个交易日）1周上海银行间同业拆放利率（SHIBOR）的平均值是多少？以百分比表示，"
+     "保留2位小数。"),
     ("What was the MACD bar value of Hengyu Electric (600123.SH) on the most recent trading day, to 2 decimals? "
      "Here MACD is the bar value Chinese terminals show, 2 × (DIF − DEA) of MACD 12/26/9 on back-adjusted closes, "
      "twice the Western histogram DIF − DEA.",
@@ -41,7 +46,10 @@ answer format and the value the program computed today. Decide whether a careful
 could answer it from public sources, then write the question.
 
 Style (follow the examples):
-- Entity first, by name and code; then the quantity in the lexicon's words (use them as given,
+- When `instrument.named_as` (or `compared_with.named_as`) is set, name that instrument exactly
+  by its `en` phrase in the English text and its `zh` phrase in the Chinese text, and never give
+  its code (the name fits it alone: an analyst finds it by searching the name).
+- Otherwise entity first, by name and code; then the quantity in the lexicon's words (use them as given,
   never the tool or field description, never a raw field name such as `holder_name` or
   `ts_code`); then the relative time; then ONE unit, stated once, with the precision, exactly
   as `unit_en` / `unit_zh` say. Do not put a unit inside the noun phrase.
@@ -58,10 +66,24 @@ Style (follow the examples):
   recent trading day"), and never name the resolved stock or the dates the chain finds.
 - No glosses in parentheses and no explanation of the computation in a tool's words ("(change in
   closing price)", "(the first minus the second)", "last minus first", "(year to date, against the
-  same period a year earlier)"): say it as an analyst would ("By how much did X's return beat
-  Y's", "…比…高多少", "grow over the same period a year earlier"). A parenthesis holds only a code,
+  same period a year earlier)"): say it as an analyst would ("what was the return of X minus the
+  return of Y", "X的涨跌幅减去Y的涨跌幅", "the year-on-year growth of"). A parenthesis holds only a code,
   an acronym (TTM, CPI), "(year to date)" for a statement flow, or a defining formula. A balance
   (a stock at the period end, e.g. book value per share) never says "year to date".
+- Never presuppose the sign of the answer: the value may be negative on any day. A difference of
+  two figures is "X minus Y" and says what a negative value means ("A negative value means the
+  first returned less", "为负表示前者涨幅较低"); a change is "By how much did … change"; growth is
+  "the year-on-year growth" / "同比增长率" (negative for a decline). Never "by how much did X beat /
+  exceed / grow", "高多少", "增长了多少", "which rose the most".
+- Name whose trading days a market-wide series counts (`days_named`: a rate, a statistic, a market
+  total or an FX pair): "the last 20 Shanghai Stock Exchange trading days", "最近20个上海证券交易所交易日",
+  FX "the last 5 weekdays", "最近5个工作日"; and name the series itself (`series_names`: the text
+  holds one of these words, e.g. "Treasury", "SHIBOR").
+- When `convention_en` / `convention_zh` is set, end the question with that sentence verbatim (a
+  stock's window: what a suspended day does to it).
+- A one-minute bar is stamped at its end: "the one-minute bar from 10:29 to 10:30", never "ending at".
+- A report's date is its announcement date ("announced", "公告"); a segment figure comes from "its
+  most recent half-year or annual report"; an ETF's volume is in units (份), never shares.
 - A change or return over a window states its convention: "from the trading day k sessions before
   the most recent one to the most recent trading day", k being `window_span_sessions`; one
   session's record k sessions back is "on the trading day k sessions before the most recent one"

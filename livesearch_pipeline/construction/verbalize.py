@@ -15,13 +15,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from pydantic import ValidationError
 
 from livesearch_pipeline.construction import families
+from livesearch_pipeline.construction.families.base import other_names, subject_names
+from livesearch_pipeline.construction.conventions import (
+    SEGMENT_TOOLS,
+    SEGMENT_WHEN,
+    SERIES_NAMES,
+    WEEKDAYS,
+    Days,
+    days_of,
+    minute_before,
+    program_calendar,
+    with_conventions,
+)
 from livesearch_pipeline.construction.formats import ask_zh, proposed_rule, unit_phrase_en, zh_unit
 from livesearch_pipeline.core.lexicon import Lexicon, LexiconError, load_lexicon
 from livesearch_pipeline.construction.lint import LintContext, lint_question
@@ -30,7 +42,7 @@ from livesearch_pipeline.construction.prompts import VERBALIZER_SYSTEM
 from livesearch_pipeline.core.catalog import Catalog, unit_phrase
 from livesearch_pipeline.core.dategate import check_text
 from livesearch_pipeline.core.matching import clamp_rule
-from livesearch_pipeline.core.models import MatchRule, Provenance, Question, StrictModel
+from livesearch_pipeline.core.models import MatchRule, Program, Provenance, Question, StrictModel
 
 TEMPLATE = "template"
 # Instruments of the Chinese market always get a Chinese text; series of it that are not
@@ -148,6 +160,9 @@ class _Parts:
     series_zh: str
     freq: str | None  # "week" / "month" for weekly and monthly bars
     fx_pair: bool = False  # the subject is an FX pair ("USD/CNH", 美元兑离岸人民币)
+    # How the text counts days: named when the subject implies no calendar (a rate, a statistic,
+    # a market total, an FX pair: conventions.py).
+    days: Days = days_of(None)
 
 
 def _fx_pair(code: str) -> str | None:
@@ -210,7 +225,7 @@ def _parts(c: Candidate, lexicon: Lexicon) -> _Parts:
         series.setdefault(cat, value)
     subject_en = subject_zh = None
     if c.entity != f.tool and c.entity not in series.values():
-        subject_en, subject_zh = f"{c.entity_name} ({c.entity})", f"{c.entity_name}（{c.entity}）"
+        subject_en, subject_zh = subject_names(c)
     series_en = series_zh = ""
     fx_pair = False
     for key, value in series.items():
@@ -224,8 +239,24 @@ def _parts(c: Candidate, lexicon: Lexicon) -> _Parts:
         en, zh = _series_phrase(key, str(value), lexicon, f.tool)
         series_en += en
         series_zh += zh
-    return _Parts(entry.en, entry.zh, entry.plural, subject_en, subject_zh, series_en, series_zh,
-                  lexicon.bars.get(f.tool), fx_pair)
+    parts = _Parts(entry.en, entry.zh, entry.plural, subject_en, subject_zh, series_en, series_zh,
+                   lexicon.bars.get(f.tool), fx_pair)
+    return replace(parts, days=days_of(text_calendar(c.entity, f.tool, series, c.program, f.calendar)))
+
+
+def text_calendar(entity: str, tool: str, series: Mapping[str, Any], program: Program,
+                  calendar: str | None = None) -> str | None:
+    """The calendar a text must name (DESIGN §4.8, issue 40): the program's exchange calendar, or
+    WEEKDAYS for FX, when the subject implies none — a market-wide series (a rate, a statistic, a
+    market total) or an FX pair; None for an instrument (its exchange) or a series on a named
+    exchange. `series` is what the program selects (its `where`, a match's key and value);
+    `calendar` the tool's own (the candidate's facts) when the program's dates name none."""
+    fx = any(k == "ts_code" and _fx_pair(str(v)) for k, v in series.items())
+    named = [k for k, v in series.items() if not (k == "ts_code" and _fx_pair(str(v))) and str(v) != entity]
+    instrument = entity != tool and entity not in (str(v) for v in series.values())
+    if named or instrument:
+        return None
+    return program_calendar(program) or calendar or (WEEKDAYS if fx else None)
 
 
 def _when(c: Candidate, p: _Parts) -> tuple[str, str]:
@@ -242,6 +273,8 @@ def _when(c: Candidate, p: _Parts) -> tuple[str, str]:
         return "for the most recent completed week", "最近一个完整交易周"
     if p.freq == "month":
         return "for the most recent completed month", "最近一个完整交易月"
+    if f.tool in SEGMENT_TOOLS:
+        return SEGMENT_WHEN
     if key == "end_date":
         entry = lexicon_entry(c)
         if f.tool in YTD_TOOLS and (entry is None or entry.quantity_of != "stock"):
@@ -257,8 +290,7 @@ def _when(c: Candidate, p: _Parts) -> tuple[str, str]:
                 "最近一个已公布净值的交易日")
     if key in ("ann_date", "ipo_date", "in_date", "start_date", "imp_anndate"):
         return "in the most recent announcement", "最近一次公告中"
-    market = _market_en(c, p)
-    return f"on the most recent{market} trading day", f"最近一个{_market_zh(c, p)}交易日"
+    return f"on the most recent {p.days.one_en}", f"最近一个{p.days.zh}"
 
 
 def lexicon_entry(c: Candidate, lexicon: Lexicon | None = None):
@@ -277,14 +309,14 @@ def window_span(c: Candidate) -> int | None:
     return start.sessions_back - end.sessions_back
 
 
-def span_en(k: int) -> str:
+def span_en(k: int, days: Days = days_of(None)) -> str:
     """The window convention of a change, stated: from the trading day k sessions back to the
-    most recent one (k from `window_span`)."""
-    return f"from the trading day {k} sessions before the most recent one to the most recent trading day"
+    most recent one (k from `window_span`), on the named calendar when `days` names one."""
+    return f"from the {days.one_en} {k} {days.back_en} before the most recent one to the most recent {days.one_en}"
 
 
-def span_zh(k: int) -> str:
-    return f"自最近一个交易日之前第{k}个交易日至最近一个交易日"
+def span_zh(k: int, days: Days = days_of(None)) -> str:
+    return f"自最近一个{days.zh}之前第{k}个{days.zh_bare}至最近一个{days.zh_bare}"
 
 
 def with_definition(text: str, c: Candidate, lang: str, lexicon: Lexicon | None = None) -> str:
@@ -295,21 +327,6 @@ def with_definition(text: str, c: Candidate, lang: str, lexicon: Lexicon | None 
     if not definition:
         return text
     return f"{text} {definition}" if lang == "en" else f"{text}{definition}"
-
-
-def _market_en(c: Candidate, p: _Parts) -> str:
-    # An instrument implies its market, a named exchange is one; a market-wide series names the
-    # calendar it follows.
-    if p.series_en or (p.subject_en is not None and c.entity != c.facts.tool and _fx_pair(c.entity) is None):
-        return ""
-    return {"XSHG": " Shanghai", "XHKG": " Hong Kong", "XNYS": " New York"}.get(c.facts.calendar or "", "")
-
-
-def _market_zh(c: Candidate, p: _Parts) -> str:
-    # A Chinese reader takes a rate's or an official statistic's trading day as China's own.
-    if p.series_zh or (p.subject_zh is not None and c.entity != c.facts.tool) or c.asset_class in ("rates_fx", "macro"):
-        return ""
-    return {"XSHG": "A股", "XHKG": "港股", "XNYS": "美股"}.get(c.facts.calendar or "", "")
 
 
 def _be(p: _Parts) -> str:
@@ -330,7 +347,7 @@ def template_question_en(c: Candidate, lexicon: Lexicon | None = None) -> str:
     lexicon = lexicon or load_lexicon()
     if families.family_of(c) is not None:
         return families.question_en(c, lexicon)
-    return with_definition(_question_en(c, lexicon), c, "en", lexicon)
+    return with_conventions(with_definition(_question_en(c, lexicon), c, "en", lexicon), c, "en")
 
 
 def _question_en(c: Candidate, lexicon: Lexicon) -> str:
@@ -341,9 +358,11 @@ def _question_en(c: Candidate, lexicon: Lexicon) -> str:
     kind, _, rest = f.anchor.partition(":")
     noun, be, of, series = p.noun_en, _be(p), _of(p), p.series_en
     if f.other_entity:
+        # A signed difference, first minus second: no sign presupposed (issue 40).
         when, _ = _when(c, p)
-        other = f"{f.other_entity_name} ({f.other_entity})"
-        return f"By how much did the {noun}{of} exceed that of {other} {when}{unit}?"
+        other, _ = other_names(c)
+        return (f"What {be} the {noun}{of} minus that of {other} {when}{unit}? A negative value means the first "
+                f"was lower.")
     if f.ref_description:
         n = rest or "20"
         return (f"On the trading day within the last {n} sessions when {p.subject_en} closed highest, "
@@ -357,14 +376,16 @@ def _question_en(c: Candidate, lexicon: Lexicon) -> str:
         bar = f" latest completed {p.freq}'s" if p.freq else ""
         # "on the trading day k sessions before": the record of that one session ("the price change
         # of X 5 trading days before" would read as a change over five sessions).
-        return (f"What {be} the{bar} {noun}{of}{series} on the trading day {rest} sessions before the most "
+        day = p.days
+        return (f"What {be} the{bar} {noun}{of}{series} on the {day.one_en} {rest} {day.back_en} before the most "
                 f"recent one{unit}?")
     if kind == "minute":
         _, _, at = rest.partition(":")
-        return (f"What {be} the {noun}{of}{series} in the one-minute bar ending at {at} on the trading day "
-                f"before the most recent one{unit}?")
+        # Bars are stamped at their end (conventions.py): the 10:30 bar covers 10:29 to 10:30.
+        return (f"What {be} the {noun}{of}{series} in the one-minute bar from {minute_before(at)} to {at} on the "
+                f"trading day before the most recent one{unit}?")
     if kind == "window":
-        window = f"the last {rest} trading days"
+        window = f"the last {rest} {p.days.many_en}"
         bars = f"the {p.freq}ly bars of " if p.freq else ""
         agg = f.aggregate or "mean"
         if agg in AGG_EN:
@@ -374,7 +395,7 @@ def _question_en(c: Candidate, lexicon: Lexicon) -> str:
         if agg == "std":
             return f"What was the sample standard deviation of the {noun}{of}{series} over {bars}{window}{unit}?"
         k = None if p.freq else window_span(c)
-        span = span_en(k) if k else f"over {bars}{window}, from the first to the last"
+        span = span_en(k, p.days) if k else f"over {bars}{window}, from the first to the last"
         if agg == "change":
             return f"By how much did the {noun}{of}{series} change {span}{unit}?"
         if agg == "pct_change":
@@ -382,13 +403,13 @@ def _question_en(c: Candidate, lexicon: Lexicon) -> str:
         if agg in ("argmax", "argmin"):
             extreme = "highest" if agg == "argmax" else "lowest"
             if p.subject_en is None:
-                return (f"On which of the last {rest} trading days {'were' if p.plural else 'was'} the {noun}{series} "
-                        f"at its {extreme}? Give the date as YYYY-MM-DD.")
-            return (f"On which trading day in the last {rest} sessions did {p.subject_en}{series} record its {extreme} "
-                    f"{noun}? Give the date as YYYY-MM-DD.")
+                return (f"On which of the last {rest} {p.days.many_en} {'were' if p.plural else 'was'} the {noun}"
+                        f"{series} at its {extreme}? Give the date as YYYY-MM-DD.")
+            return (f"On which {p.days.one_en} in the last {rest} {p.days.back_en} did {p.subject_en}{series} record "
+                    f"its {extreme} {noun}? Give the date as YYYY-MM-DD.")
         if agg == "count":
             if p.subject_en is None:
-                return f"On how many of the last {rest} trading days was the {noun}{series} reported{unit}?"
+                return f"On how many of the last {rest} {p.days.many_en} was the {noun}{series} reported{unit}?"
             return f"On how many of the last {rest} trading days did {p.subject_en}{series} report a {noun}{unit}?"
         raise ValueError(f"{c.qid}: unknown aggregate {agg!r}")
     raise ValueError(f"{c.qid}: unknown anchor {f.anchor!r}")
@@ -402,7 +423,7 @@ def template_question_zh(c: Candidate, lexicon: Lexicon | None = None) -> str | 
         return None
     if families.family_of(c) is not None:
         return families.question_zh(c, lexicon)
-    return with_definition(_question_zh(c, lexicon), c, "zh", lexicon)
+    return with_conventions(with_definition(_question_zh(c, lexicon), c, "zh", lexicon), c, "zh")
 
 
 def _question_zh(c: Candidate, lexicon: Lexicon) -> str:
@@ -411,11 +432,14 @@ def _question_zh(c: Candidate, lexicon: Lexicon) -> str:
     fmt = c.program.extract.format
     ask = ask_zh(fmt)
     kind, _, rest = f.anchor.partition(":")
-    noun, who = p.noun_zh, f"{p.subject_zh or ''}{p.series_zh}"
+    # A name without its code runs into the series that follows it (霁渺价值精选混合成分股…): 的 parts them.
+    joint = ("的" if c.facts.named_as is not None and p.subject_zh and p.series_zh
+             and not p.subject_zh.endswith("公司") else "")
+    noun, who = p.noun_zh, f"{p.subject_zh or ''}{joint}{p.series_zh}"
     if f.other_entity:
         _, when = _when(c, p)
-        other = f"{f.other_entity_name}（{f.other_entity}）"
-        return f"{when}，{who}的{noun}比{other}高多少{ask.removeprefix('是多少')}"
+        _, other = other_names(c)
+        return f"{when}，{who}的{noun}减去{other}的{noun}{ask}为负表示前者较低。"
     if f.ref_description:
         return f"{who}最近{rest or '20'}个交易日中收盘价最高的那一天，其{noun}{ask}"
     if kind == "static":
@@ -428,12 +452,13 @@ def _question_zh(c: Candidate, lexicon: Lexicon) -> str:
         return f"{who}{when}的{noun}{ask}"
     if kind == "snapshot":
         bar = f"截至该日最近一个完整交易{'周' if p.freq == 'week' else '月'}的" if p.freq else ""
-        return f"{who}最近一个交易日之前第{rest}个交易日{bar}的{noun}{ask}"
+        day = p.days
+        return f"{who}最近一个{day.zh}之前第{rest}个{day.zh_bare}{bar}的{noun}{ask}"
     if kind == "minute":
         _, _, at = rest.partition(":")
-        return f"{who}在最近一个交易日的前一个交易日{at}结束的一分钟K线中，{noun}{ask}"
+        return f"{who}在最近一个交易日的前一个交易日{minute_before(at)}至{at}的一分钟K线中，{noun}{ask}"
     if kind == "window":
-        window = f"最近{rest}个交易日（含最近一个交易日）"
+        window = f"最近{rest}个{p.days.zh}（含最近一个{p.days.zh_bare}）"
         bars = f"的{'周' if p.freq == 'week' else '月'}线" if p.freq else ""
         agg = f.aggregate or "mean"
         if agg in AGG_ZH:
@@ -441,16 +466,16 @@ def _question_zh(c: Candidate, lexicon: Lexicon) -> str:
         if agg == "std":
             return f"{who}{window}{bars}{noun}的样本标准差{ask}"
         k = None if p.freq else window_span(c)
-        span = span_zh(k) if k else f"{window}{bars}从首日至末日"
+        span = span_zh(k, p.days) if k else f"{window}{bars}从首日至末日"
         if agg == "change":
             return f"{who}{span}，{noun}的变化{ask}"
         if agg == "pct_change":
             return f"{who}{span}，{noun}的涨跌幅{ask}"
         if agg in ("argmax", "argmin"):
             extreme = "最高" if agg == "argmax" else "最低"
-            return f"{who}最近{rest}个交易日中{noun}{extreme}的是哪一个交易日？请按YYYY-MM-DD格式作答。"
+            return f"{who}最近{rest}个{p.days.zh}中{noun}{extreme}的是哪一个交易日？请按YYYY-MM-DD格式作答。"
         if agg == "count":
-            return f"{who}最近{rest}个交易日中有{noun}记录的交易日有多少个？请给出整数。"
+            return f"{who}最近{rest}个{p.days.zh}中有{noun}记录的交易日有多少个？请给出整数。"
         raise ValueError(f"{c.qid}: unknown aggregate {agg!r}")
     raise ValueError(f"{c.qid}: unknown anchor {f.anchor!r}")
 
@@ -555,16 +580,28 @@ def lint_context(c: Candidate, catalog: Catalog | None = None, lexicon: Lexicon 
     # The observed value is the executor's, already scaled by the format (core.extract.format_answer).
     value = f.observed_value
     scaled = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    names = tuple(n for n in (c.entity_name, f.other_entity_name, *(str(v) for v in select.where.values())) if n)
+    named = [x for n in (f.named_as, f.other_named_as) if n is not None for x in (n.name, n.en, n.zh)]
+    names = tuple(n for n in (c.entity_name, f.other_entity_name, *named, *(str(v) for v in select.where.values()))
+                  if n)
+    # A question that names its entity as people do gives no code of it (construction/naming.py).
+    withheld = tuple(code for code, n in ((c.entity, f.named_as), (f.other_entity, f.other_named_as))
+                     if code and n is not None)
     # A Chinese text names an FX pair in Chinese ("美元兑离岸人民币" for USDCNH.FXCM).
     series = tuple((*forms, *filter(None, (_pair_zh(x, lexicon) for x in forms if "/" in x)))
                    for forms in series_forms(c))
-    # A pick among named instruments (construction/families.py, issue 29) names every choice,
+    # A pick among named instruments (construction/families/, issue 29) names every choice,
     # its answer among them: that is the question, not a give-away.
     answer = f.observed_answer if fmt.kind == "text" and c.program.extract.pick is None else None
     freq = lexicon.bars.get(f.tool)
+    series_dict = dict(select.where)
+    kind, _, rest = f.anchor.partition(":")
+    if kind == "match":
+        cat, _, value = rest.partition("=")
+        series_dict.setdefault(cat, value)
+    calendar = text_calendar(c.entity, f.tool, series_dict, c.program, f.calendar)
     return LintContext(
-        fmt=fmt, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
+        calendar_names=days_of(calendar).names, series_names=_series_names(c.entity, f.tool, series_dict),
+        withheld_codes=withheld, fmt=fmt, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
         tool_descriptions=(f.tool_description,),
         descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
         names=names, series=series, series_unpinned=unpinned, bar_frequency=freq,
@@ -592,7 +629,12 @@ def question_lint_context(q: Question, catalog: Catalog, names: Sequence[str] = 
     entry = lexicon.entry(tool_name, ex.field) if ex.field else None
     forms = tuple((*fs, *filter(None, (_pair_zh(x, lexicon) for x in fs if "/" in x)))
                   for fs in _series_forms_of(select.where))
+    series = dict(select.where)
+    if select.mode == "match" and select.key and select.value is not None:
+        series.setdefault(select.key, select.value)
+    calendar = text_calendar(q.entity, tool_name, series, q.program)
     return LintContext(
+        calendar_names=days_of(calendar).names, series_names=_series_names(q.entity, tool_name, series),
         fmt=ex.format, kind=entry.kind if entry else None, descriptions=tuple(descriptions),
         tool_descriptions=(tool.description,) if tool is not None else (),
         descriptions_zh=tuple(descriptions_zh), identifiers=tuple(sorted(i for i in identifiers if i)),
@@ -601,6 +643,24 @@ def question_lint_context(q: Question, catalog: Catalog, names: Sequence[str] = 
         quantity=entry.quantity_of if entry else None, tool_unit=meta.unit if meta else None,
         definition_en=entry.define_en if entry else None, definition_zh=entry.define_zh if entry else None,
     )
+
+
+def _days_named(c: Candidate, lexicon: Lexicon) -> dict[str, str] | None:
+    """How the LLM's text names the days a market-wide series counts, or None when its instrument
+    implies them."""
+    try:
+        days = _parts(c, lexicon).days
+    except LexiconError:
+        return None
+    return None if days.calendar is None else {"en": days.many_en, "zh": days.zh}
+
+
+def _series_names(entity: str, tool: str, series: Mapping[str, Any]) -> tuple[str, ...]:
+    """The words one of which a text about a market-wide series must hold (conventions.SERIES_NAMES):
+    none for an instrument, whose name and code name it."""
+    if entity != tool or any(str(v) == entity for v in series.values()):
+        return ()
+    return SERIES_NAMES.get(tool, ())
 
 
 def _series_forms_of(where) -> tuple[tuple[str, ...], ...]:
@@ -681,7 +741,9 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         unit_zh = None
     payload = {
         "instrument": {"code": candidate.entity, "name": candidate.entity_name,
-                       "asset_class": candidate.asset_class},
+                       "asset_class": candidate.asset_class,
+                       # Named as people name it, without its code (construction/naming.py).
+                       "named_as": facts.named_as.model_dump(exclude={"kind"}) if facts.named_as else None},
         "field": {"name": facts.field,
                   "lexicon": entry.model_dump(mode="json", exclude={"quantity"}, exclude_none=True) if entry else None,
                   # The unit of the tool's raw values, as the served tool description states it.
@@ -692,10 +754,18 @@ def verbalizer_user_message(candidate: Candidate, lexicon: Lexicon | None = None
         # Sessions from the window's first close to its last: a change or return states it.
         "window_span_sessions": window_span(candidate),
         "exchange_calendar": facts.calendar,
+        # The calendar the text must name (a market-wide series or an FX pair; conventions.py), the
+        # words one of which names the series, and the convention sentence to end with.
+        "days_named": _days_named(candidate, lexicon),
+        "series_names": list(_series_names(candidate.entity, facts.tool, dict(candidate.program.extract.select.where))),
+        "convention_en": with_conventions("", candidate, "en").strip() or None,
+        "convention_zh": with_conventions("", candidate, "zh") or None,
         "series": [forms[-1] for forms in series_forms(candidate)],
-        "compared_with": {"code": facts.other_entity, "name": facts.other_entity_name} if facts.other_entity else None,
+        "compared_with": ({"code": facts.other_entity, "name": facts.other_entity_name,
+                           "named_as": facts.other_named_as.model_dump(exclude={"kind"}) if facts.other_named_as else None}
+                          if facts.other_entity else None),
         "date_resolved_by": facts.ref_description,
-        # A multi-step family: the chain the text must state, step by step (construction/families.py).
+        # A multi-step family: the chain the text must state, step by step (construction/families/).
         "chain": families.chain_en(candidate) if families.family_of(candidate) is not None else None,
         "answer_format": fmt.model_dump(mode="json", exclude_defaults=True),
         "unit_en": unit_phrase_en(fmt).lstrip(", ") or None,

@@ -112,6 +112,9 @@ LONG_ROWS = 125
 MONTHLY_BAR_TOOLS = frozenset({"monthly", "index_monthly"})
 MONTHLY_BARS = 26
 MONTHLY_BAR_DAYS = 820
+# A name history is printed whole, from the listing on: a question may name a company by a former
+# name (issue 39), which a reader finds by searching it.
+NAME_HISTORY_TOOLS = frozenset({"namechange"})
 NEWS_LINKS = 12
 # The exchange's monthly historical-price pages of an entity's quote: the last few months for
 # everyone, further back (to a month or three before the earliest month a question needs) for
@@ -239,7 +242,8 @@ class CorpusGenerator:
             daily = self.reader.specs[tool].meta.refresh_class == "daily"
             days = LONG_DAYS if tool in LONG_TOOLS else EXCHANGE_DAYS if daily else RECENT_DAYS
             start = (history_start if tool == quote_tool
-                     else self.clock - dt.timedelta(days=MONTHLY_BAR_DAYS) if tool in MONTHLY_BAR_TOOLS else None)
+                     else self.clock - dt.timedelta(days=MONTHLY_BAR_DAYS) if tool in MONTHLY_BAR_TOOLS
+                     else entity.list_date if tool in NAME_HISTORY_TOOLS else None)
             fetched[tool] = self.reader.fetch(tool, entity.code, days, start=start)
         depth = depth_of(entity.visibility)
         since = self.bulletin_since(entity.calendar)
@@ -317,7 +321,9 @@ class CorpusGenerator:
                     pages.append(board)
         if entity.visibility >= 6:
             pages.extend(self._spam(entity))
-        pages.append(self._hub(entity, pages, archives))
+        former = tuple(dict.fromkeys(str(r["name"]) for tool in NAME_HISTORY_TOOLS if tool in fetched
+                                     for group in fetched[tool].groups for r in group if r.get("end_date")))
+        pages.append(self._hub(entity, pages, archives, former))
         return pages
 
     def _constituents(self, entity: Entity, fetched: dict[str, Fetched], portals: Sequence[Site]) -> Page | None:
@@ -493,9 +499,11 @@ class CorpusGenerator:
                           snippet=f"{title}. {as_of_text(meta, shown[0], lang)}", blocks=blocks,
                           records=_keys(meta, entity.code, shown))
 
-    def _hub(self, entity: Entity, pages: Sequence[Page], archives: Sequence[tuple[str, str]] = ()) -> Page:
-        """The entity's page on its exchange: names, codes and links to every page about it, and
-        to its exchange's bulletin archives of its daily data sets."""
+    def _hub(self, entity: Entity, pages: Sequence[Page], archives: Sequence[tuple[str, str]] = (),
+             former: Sequence[str] = ()) -> Page:
+        """The entity's page on its exchange: names (former ones too, from its name history),
+        codes and links to every page about it, and to its exchange's bulletin archives of its
+        daily data sets."""
         lang = official_lang(entity)
         name = display_name(entity, lang)
         ticker = entity.code.split(".")[0]
@@ -503,10 +511,13 @@ class CorpusGenerator:
                                                        plain(short_name(entity))))))
         if lang == "zh":
             title = f"{name}（{entity.code}）公司主页"
-            lead = f"{entity.exchange} 代码 {entity.code}（{ticker}），名称：{names}。行情、公告、定期报告与新闻。"
+            were = f"；曾用名：{'、'.join(former)}" if former else ""
+            lead = f"{entity.exchange} 代码 {entity.code}（{ticker}），名称：{names}{were}。行情、公告、定期报告与新闻。"
         else:
             title = f"{name} ({entity.code}) company page"
-            lead = f"{entity.exchange} code {entity.code} ({ticker}), names: {names}. Quotes, filings, reports and news."
+            were = f"; formerly {', '.join(former)}" if former else ""
+            lead = (f"{entity.exchange} code {entity.code} ({ticker}), names: {names}{were}. Quotes, filings, reports "
+                    "and news.")
         facts = company_facts(self.reader.market, entity, lang, self.clock)
         # A report's continuation pages are linked from the page before and after, not from here.
         own = [p for p in pages if p.site == "exchange" and continuation_number(p.path) is None]

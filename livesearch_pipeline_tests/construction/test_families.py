@@ -1,4 +1,4 @@
-"""The multi-step question families (construction/families.py, issue 20) on the embedded market.
+"""The multi-step question families (construction/families/, issue 20) on the embedded market.
 
 Each family is drafted from explored responses as enumeration does, validated against the
 catalog, executed by the core executor at a fixed clock, and its answer checked by hand from
@@ -297,13 +297,16 @@ def test_compare_is_the_difference_of_two_window_returns(built):
     q = question_en(c)
     # The window convention is stated (from the close k sessions earlier), no gloss in parentheses.
     span = c.program.calls[0].dates["start_date"].sessions_back
-    assert q.startswith("By how much did the return of ")
-    assert f"from the close {span} trading days before the most recent one to the most recent close" in q
-    assert q.endswith(", in percentage points to 2 decimals?") and "percent to" not in q
+    # A signed difference, the first minus the second, saying what a negative value means (issue 40).
+    assert q.startswith("What was the return of ") and " minus the return of " in q and "beat" not in q
+    assert f"from the close {span} trading days before the most recent one to the most recent close, in " in q
+    assert ", in percentage points to 2 decimals? A negative value means the first returned less." in q
+    assert "percent to" not in q
     assert re.findall(r"\(([^)]*)\)", q) == [c.entity, c.facts.other_entity]
     zh = question_zh(c)
     assert zh.startswith(f"自最近一个交易日之前第{span}个交易日收盘至最近一个交易日收盘，")
-    assert zh.endswith("高多少个百分点？保留2位小数。") and "以百分比表示" not in zh and "前者减后者" not in zh
+    assert "的涨跌幅减去" in zh and "是多少个百分点？保留2位小数。为负表示前者涨幅较低。" in zh
+    assert "高多少" not in zh and "以百分比表示" not in zh and "前者减后者" not in zh
 
 
 def test_event_anchored_values_start_from_the_latest_implemented_dividend_or_report(built):

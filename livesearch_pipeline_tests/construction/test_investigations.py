@@ -1,4 +1,4 @@
-"""The T3 investigation families (construction/families.py, issue 29) on the embedded market.
+"""The T3 investigation families (construction/families/, issue 29) on the embedded market.
 
 Drafted as enumeration does, validated against the catalog, executed at a fixed clock; each
 family's answer is checked by hand from the raw tool responses, its texts pass the date gate and

@@ -187,9 +187,11 @@ GOOD = [
      "Hengyu Electric (600123.SH) for its most recently reported fiscal year, in percent to 2 decimals?",
      "恒宇电气（600123.SH）最近一个已披露会计年度的销售净利率（归母净利润除以营业收入）是多少？以百分比表示，保留2位小数。",
      LintContext(fmt=PERCENT, kind="percent")),
-    ("By how much did the price-to-earnings ratio (TTM) of Hengyu Electric (600123.SH) exceed that of Lanting Foods "
-     "(002456.SZ) on the most recent trading day, to 2 decimals?",
-     "最近一个交易日，恒宇电气（600123.SH）的市盈率（TTM）比兰亭食品（002456.SZ）高多少？保留2位小数。",
+    # a signed difference, first minus second, saying what its sign means (issue 40)
+    ("What was the price-to-earnings ratio (TTM) of Hengyu Electric (600123.SH) minus that of Lanting Foods "
+     "(002456.SZ) on the most recent trading day, to 2 decimals? A negative value means the first was lower.",
+     "最近一个交易日，恒宇电气（600123.SH）的市盈率（TTM）减去兰亭食品（002456.SZ）的市盈率（TTM）是多少？保留2位小数。"
+     "为负表示前者较低。",
      LintContext(fmt=Format(kind="number", decimals=2), kind="ratio")),
     ("What was the net profit attributable to shareholders of Lanting Foods (002456.SZ) for the most recently "
      "reported period (year to date), in millions of CNY to 2 decimals?",
@@ -309,7 +311,8 @@ def test_template_texts_over_a_tool_subset_meet_the_targets(built):
                  and not h.startswith("answer_given_away")]
     assert hard_text == [], hard_text[:10]
     assert with_findings / len(items) <= 0.15
-    assert statistics.median(len(v.question.split()) for v in items) <= 25
+    # The question itself: a definition or a convention's sentence may follow it (DESIGN §4.8).
+    assert statistics.median(len(v.question.split("?")[0].split()) for v in items) <= 25
 
 
 @pytest.mark.slow

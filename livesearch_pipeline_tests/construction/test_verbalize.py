@@ -6,6 +6,7 @@ import pytest
 
 from livesearch_pipeline.construction.formats import proposed_rule, value_format, zh_unit
 from livesearch_pipeline.core.lexicon import LexiconError
+from livesearch_pipeline.construction.conventions import SUSPENSION_EN
 from livesearch_pipeline.construction.verbalize import unit_phrase_en as template_unit_en
 from livesearch_pipeline.construction.verbalize import (
     TEMPLATE,
@@ -193,11 +194,14 @@ def test_template_texts_pass_the_date_gate_and_state_unit_and_precision(anchor, 
         assert check_text(text).passed, check_text(text).hits
         assert "600519.SH" in text
     final = c.program.extract.format
+    # A stock's window ends with the suspension convention's sentence (construction/conventions.py).
+    asked = en.split("?")[0] + "?"
+    assert en.endswith(SUSPENSION_EN) == anchor.startswith("window:")
     if final.kind == "number":
-        assert en.endswith(", in CNY to 2 decimals?") and en.count("CNY") == 1
+        assert asked.endswith(", in CNY to 2 decimals?") and en.count("CNY") == 1
         assert "是多少元？保留2位小数。" in zh
     elif final.kind == "percent":
-        assert en.endswith(", in percent to 2 decimals?")
+        assert asked.endswith(", in percent to 2 decimals?")
         assert "以百分比表示，保留2位小数" in zh
     else:
         assert "YYYY-MM-DD" in en and "YYYY-MM-DD" in zh and "是多少" not in zh
@@ -336,6 +340,8 @@ def series_candidate(tool: str, field: str, *, asset_class: str, key: str = "tra
 BN_CNY = Format(kind="number", decimals=2, unit="billion CNY", scale=1e-3)
 PCT2 = Format(kind="percent", decimals=2, unit="%")
 MONTHLY = dict(asset_class="macro", key="month", key_fmt="%Y%m", calendar=None)
+# A series whose subject implies no calendar names it (DESIGN §4.8, issue 40): 上海证券交易所交易日,
+# FX 工作日; a series on a named exchange (上交所) or an official statistic (a month) needs none.
 CHINESE_SERIES = [
     (series_candidate("cn_cpi", "nt_yoy", **MONTHLY),
      "最近一个已公布月份的全国居民消费价格指数（CPI）同比涨幅是多少？以百分比表示，保留1位小数。"),
@@ -345,18 +351,19 @@ CHINESE_SERIES = [
                       observed_value=3.1e6, **MONTHLY),
      "最近一个已公布月份的广义货币（M2）余额是多少亿元？保留2位小数。"),
     (series_candidate("shibor", "on", asset_class="rates_fx", key="date", fmt=PCT2),
-     "最近一个交易日的隔夜上海银行间同业拆放利率（SHIBOR）是多少？以百分比表示，保留2位小数。"),
+     "最近一个上海证券交易所交易日的隔夜上海银行间同业拆放利率（SHIBOR）是多少？以百分比表示，保留2位小数。"),
     (series_candidate("shibor", "1w", asset_class="rates_fx", key="date", anchor="window:20", aggregate="mean",
                       fmt=PCT2),
-     "最近20个交易日（含最近一个交易日）1周上海银行间同业拆放利率（SHIBOR）的平均值是多少？以百分比表示，保留2位小数。"),
+     "最近20个上海证券交易所交易日（含最近一个交易日）1周上海银行间同业拆放利率（SHIBOR）的平均值是多少？"
+     "以百分比表示，保留2位小数。"),
     (series_candidate("fx_daily", "bid_close", asset_class="rates_fx", where={"ts_code": "USDCNH.FXCM"},
                       calendar=None, fmt=Format(kind="number", decimals=4)),
-     "最近一个交易日的美元兑离岸人民币买入收盘价是多少？保留4位小数。"),
+     "最近一个工作日的美元兑离岸人民币买入收盘价是多少？保留4位小数。"),
     (series_candidate("moneyflow_hsgt", "north_money", asset_class="market", fmt=BN_CNY),
-     "最近一个A股交易日的北向资金净买入额是多少亿元？保留2位小数。"),
+     "最近一个上海证券交易所交易日的北向资金净买入额是多少亿元？保留2位小数。"),
     (series_candidate("moneyflow_hsgt", "north_money", asset_class="market", anchor="window:5", aggregate="sum",
                       fmt=BN_CNY),
-     "最近5个交易日（含最近一个交易日）北向资金净买入额的合计是多少亿元？保留2位小数。"),
+     "最近5个上海证券交易所交易日（含最近一个交易日）北向资金净买入额的合计是多少亿元？保留2位小数。"),
     (series_candidate("margin", "rzye", asset_class="market", where={"exchange_id": "SSE"}, anchor="snapshot:5",
                       fmt=Format(kind="number", decimals=2, unit="billion CNY", scale=1e-9)),
      "上交所最近一个交易日之前第5个交易日的融资余额是多少亿元？保留2位小数。"),
@@ -399,7 +406,7 @@ def test_a_yuan_pair_is_named_in_chinese_and_the_lint_accepts_that_name():
                          calendar=None, fmt=Format(kind="number", decimals=4), anchor="window:5", aggregate="mean")
     en, zh = template_question_en(c), template_question_zh(c)
     assert "EUR/CNH" in en
-    assert zh.startswith("欧元兑离岸人民币最近5个交易日")
+    assert zh.startswith("欧元兑离岸人民币最近5个工作日")  # FX counts weekdays (DESIGN §4.8)
     assert lint_question(en, zh, lint_context(c)) == []
     # a Chinese text that does not name the pair is still caught
     unnamed = zh.replace("欧元兑离岸人民币", "")

@@ -241,9 +241,9 @@ def test_a_screen_takes_a_constituent_its_sessions_page_does_not_list_as_not_tra
                  ["000007.SZ", "B", "22.12", "0.8961", "92717", "2.0"],
                  ["300001.SZ", "C", "9.9", "-9.9", "1", "1.0"]])}  # 000693.SZ suspended; 300001.SZ left the index
     fell = served_question("On the most recent trading day, which of the constituents of Y指数 (000056.SH) at its most "
-                           "recent rebalance fell the most in percentage terms? Answer with its stock code.",
+                           "recent rebalance had the lowest percentage change? Answer with its stock code.",
                            entity="000056.SH", asset_class="index")
-    parts = {"subj": "Y指数 (000056.SH)", "ask": "fell the most in percentage terms"}
+    parts = {"subj": "Y指数 (000056.SH)", "ask": "had the lowest percentage change"}
     assert _investigate(pages, fell, "screen", parts) == "000005.SZ"
     higher = {"subj": "Y指数 (000056.SH)", "ask": "closed higher than their previous close"}
     assert _investigate(pages, fell, "screen", higher) == "1"

@@ -234,7 +234,7 @@ def test_the_navigator_reads_the_board_and_the_monthly_bulletins(boards: Boards,
         return min(members, key=lambda m: quotes[m])
 
     text = ("On the most recent trading day, which of the constituents of X ({code}) at its most recent rebalance "
-            "fell the most in percentage terms? Answer with its stock code.")
+            "had the lowest percentage change? Answer with its stock code.")
     high = _ask(web_dir, text.format(code=famous.code), famous.code, budget=3)
     assert high.answer == falls(famous.code), high.trace[-3:]
     assert any("/constituents/" in t.get("url", "") for t in high.trace) and high.trace[-1]["reads"] <= 3
@@ -245,7 +245,7 @@ def test_the_navigator_reads_the_board_and_the_monthly_bulletins(boards: Boards,
     bars = [b for b in _monthly(obscure.code) if b["trade_date"][:6] < CLOCK.strftime("%Y%m")][:24]
     best = max(bars, key=lambda b: b["pct_chg"])
     month = _ask(web_dir, f"Among the last 24 completed calendar months, take the month in which X ({obscure.code}) "
-                          "had its highest monthly percentage change. What was its monthly turnover value of the "
-                          "constituents in that month, in billions of CNY to 2 decimals?", obscure.code)
+                          "had its highest monthly percentage change. What was its monthly turnover value in that "
+                          "month, in billions of CNY to 2 decimals?", obscure.code)
     assert month.answer is not None and month.answer.startswith(f"{best['amount'] / 1e6:.2f}"), month.trace[-3:]
     assert month.trace[-1]["reads"] >= 25

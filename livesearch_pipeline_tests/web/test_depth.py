@@ -219,15 +219,20 @@ def test_the_navigator_reads_the_investigations_texts() -> None:
     def read(text: str):
         return read_investigation(served_question(text, entity="000300.SH"))
 
+    # A stock's best month by its unadjusted change (DESIGN §4.8), an index's by its change.
+    for change in ("unadjusted monthly percentage change", "monthly percentage change"):
+        assert read(f"Among the last 12 completed calendar months, take the month in which X (600001.SH) had its highest "
+                    f"{change}. What was its monthly closing price in that month, in CNY to 2 decimals?") == (
+            "best_month", {"n": "12", "subj": "X (600001.SH)", "noun": "monthly closing price"})
     assert read("What was the maximum drawdown of 沪深300 (000300.SH) over the last 120 trading days, that is the "
                 "largest decline of its closing levels from a preceding peak, stated as a positive percentage of that "
                 "peak, in percent to 2 decimals?") == ("drawdown", {"subj": "沪深300 (000300.SH)", "n": "120"})
     assert read("On which trading day did X (000300.SH) reach the trough of its maximum drawdown over the last 60 "
                 "trading days, measured on its closing levels? Answer with the date as YYYY-MM-DD.")[1]["which"] == "trough"
-    assert read("Of the indices 000300.SH, 399001.SZ and 000905.SH, which fell the most in percentage terms from the "
+    assert read("Of the indices 000300.SH, 399001.SZ and 000905.SH, which had the lowest percentage change from the "
                 "close 20 trading days before the most recent one to the most recent close? Answer with its index "
                 "code.")[1] == {
-        "a": "000300.SH", "b": "399001.SZ", "c": "000905.SH", "move": "fell", "n": "20"}
+        "a": "000300.SH", "b": "399001.SZ", "c": "000905.SH", "move": "lowest", "n": "20"}
     screen = read("On the most recent trading day, which of the constituents of X (000300.SH) at its most recent "
                   "rebalance had the highest turnover value? Answer with its stock code.")
     assert screen is not None and screen[0] == "screen" and screen[1]["ask"] == "had the highest turnover value"
@@ -279,9 +284,9 @@ def test_the_navigator_reads_statement_growth_and_margins_from_the_report_pages(
                   "to date), that is its operating profit divided by its operating revenue, in percent to 2 decimals?")
     assert margin is not None and margin[0] == "margin"
     assert [_statement_field("income", margin[1][k]) for k in ("num", "den")] == ["operate_profit", "revenue"]
-    growth = read("For X (000065.SZ), by what percentage did the year-to-date net profit attributable to shareholders "
-                  "of its most recently reported period grow over the same period a year earlier, in percent to 2 "
-                  "decimals?")
+    growth = read("For X (000065.SZ), what was the year-on-year growth of the year-to-date net profit attributable "
+                  "to shareholders of its most recently reported period over the same period a year earlier, in "
+                  "percent to 2 decimals?")
     assert growth is not None and growth[0] == "growth_period"
     assert _statement_field("income", growth[1]["noun"]) == "n_income_attr_p"
     annual = read("For X (000065.SZ), what was the growth of the operating profit in its most recent annual report "

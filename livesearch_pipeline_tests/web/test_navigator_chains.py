@@ -43,10 +43,10 @@ TEXTS = {
                      "from the close 5 trading days before the most recent one to the most recent close, in percent "
                      "to 2 decimals?",
     "report_change": "By what percentage has the closing price of {name} ({code}) changed from the close on the day "
-                     "its most recent financial report was published, or the first trading day after it, to the most "
+                     "its most recent financial report was announced, or the first trading day after it, to the most "
                      "recent trading day, in percent to 2 decimals?",
     "report_high": "What was the highest closing price of {name} since the day its most recent financial report was "
-                   "published, counting that day, in CNY to 2 decimals?",
+                   "announced, counting that day, in CNY to 2 decimals?",
     "ex_date_change": "For {name} ({code}), by what percentage did the closing price change from the ex-dividend "
                       "date of its most recently implemented dividend to the most recent trading day, in percent to 2 "
                       "decimals?",
@@ -254,8 +254,11 @@ class Case:
 
     def served(self, shape: str) -> ServedQuestion:
         question, code, asset_class = self.cases[shape]
-        return ServedQuestion(qid=question.qid, question=TEXTS[shape].format(name=f"N{code}", code=code), tier="T3",
-                              asset_class=asset_class, refresh_class="daily", visibility=0, entity=code)
+        # The entity's own name (a text that names it alone is resolved by searching it, issue 39); the
+        # served record's entity is not its code: the navigator reads the code off the text or the web.
+        name = shared_market(DEFAULT_SEED).universe.get(code).name
+        return ServedQuestion(qid=question.qid, question=TEXTS[shape].format(name=name, code=code), tier="T3",
+                              asset_class=asset_class, refresh_class="daily", visibility=0, entity="000000.XX")
 
 
 

@@ -56,10 +56,10 @@ CHAIN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"days before the most recent one to the most recent close")),
     ("report_change", re.compile(
         rf"^By what percentage has the closing price of {_SUBJ} changed from the close on the day its most recent "
-        r"financial report was published, or the first trading day after it, to the most recent trading day")),
+        r"financial report was announced, or the first trading day after it, to the most recent trading day")),
     ("report_high", re.compile(
         rf"^What was the highest closing price of {_SUBJ} since the day its most recent financial report was "
-        r"published, counting that day")),
+        r"announced, counting that day")),
     ("ex_date_change", re.compile(
         rf"^For {_SUBJ}, by what percentage did the closing price change from the ex-dividend date of its most "
         r"recently implemented dividend to the most recent trading day")),

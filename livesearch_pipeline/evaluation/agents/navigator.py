@@ -63,7 +63,7 @@ from livesearch_pipeline.core.calendars import session_on_or_before, sessions_ba
 from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.models import Prediction, ReadBudget, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
-from livesearch_pipeline.evaluation.agents.budget import BudgetRefused, counted
+from livesearch_pipeline.evaluation.agents.budget import BudgetRefused, Ledger, counted
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
     fetch_text, forked_web_agent,
@@ -72,8 +72,9 @@ from livesearch_pipeline.evaluation.agents.reading import (
     candidates_from_page,
     cell_number, choose, convert, label_matcher, parse_page, read_question,
 )
+from livesearch_pipeline.evaluation.agents.entity_search import with_codes
 from livesearch_pipeline.evaluation.agents.page_reading import (  # noqa: F401 (chains and tests read them here too)
-    _ARCHIVE_ITEM, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows,
+    _ARCHIVE_ITEM, PRIOR_WORK, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows,
     archive_index, report_periods, top_of_first_hop,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
@@ -375,8 +376,48 @@ class NavigatorAgent:
         return ReadBudget(max_reads=self.read_budget, max_searches=self.search_budget)
 
     async def answer(self, question: ServedQuestion) -> Prediction:
-        """The answer, its searches and reads counted in its usage (agents/budget.py)."""
-        return counted(await self._answer(question))
+        """The answer, its searches and reads counted in its usage (agents/budget.py). A code-free
+        question's entity is found by its name first (entity_search.py), on the question's ledger:
+        those searches and reads count against its budget, and the question's reading goes on with
+        the same ledger (page_reading.PRIOR_WORK)."""
+        ledger = Ledger(self.budget, [])
+        try:
+            resolved = await with_codes(question, functools.partial(self._name_search, ledger),
+                                        functools.partial(self._name_read, ledger))
+        except BudgetRefused:
+            return counted(Prediction(qid=question.qid, answer=None, trace=ledger.trace))
+        trace = ledger.trace
+        assert trace is not None
+        trace.extend(resolved.trace)
+        if resolved.question is None:
+            return counted(Prediction(qid=question.qid, answer=None, trace=trace))
+        token = PRIOR_WORK.set((ledger, frozenset(urlsplit(u).path for u in resolved.seen)))
+        try:
+            prediction = await self._answer(resolved.question)
+        finally:
+            PRIOR_WORK.reset(token)
+        if prediction.trace is not trace:  # answered without a page reading (a skip): the search stays in
+            prediction = prediction.model_copy(update={"trace": [*trace, *(prediction.trace or [])]})
+        return counted(prediction)
+
+    async def _name_search(self, ledger: Ledger, query: str) -> list[dict[str, Any]]:
+        ledger.charge_search(query)
+        result = self._searches.get(query)
+        if result is None:
+            result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
+        found = json.loads(result.content)["results"]
+        ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
+        return found[:RESULTS_PER_QUERY]
+
+    async def _name_read(self, ledger: Ledger, url: str) -> ParsedPage:
+        fresh = ledger.charge_read(url)
+        page = self._pages.get(url)
+        if page is None:
+            page = self._pages.setdefault(url, parse_page(await fetch_text(self.http, url, timeout=HTTP_TIMEOUT_S)))
+        if fresh:
+            ledger.read(url, title=page.title, as_of=page.as_of, tables=len(page.tables),
+                        rows=sum(len(table) for table in page.tables))
+        return page
 
     async def _answer(self, question: ServedQuestion) -> Prediction:
         investigation = read_investigation(question)
@@ -819,7 +860,7 @@ _BARS = {"cn_equity": "daily", "hk_equity": "hk_daily", "us_equity": "us_daily",
          "fund": "fund_daily"}
 _FACTORS = {"cn_equity": "adj_factor", "hk_equity": "hk_adjfactor", "us_equity": "us_adjfactor", "fund": "fund_adj"}
 _MONTHS = {"cn_equity": "monthly", "index": "index_monthly"}
-_SCREEN_FIELDS = {"fell the most in percentage terms": ("daily", "pct_chg", "argmin"),
+_SCREEN_FIELDS = {"had the lowest percentage change": ("daily", "pct_chg", "argmin"),
                   "had the highest turnover value": ("daily", "amount", "argmax"),
                   "had the highest turnover rate": ("daily_basic", "turnover_rate", "argmax")}
 _CODE = re.compile(r"\(([0-9A-Z.]+)\)")
@@ -830,13 +871,13 @@ _INVESTIGATIONS = (
     ("volume_day", re.compile(r"^What was the percentage change of (?P<subj>.+?) on the session with the highest "
                               r"trading volume among the last (?P<n>\d+) trading days")),
     ("best_month", re.compile(r"^Among the last (?P<n>\d+) completed calendar months, take the month in which "
-                              r"(?P<subj>.+?) had its highest monthly percentage change\. What was its (?P<noun>.+?) "
+                              r"(?P<subj>.+?) had its highest (?:unadjusted )?monthly percentage change\. What was its (?P<noun>.+?) "
                               r"in that month")),
     ("screen", re.compile(r"^On the most recent trading day, (?:how many|which) of (?:the constituents of "
                           r"(?P<subj>.+?) at its most recent rebalance|the member stocks of (?P<subj2>.+?)) "
-                          r"(?P<ask>closed higher than their previous close|fell the most in percentage terms|"
+                          r"(?P<ask>closed higher than their previous close|had the lowest percentage change|"
                           r"had the highest turnover value|had the highest turnover rate)")),
-    ("compare", re.compile(r"^By how much did the return of (?P<subj>.+?) beat that of (?P<other>.+?) from the close "
+    ("compare", re.compile(r"^What was the return of (?P<subj>.+?) minus the return of (?P<other>.+?) from the close "
                            r"(?P<n>\d+) trading days before the most recent one to the most recent close")),
     ("adj_return", re.compile(r"^What was the return of (?P<subj>.+?) (?:on its (?P<noun>.+?) from the trading day "
                               r"(?P<n>\d+) sessions before the most recent one to the most recent trading day|from the "
@@ -846,12 +887,14 @@ _INVESTIGATIONS = (
                            r"most recent trading day whose NAV has been published")),
     ("margin", re.compile(r"^For (?P<subj>.+?), what was the (?P<noun>.+?) in its most recently reported period \(year "
                           r"to date\), that is its (?P<num>.+?) divided by its (?P<den>.+?), in percent")),
-    ("growth_period", re.compile(r"^For (?P<subj>.+?), by what percentage did the year-to-date (?P<noun>.+?) of its most "
-                                 r"recently reported period grow over the same period a year earlier")),
+    ("growth_period", re.compile(r"^For (?P<subj>.+?), what was the year-on-year growth of the year-to-date "
+                                 r"(?P<noun>.+?) of its most recently reported period over the same period a year "
+                                 r"earlier")),
     ("growth_year", re.compile(r"^For (?P<subj>.+?), what was the growth of the (?P<noun>.+?) in its most recent annual "
                                r"report over the fiscal year before")),
-    ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which (?P<move>rose|fell) "
-                                 r"the most in percentage terms from the close (?P<n>\d+) trading days before")),
+    ("three_indices", re.compile(r"^Of the indices (?P<a>\S+), (?P<b>\S+) and (?P<c>\S+), which had the "
+                                 r"(?P<move>highest|lowest) percentage change from the close (?P<n>\d+) trading days "
+                                 r"before")),
 )
 
 
@@ -1334,6 +1377,6 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
             if rows is None or rows[-1]["close"] == 0:
                 return None
             changes[code] = (rows[0]["close"] - rows[-1]["close"]) / abs(rows[-1]["close"]) * 100
-        pick = (max if parts["move"] == "rose" else min)(changes.items(), key=lambda item: item[1])
+        pick = (max if parts["move"] == "highest" else min)(changes.items(), key=lambda item: item[1])
         return pick[0]
     return None

@@ -7,6 +7,7 @@ periods a company page links, a bulletin archive's pages for a code; the budget'
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -24,6 +25,14 @@ class BudgetExhausted(Exception):
     """The question's page-read budget is spent."""
 
 
+# What finding a code-free question's entity by its name cost before the question's own reading
+# (evaluation/agents/entity_search.py): the question's ledger, which counted those searches and
+# reads against its budget and holds their trace, and the site paths its searches showed. Set by
+# the navigator for the duration of one question (a context variable: one per task); every
+# `_Question` made for the question goes on with that ledger.
+PRIOR_WORK: ContextVar[tuple[Ledger | None, frozenset[str]]] = ContextVar("prior_work", default=(None, frozenset()))
+
+
 @dataclass
 class _Question:
     """One question's state: its reading, what it has seen, its budget's ledger (agents/budget.py:
@@ -35,13 +44,17 @@ class _Question:
     trace: list[dict[str, Any]] = field(default_factory=list)
     # The site paths it has seen: in its search results and in the links of the pages it read
     # (the navigator opens an exchange page only when it has seen it: NavigatorAgent._read).
-    seen: set[str] = field(default_factory=set)
+    seen: set[str] = field(default_factory=lambda: set(PRIOR_WORK.get()[1]))
     ledger: Ledger = field(init=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.budget, ReadBudget):
             self.budget = ReadBudget(max_reads=self.budget)
-        self.ledger = Ledger(self.budget, self.trace)
+        prior = PRIOR_WORK.get()[0]
+        if prior is not None and prior.trace is not None:
+            self.ledger, self.trace = prior, prior.trace
+        else:
+            self.ledger = Ledger(self.budget, self.trace)
 
     @property
     def reads(self) -> int:

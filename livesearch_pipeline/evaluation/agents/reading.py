@@ -42,13 +42,19 @@ _WINDOW_HEADS = (
 _UNITLESS = ("argmax", "argmin", "count", "pct_change")
 _AGGREGATE_WORDS = {"average": "mean", "highest": "max", "lowest": "min", "total": "sum", "first": "first",
                     "last": "last"}
+# How a question counts days: its instrument's own sessions, a named exchange's ("Shanghai Stock
+# Exchange trading days"), or FX's weekdays (construction/conventions.py).
+_DAYS = r"(?:(?:[A-Z][a-z]+ )*trading days|weekdays)"
+_DAY = r"(?:(?:[A-Z][a-z]+ )*trading day|weekday)"
 _UNIT_TAIL = re.compile(r", (?:in (?P<unit>.+?) to (?P<places>\d+) decimals?|to (?P<bare>\d+) decimals?|"
                         r"as a whole number(?: of (?:100-share )?(?P<whole>.+?))?)\?(?: [^?]+\.)?$")  # a definition may follow
 # Where the quantity's noun ends in the question (whichever comes first).
 _NOUN_ENDS = re.compile(r" of | over (?:the )?| on the most recent| for the | at the end of| in the most recent| on the "
-                        r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before| on the trading day \d+ sessions before"
+                        r"(?:Shanghai|Shenzhen) Stock Exchange| \d+ trading days before"
+                        rf"| on the {_DAY} \d+ (?:sessions|weekdays) before"
                         r"| change over| change from| in the one-minute")
-_ZH_AGGREGATE = re.compile(r"(?:最近\d+个交易日（含最近一个交易日）(?:的[周月]线)?|至最近一个交易日，)(.+?)的(?:平均值|最高值|最低值|合计|首日值|末日值|"
+_ZH_AGGREGATE = re.compile(r"(?:最近\d+个[^（，。？]{0,8}?(?:交易日|工作日)（含最近一个(?:交易日|工作日)）(?:的[周月]线)?|"
+                           r"至最近一个(?:交易日|工作日)，)(.+?)的(?:平均值|最高值|最低值|合计|首日值|末日值|"
                            r"样本标准差|变化|涨跌幅)")
 
 @dataclass(frozen=True)
@@ -83,7 +89,8 @@ def read_question(question: ServedQuestion) -> Reading:
     answer, unit, decimals = _precision(text)
     tail = _UNIT_TAIL.search(text)
     body = text[: tail.start()] if tail else text.rstrip("?")
-    if " exceed that of " in body or " beat that of " in body or "one-minute bar" in body or " closed highest" in body:
+    if (" exceed that of " in body or " beat that of " in body or " minus that of " in body
+            or " minus the return of " in body or "one-minute bar" in body or " closed highest" in body):
         raise UnreadableQuestion("compares two entities, or needs minute bars or a reference session")
     code = question.entity
     subject = re.search(rf" (?:of|did) ((?:(?! of | did )[^()])+?) \({re.escape(code)}\)", body) if code else None
@@ -93,15 +100,15 @@ def read_question(question: ServedQuestion) -> Reading:
     series = re.search(r" for the (?:shareholder|business segment) “(.+?)”", body)
     if series:
         match_key, match_value = "series", series.group(1)
-    if (found := re.match(r"On which (?:trading day in the last (\d+) sessions did .+? record its (highest|lowest) "
-                          r"(.+?)\? Give the date|of the last (\d+) trading days (?:was|were) the (.+?) at its "
-                          r"(highest|lowest))", text)):
+    if (found := re.match(rf"On which (?:{_DAY} in the last (\d+) (?:sessions|weekdays) did .+? record its "
+                          rf"(highest|lowest) (.+?)\? Give the date|of the last (\d+) {_DAYS} (?:was|were) the (.+?) "
+                          r"at its (highest|lowest))", text)):
         kind = "window"
         sessions = int(found.group(1) or found.group(4))
         aggregate = "argmax" if (found.group(2) or found.group(6)) == "highest" else "argmin"
         quantity = found.group(3) or found.group(5)
-    elif (found := re.search(r"over (?:the (?:week|month)ly bars of )?the last (\d+) trading days|from the trading day "
-                             r"(\d+) sessions before the most recent one to the most recent trading day", body)):
+    elif (found := re.search(rf"over (?:the (?:week|month)ly bars of )?the last (\d+) {_DAYS}|from the {_DAY} "
+                             rf"(\d+) (?:sessions|weekdays) before the most recent one to the most recent {_DAY}", body)):
         # A change from the trading day k sessions back is a change over k sessions: k + 1 closes
         # (`window_rows`, the window convention).
         kind, sessions = "window", int(found.group(1)) if found.group(1) else int(found.group(2))
@@ -113,8 +120,8 @@ def read_question(question: ServedQuestion) -> Reading:
         else:
             raise UnreadableQuestion("an aggregate this baseline does not recognise")
         quantity = _noun(rest, code)
-    elif (found := re.search(r" (?:on the trading day )?(\d+) (?:trading days|sessions) before the most recent one",
-                             body)):
+    elif (found := re.search(rf" (?:on the {_DAY} )?(\d+) (?:trading days|sessions|weekdays) before the most recent "
+                             r"one", body)):
         kind, sessions = "snapshot", int(found.group(1))
     elif re.match(r"What (?:is|are) the ", body):
         kind = "static"
@@ -146,7 +153,9 @@ def row_key(body: str, named: bool) -> str | None:
         return None
     if (found := re.search(r"\b([A-Z]{3})/([A-Z]{3})\b", body)):
         return found.group(1) + found.group(2)
-    return next((key for name, key in _EXCHANGE_KEYS.items() if f" {name}" in body), None)
+    # A series on a named exchange ("on the Shanghai Stock Exchange"), not a calendar named
+    # ("the last 20 Shanghai Stock Exchange trading days").
+    return next((key for name, key in _EXCHANGE_KEYS.items() if re.search(rf" {name}(?! trading day)", body)), None)
 
 
 def _is_key(cell: str, key: str) -> bool:
@@ -522,6 +531,9 @@ def convert(value: float, unit: str | None, wanted: str | None) -> float | None:
         want_base, want_factor = unit_scale(wanted)
     except ValueError:
         return None
+    # An ETF's shares are its units (DESIGN §4.8: its volume in lots of 100 units).
+    if {have_base, want_base} == {"shares", "units"}:
+        have_base = want_base
     if have_base != want_base or not have_factor or not want_factor:
         return None
     return value * have_factor / want_factor

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from livesearch_pipeline.evaluation.agents.reading import (
     Candidate, ParsedPage, fetch_text, forked_web_agent, Reading, UnreadableQuestion, candidates_from_page, choose,
     parse_page, read_question,
 )
+from livesearch_pipeline.evaluation.agents.entity_search import with_codes
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 
 __all__ = ["Candidate", "SearchReadAgent", "UnreadableQuestion", "candidates_from_page", "choose",
@@ -95,6 +97,13 @@ class SearchReadAgent:
     async def _answer(self, question: ServedQuestion) -> Prediction:
         trace: list[dict[str, Any]] = []
         ledger = Ledger(self.budget, trace)
+        # A code-free question's entity is found by its name first (entity_search.py), on its ledger.
+        resolved = await with_codes(question, functools.partial(self._name_search, ledger),
+                                    functools.partial(self._name_read, ledger))
+        trace.extend(resolved.trace)
+        if resolved.question is None:
+            return Prediction(qid=question.qid, answer=None, trace=trace)
+        question = resolved.question
         try:
             reading = read_question(question)
         except UnreadableQuestion as exc:
@@ -134,6 +143,24 @@ class SearchReadAgent:
         answer, source = chosen
         trace.append({"type": "final", "answer": answer, "url": source.url, "as_of": source.as_of})
         return Prediction(qid=question.qid, answer=answer, trace=trace)
+
+    async def _name_search(self, ledger: Ledger, query: str) -> list[dict[str, Any]]:
+        ledger.charge_search(query)
+        result = self._searches.get(query)
+        if result is None:
+            result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
+        found = json.loads(result.content)["results"]
+        ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
+        return found
+
+    async def _name_read(self, ledger: Ledger, url: str) -> ParsedPage:
+        fresh = ledger.charge_read(url)
+        page = self._pages.get(url)
+        if page is None:
+            page = self._pages.setdefault(url, parse_page(await self._get(url)))
+        if fresh:
+            ledger.read(url, title=page.title, as_of=page.as_of)
+        return page
 
     @staticmethod
     def _about(item: dict[str, Any], question: ServedQuestion, reading: Reading) -> bool:
