@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import httpx
 
-from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent, _Question, _stale, in_english, investigate
+from livesearch_pipeline.evaluation.agents.investigations import investigate
+from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent, _Question, _stale, in_english
 from livesearch_pipeline.evaluation.agents.reading import (
     Reading, best_label, candidates_from_page, choose, keyed_table, parse_page, read_question, row_key,
 )
@@ -287,7 +288,7 @@ def test_a_longer_label_that_makes_the_noun_more_specific_is_kept() -> None:
 
 
 def test_the_adjusted_return_and_the_etf_premium_are_read_as_investigations() -> None:
-    from livesearch_pipeline.evaluation.agents.navigator import read_investigation
+    from livesearch_pipeline.evaluation.agents.investigations import read_investigation
 
     adjusted = served_question("What was the return of X (000689.SZ) from the close 60 trading days before the most "
                                "recent one to the most recent close, adjusted for splits and dividends with the "

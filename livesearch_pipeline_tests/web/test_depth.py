@@ -214,7 +214,7 @@ def test_the_navigator_is_a_builtin_baseline_at_six_reads(tmp_path: Path) -> Non
 
 
 def test_the_navigator_reads_the_investigations_texts() -> None:
-    from livesearch_pipeline.evaluation.agents.navigator import _drawdown, read_investigation
+    from livesearch_pipeline.evaluation.agents.investigations import _drawdown, read_investigation
 
     def read(text: str):
         return read_investigation(served_question(text, entity="000300.SH"))
@@ -274,7 +274,8 @@ def test_the_navigator_follows_a_chains_first_hop_to_the_stock_it_names() -> Non
 
 
 def test_the_navigator_reads_statement_growth_and_margins_from_the_report_pages() -> None:
-    from livesearch_pipeline.evaluation.agents.navigator import _statement_field, read_investigation, report_figure
+    from livesearch_pipeline.evaluation.agents.investigations import read_investigation
+    from livesearch_pipeline.evaluation.agents.navigator import _statement_field, report_figure
     from livesearch_pipeline.evaluation.agents.reading import parse_page
 
     def read(text: str):
