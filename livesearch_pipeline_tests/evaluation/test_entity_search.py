@@ -64,8 +64,8 @@ def test_a_named_entity_gets_the_code_the_web_ties_to_its_name_in_both_texts():
     assert resolved.question.entity == "600123.SH"
     assert resolved.question.question.startswith("What was the closing price of 恒宇电气 (600123.SH) on ")
     assert resolved.question.question_zh.startswith("恒宇电气（600123.SH）最近一个交易日")
-    assert resolved.trace[0] == {"tool": "web_search", "query": "恒宇电气", "purpose": "the entity a name fits",
-                                 "results": 2}
+    # What was found (the searches and reads themselves are recorded by the agent's ledger).
+    assert resolved.trace == [{"type": "entity", "names": ["恒宇电气"], "codes": ["600123.SH"]}]
     # The English name of a Chinese company: its Chinese name in the Chinese text gets the code too.
     english = served_question("For Hengyu Electric, what was the net profit margin …, in percent to 2 decimals?",
                               question_zh="恒宇电气最近一期已披露财报的净利率是多少？", entity=NOT_A_CODE)

@@ -277,6 +277,7 @@ def test_a_second_run_under_a_taken_name_never_replaces_the_first_on_the_site(da
     day_dir = data_paths.runs / FIRST.isoformat()
     squatter = day_dir / "my-run"
     shutil.copytree(day_dir / "reader", squatter)
+    (squatter / "summary.json").unlink()  # a fresh folder of its own: only its predictions and trajectories copied
     trajectories = squatter / "trajectories.jsonl"
     trajectories.write_text(trajectories.read_text().replace('"content":"', '"content":"SQUATTER '), encoding="utf-8")
     meta = json.loads((squatter / "predictions.meta.json").read_text())

@@ -219,6 +219,12 @@ def _has_history(page: ParsedPage) -> bool:
     return any(len(rows) > 2 and rows[0] and rows[0][0].lower() in ("date", "日期") for rows in page.tables)
 
 
+def _is_history(rows: Sequence[Sequence[str]]) -> bool:
+    """A history table: a date column first, one row per session (YYYYMMDD)."""
+    return bool(rows and rows[0] and rows[0][0].lower() in ("date", "日期")
+                and all(row and re.fullmatch(r"\d{8}", row[0]) for row in rows[1:]))
+
+
 def _date_like(candidate: Candidate, reading: Reading) -> bool:
     """A figure that is a date (a record's trade date read as the quantity) where a number is asked."""
     value = candidate.value
@@ -389,13 +395,14 @@ class NavigatorAgent:
         trace.extend(resolved.trace)
         if resolved.question is None:
             return counted(Prediction(qid=question.qid, answer=None, trace=trace))
+        found = list(trace)  # the name's searches and reads, and what they found
         token = PRIOR_WORK.set((ledger, frozenset(urlsplit(u).path for u in resolved.seen)))
         try:
             prediction = await self._answer(resolved.question)
         finally:
             PRIOR_WORK.reset(token)
-        if prediction.trace is not trace:  # answered without a page reading (a skip): the search stays in
-            prediction = prediction.model_copy(update={"trace": [*trace, *(prediction.trace or [])]})
+        if (prediction.trace or [])[:len(found)] != found:  # answered without a page reading (a skip)
+            prediction = prediction.model_copy(update={"trace": [*found, *(prediction.trace or [])]})
         return counted(prediction)
 
     async def _name_search(self, ledger: Ledger, query: str) -> list[dict[str, Any]]:
@@ -652,6 +659,8 @@ class NavigatorAgent:
                     page = in_english(await self._read(state, url), question)
                 except ToolFailure:
                     continue  # a data set the entity has no page of (the read still counts)
+                if code and reading.kind in ("snapshot", "window"):
+                    page = await self._with_months(state, page, url, reading, question)
                 rank = len(tried)
                 found = [c for c in candidates_from_page(page, url, rank, reading, question,
                                                          self._snapshot_day(reading, question, _tool_of(url)))
@@ -704,6 +713,42 @@ class NavigatorAgent:
             candidates.extend(found)
         chosen = choose(candidates, reading)
         return (chosen[0], chosen[1].url) if chosen is not None else (None, None)
+
+    async def _with_months(self, state: _Question, page: ParsedPage, url: str, reading: Reading,
+                           question: ServedQuestion) -> ParsedPage:
+        """The exchange page of a middle-visibility entity's quote prints its last sessions only and
+        links its history month by month (web/pages.py): when a snapshot's session or a window's
+        first session is older than its table's oldest row, the months back to it are read, newest
+        first, each one read of the budget, and their rows joined to the table, as a deeper page
+        would print it."""
+        tool = _tool_of(url)
+        first = self._snapshot_day(reading, question, tool)
+        at = next((i for i, rows in enumerate(page.tables) if len(rows) > 2 and _is_history(rows)), None)
+        if first is None or tool is None or at is None:
+            return page
+        table = page.tables[at]
+        rows = list(table[1:])
+        oldest = min(row[0] for row in rows)
+        prefix = f"/exchange/{tool}/{question.entity}/history/"
+        months = sorted({href for href, _ in page.links if urlsplit(href).path.startswith(prefix)}, reverse=True)
+        for month in months:
+            if oldest <= first:
+                break
+            key = urlsplit(month).path.rsplit("/", 1)[1][:7].replace("-", "")
+            if key > oldest[:6]:
+                continue  # a month the table holds already
+            monthly = in_english(await self._read(state, self._url(month)), question)
+            older = [row for rows in monthly.tables if _is_history(rows) and rows[0] == table[0]
+                     for row in rows[1:] if row and row[0] < oldest]
+            if not older:
+                break
+            rows.extend(sorted(older, reverse=True))
+            oldest = min(row[0] for row in older)
+        if len(rows) == len(table) - 1:
+            return page
+        merged = (table[0], *rows)
+        return ParsedPage(tables=(*page.tables[:at], merged, *page.tables[at + 1:]), as_of=page.as_of,
+                          links=page.links, title=page.title)
 
     def _snapshot_day(self, reading: Reading, question: ServedQuestion, tool: str | None = None) -> str | None:
         """The session a snapshot asks for, or a window's first session (YYYYMMDD), counted back

@@ -27,6 +27,7 @@ from livesearch_pipeline.core.models import Call, DateSpec, Extractor, Format, M
 from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.qid import compute_qid
 from livesearch_pipeline.core.snapshot import SnapshotIntegrityError, SnapshotStore, sha256_file
+from livesearch_pipeline.defs.partitions import not_a_partition
 from livesearch_pipeline.defs.resources import DataServiceResource, LLMResource, StorageResource
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline_tests.defs.fixtures import write_small_pool
@@ -536,17 +537,15 @@ def test_the_daily_job_runs_past_new_year_2027_on_the_holiday_supplement(frozen_
 
 @pytest.mark.slow
 def test_a_day_past_the_calendars_is_refused_before_anything_runs_naming_the_fix(tmp_path: Path):
+    """A day past the pinned trading calendars is no partition (issue 42: the partitions end with
+    the calendars): the job refuses it before any step runs, and the one line the command line
+    prints names the fix."""
     write_trimmed_pool(tmp_path, per_group=1)
     beyond = dt.date(2028, 1, 3)
+    problem = not_a_partition(beyond)
+    assert problem is not None and "after the last daily partition" in problem and "extend them" in problem
     with time_machine.travel(dt.datetime(2028, 1, 3, 19, 30, tzinfo=ZoneInfo("America/New_York")), tick=True):
-        result = run_refresh(refresh_definitions(tmp_path, clock=beyond.isoformat()), beyond,
-                             dg.DagsterInstance.ephemeral())
-
-    assert not result.success
-    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    # Refused by the first step, before D's served file is written (issue 30, finding 19).
-    assert failure.step_key == "gold_answers.serve_questions"
+        with pytest.raises(dg.DagsterUnknownPartitionError, match="2028-01-03"):
+            run_refresh(refresh_definitions(tmp_path, clock=beyond.isoformat()), beyond, dg.DagsterInstance.ephemeral())
     assert not DataPaths(tmp_path).served_file(beyond).exists()
-    message = failure_text(result)
-    assert "partition 2028-01-03 cannot be refreshed" in message and "holiday" in message.lower()
     assert not DataPaths(tmp_path).gold.exists() or not SnapshotStore(DataPaths(tmp_path).gold).exists(beyond)

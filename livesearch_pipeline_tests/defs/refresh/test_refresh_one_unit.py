@@ -33,7 +33,9 @@ def test_served_questions_and_gold_answers_execute_together_and_show_lineage():
         node = graph.get(key)
         assert node.execution_set_asset_keys == {served_questions, gold_answers}, key
         assert node.code_version == CODE_VERSION == code_version(), key
-    assert graph.get(gold_answers).parent_keys == {dg.AssetKey("question_pool"), served_questions}
+    # The data service (an observable source asset, issue 42) is upstream of the gold: its identity in the lineage.
+    assert graph.get(gold_answers).parent_keys == {dg.AssetKey("question_pool"), dg.AssetKey("data_service"),
+                                                   served_questions}
     assert graph.get(served_questions).parent_keys == {dg.AssetKey("question_pool")}
     # The checks stay on gold_answers, partitioned like it.
     assert {key.name for key in graph.asset_check_keys if key.asset_key == gold_answers} >= {"gold_manifest_verifies"}
