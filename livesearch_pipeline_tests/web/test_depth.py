@@ -132,7 +132,9 @@ def test_the_web_names_no_generator_and_nothing_is_after_the_clock(depth: Depth,
     assert all(page.published <= CLOCK for page in generate_pages(depth.config))
 
 
-def test_effort_is_the_fewest_reads_showing_every_deciding_record(depth: Depth, web_dir: Path) -> None:
+def _depth_questions(depth: Depth) -> list:
+    """A lookup and a 20-session window of the obscure stock, the windows of the middle and the famous
+    one, and the difference of two latest closes."""
     obscure, middle, famous = depth.obscure, depth.middle, depth.famous
 
     def window(code: str) -> Program:
@@ -147,9 +149,14 @@ def test_effort_is_the_fewest_reads_showing_every_deciding_record(depth: Depth, 
                      extract=Extractor(call="c1", select=_latest(), field="close", format=NUMBER,
                                        combine=Combine(op="difference", other=ValueRef(call="c2", select=_latest(),
                                                                                        field="close"))))
-    questions = [_question(1, lookup, obscure.code, 0), _question(2, window(obscure.code), obscure.code, 0),
-                 _question(3, window(middle.code), middle.code, 5), _question(4, window(famous.code), famous.code, 10),
-                 _question(5, versus, obscure.code, 0)]
+    return [_question(1, lookup, obscure.code, 0), _question(2, window(obscure.code), obscure.code, 0),
+            _question(3, window(middle.code), middle.code, 5), _question(4, window(famous.code), famous.code, 10),
+            _question(5, versus, obscure.code, 0)]
+
+
+def test_effort_is_the_fewest_reads_showing_every_deciding_record(depth: Depth, web_dir: Path) -> None:
+    obscure = depth.obscure
+    questions = _depth_questions(depth)
     mapped = build_evidence_map(web_dir, questions, gold_of(questions), seed=service().config.seed, gold_sha256="t")
     entries = mapped["questions"]
     efforts = [entries[q.qid]["effort"] for q in questions]
@@ -376,3 +383,34 @@ def test_the_navigator_finds_the_latest_implemented_ex_dividend_date() -> None:
     assert latest_ex_date(page, "20261201") == "20260727"
     assert latest_ex_date(page, "20250801") == "20250715"
     assert latest_ex_date(parse_page(record("股东大会通过", "20261020")), "20261201") is None
+
+
+def test_no_correct_navigator_answer_reads_fewer_pages_than_its_effort(depth: Depth, web_dir: Path) -> None:
+    """Effort is a lower bound: the navigator's recorded reads on every question it answers right are
+    at least the evidence map's effort (its trajectory lists each read)."""
+    from livesearch_pipeline.evaluation.scoring import score_deterministic
+
+    questions = _depth_questions(depth)
+    answers = gold_of(questions)
+    entries = build_evidence_map(web_dir, questions, answers, seed=service().config.seed, gold_sha256="t")["questions"]
+    texts = {1: f"What was the closing price of {depth.obscure.name} ({depth.obscure.code}) on the most recent trading "
+                "day, in CNY to 2 decimals?",
+             2: WINDOW.format(name=depth.obscure.name, code=depth.obscure.code),
+             3: WINDOW.format(name=depth.middle.name, code=depth.middle.code),
+             4: WINDOW.format(name=depth.famous.name, code=depth.famous.code)}
+    texts_zh = {n: WINDOW_ZH.format(name=entity.name_zh or entity.name, code=entity.code)
+                for n, entity in ((2, depth.obscure), (3, depth.middle), (4, depth.famous))}
+
+    async def run():
+        async with open_navigator(web_dir=web_dir, day=CLOCK, name="navigator", read_budget=None,
+                                  allow_partial_web=True) as agent:
+            return [await agent.answer(served_question(texts[n], entity=questions[n - 1].entity, question_zh=texts_zh.get(n)))
+                    for n in texts]
+
+    for n, prediction in zip(texts, asyncio.run(run())):
+        verdict, _ = score_deterministic(answers[n - 1], prediction.model_copy(update={"qid": answers[n - 1].qid}))
+        # Without a budget it answers each of them (the middle one through its monthly pages).
+        assert verdict.correct, (n, prediction.answer, verdict.reason, prediction.trace[-1])
+        reads = [t for t in prediction.trace if t.get("tool") == "fetch_page" and not t.get("refused")]
+        assert prediction.usage.page_reads == len(reads)
+        assert len(reads) >= entries[questions[n - 1].qid]["effort"], (n, [t["url"] for t in reads])
