@@ -28,7 +28,9 @@ before it); a record a search result's snippet prints (its date and its deciding
 read. Deciding records are those the value depends on (`deciding_records`): a window's every
 session for a mean or a high, only its two ends for a change or a return. A lookup takes one read;
 a 20-session mean of an obscure entity, whose history is only in its exchange's daily bulletins,
-about twenty; a statement figure of an obscure entity, the cover and the pages up to the
+about ten (a session's close is printed again with the next session's record as its previous
+close, `pre_close`: a page printing the next session's quote shows a close too, so one bulletin
+shows two sessions' closes); a statement figure of an obscure entity, the cover and the pages up to the
 statement; the same figures of a well-known one, one. `cover` is one smallest set of pages in an
 order a reader can open them (the greedy cover, `effort_cover`, is the program's starting
 answer). The summary gives the distribution per visibility band and family.
@@ -39,6 +41,7 @@ new gold of D rebuilds it.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import hashlib
 import json
@@ -51,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from livesearch_pipeline.core.calendars import session_dates
 from livesearch_pipeline.core.executor import call_key
 from livesearch_pipeline.core.extract import REVISION_FIELD, ExtractionEmpty, ExtractionError, select_records
 from livesearch_pipeline.core.models import GoldAnswer, Question, ValueRef
@@ -63,7 +67,19 @@ from livesearch_pipeline.web.effort import Effort, minimum_reads
 from livesearch_pipeline.web.index import WebIndex
 
 EVIDENCE_FILE = "evidence.json"
-EVIDENCE_VERSION = 3
+EVIDENCE_VERSION = 4
+# The quote tools whose record of a session prints the session before's close as its `pre_close`,
+# with the calendar of their sessions: a page holding a session's record shows the previous
+# session's close. Entries of `pages_of` under PRE_CLOSE + a record's key are the pages holding the
+# next session's record (build_evidence_map), counted for a link of `close` (cover_items).
+_PRE_CLOSE_CALENDARS = {"daily": "XSHG", "index_daily": "XSHG", "fund_daily": "XSHG", "hk_daily": "XHKG",
+                        "us_daily": "XNYS"}
+PRE_CLOSE = "pre_close:"
+# A report's announcement date is printed on its company's filings list (the date, the kind, the
+# period: "2026-10-23 定期报告 20260930"): entries under ANNOUNCED + a record's key are that page,
+# counted for a link of an announcement date.
+ANNOUNCED = "announced:"
+_ANNOUNCEMENT_FIELDS = frozenset({"ann_date", "f_ann_date"})
 MAX_PAGES_PER_LINK = 25
 # Aggregates a portal's digest can state (web/digest.py).
 _DIGESTED = frozenset({"change", "pct_change", "max", "min", "mean", "sum"})
@@ -285,9 +301,48 @@ def cover_items(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]],
             needed.add((position, key))
             for page in pages_of.get(key, ()):
                 shows[page].add((position, key))
+            if link.field == "close":  # printed again as the next session's previous close
+                for page in pages_of.get(PRE_CLOSE + key, ()):
+                    shows[page].add((position, key))
+            if link.field in _ANNOUNCEMENT_FIELDS:  # on the filings list
+                for page in pages_of.get(ANNOUNCED + key, ()):
+                    shows[page].add((position, key))
         for page in link.digest_pages:
             shows[page].update((position, key) for key in link.keys)
     return needed - free, {page: items - free for page, items in shows.items()}
+
+
+def _filings_lists(index: WebIndex, derived: Sequence[tuple[Question, GoldAnswer, list[Link]]]
+                   ) -> dict[str, list[str]]:
+    """ANNOUNCED + key -> the filings list of the record's company, for each record of an
+    announcement-date link whose date and period that list prints together."""
+    found: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    for _, _, links in derived:
+        for link in links:
+            if link.field not in _ANNOUNCEMENT_FIELDS or not link.subject:
+                continue
+            path = f"/exchange/filings/{link.subject}.html"
+            if path not in texts:
+                texts[path] = index.page_text(path)
+            for key, value in zip(link.keys, link.values):
+                period, day = key.removesuffix("|restated").rsplit("|", 1)[-1], str(value or "")
+                if re.fullmatch(r"\d{8}", period) and re.fullmatch(r"\d{8}", day) and re.search(
+                        rf"{day[:4]}-{day[4:6]}-{day[6:]}\s+\S+\s+{period}", texts[path]):
+                    found[ANNOUNCED + key] = [path]
+    return found
+
+
+def next_session_key(key: str) -> str | None:
+    """The key of the next session's record of a quote tool's record (`tool|code|YYYYMMDD`), on the
+    tool's calendar; None for another tool or a time key that is no session date."""
+    tool, subject, stamp = (key.split("|") + ["", ""])[:3]
+    calendar = _PRE_CLOSE_CALENDARS.get(tool)
+    if calendar is None or key.count("|") != 2 or not re.fullmatch(r"\d{8}", stamp):
+        return None
+    sessions = session_dates(calendar)
+    at = bisect.bisect_right(sessions, dt.date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:])))
+    return record_key(tool, subject, sessions[at].strftime("%Y%m%d")) if at < len(sessions) else None
 
 
 def deciding_records(ref: ValueRef, records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -353,6 +408,13 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
     pages_of = index.pages_with_records(
         [k for _, _, links in derived for link in links for k in link.keys]
         + [link.digest for _, _, links in derived for link in links if link.digest is not None])
+    following = {key: after for _, _, links in derived for link in links if link.field == "close"
+                 for key in link.keys if (after := next_session_key(key)) is not None}
+    if following:
+        next_pages = index.pages_with_records(sorted(set(following.values())))
+        pages_of = {**pages_of, **{PRE_CLOSE + key: next_pages[after] for key, after in following.items()
+                                   if next_pages.get(after)}}
+    pages_of = {**pages_of, **_filings_lists(index, derived)}
     placed: list[tuple[Question, list[Link], bool, bool]] = []
     for question, answer, bare in derived:
         links = [Link(b.ref, b.call, b.tool, b.subject, b.field, b.keys, b.values,
@@ -586,6 +648,19 @@ def read_evidence_map(web_dir: Path) -> dict[str, Any] | None:
     return data
 
 
+def _version_on_disk(web_dir: Path) -> Any:
+    """The version of the evidence map in `web_dir` (None: none there; an unreadable map is
+    reported by read_evidence_map)."""
+    path = web_dir / EVIDENCE_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError):
+        return EVIDENCE_VERSION  # read_evidence_map names the damage
+    return data.get("version") if isinstance(data, dict) else EVIDENCE_VERSION
+
+
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -597,7 +672,8 @@ def ensure_evidence_map(web_dir: Path, pool_file: Path, gold_file: Path, *, seed
     from livesearch_pipeline.core.snapshot import SnapshotStore, snapshot_date
 
     gold_sha = file_sha256(gold_file)
-    existing = read_evidence_map(web_dir)
+    # A map of an earlier EVIDENCE_VERSION is derived data of an older rule: built again.
+    existing = read_evidence_map(web_dir) if _version_on_disk(web_dir) == EVIDENCE_VERSION else None
     if (existing is not None and existing.get("gold_sha256") == gold_sha
             and existing.get("index_fingerprint") == index_fingerprint(web_dir)):
         return existing

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from livesearch_pipeline.core.models import ValueRef
 from livesearch_pipeline.web.effort import minimum_reads
-from livesearch_pipeline.web.evidence import Link, Walks, cover_items, deciding_records, effort_cover
+from livesearch_pipeline.web.evidence import (
+    PRE_CLOSE, Link, Walks, cover_items, deciding_records, effort_cover, next_session_key,
+)
 
 
 def _parents(graph: dict[str, list[str]]):
@@ -72,3 +74,40 @@ def test_a_snippet_showing_a_record_costs_no_read() -> None:
     assert needed == {(0, keys[0])} and shows["/news/X.html"] == set()
     walks = Walks(frozenset(), lambda page: [])
     assert effort_cover([link], pages_of, walks, free) == ["/q/X.html"]
+
+
+def test_a_close_is_shown_again_as_the_next_sessions_previous_close() -> None:
+    """A careful searcher read a 30-session window's closes from every other day's bulletin (each
+    prints the session before's close as its previous close): the effort counts that, so no
+    reader answers in fewer reads than the effort."""
+    assert next_session_key("daily|600000.SH|20261127") == "daily|600000.SH|20261130"  # over a weekend
+    assert next_session_key("us_daily|IVX|20261125") == "us_daily|IVX|20261127"  # Thanksgiving closed
+    assert next_session_key("income|600000.SH|20260930") is None  # no quote: no previous close
+    keys = ("daily|X|20261126", "daily|X|20261127")
+    bulletin = "/exchange/bulletin/SSE/daily/2026-11-27/p1.html"
+    pages_of = {keys[0]: ["/exchange/bulletin/SSE/daily/2026-11-26/p1.html"], keys[1]: [bulletin],
+                PRE_CLOSE + keys[0]: [bulletin]}
+    close = Link("extract", "c1", "daily", "X", "close", keys, (10.5, 11.0), (), ())
+    walks = Walks(frozenset(), lambda page: [])
+    assert effort_cover([close], pages_of, walks) == [bulletin]  # one page shows both closes
+    volume = Link("extract", "c1", "daily", "X", "vol", keys, (1e5, 2e5), (), ())
+    assert len(effort_cover([volume], pages_of, walks) or []) == 2  # the volume is printed once
+
+
+def test_an_announcement_date_is_shown_by_the_filings_list() -> None:
+    """The day a report was announced is on its company's filings list (date, kind, period): that
+    page counts for it, not a walk through the long report to its cover's date."""
+    from livesearch_pipeline.web.evidence import ANNOUNCED, _filings_lists
+
+    class Index:
+        def page_text(self, path: str) -> str:
+            return "公告日期 公告标题 2026-10-23  定期报告 20260930  2026-08-04  定期报告 20260630" if "X" in path else ""
+
+    keys = ("income|X|20260930", "income|X|20260630|restated", "income|X|20260331")
+    link = Link("extract", "c1", "income", "X", "ann_date", keys, ("20261023", "20260804", "20260429"), (), ())
+    found = _filings_lists(Index(), [(None, None, [link])])
+    assert found == {ANNOUNCED + keys[0]: ["/exchange/filings/X.html"], ANNOUNCED + keys[1]: ["/exchange/filings/X.html"]}
+    walks = Walks(frozenset(), lambda page: [])
+    one = Link("extract", "c1", "income", "X", "ann_date", keys[:1], ("20261023",), (), ())
+    assert effort_cover([one], {keys[0]: ["/exchange/reports/X/20260930/p8.html"], **found}, walks) is not None
+    assert len(effort_cover([one], {keys[0]: ["/r/p8.html"], **found}, walks) or []) == 1
