@@ -11,24 +11,23 @@ through `_Investigator` too.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
 
 from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.core.models import ServedQuestion
 from livesearch_pipeline.core.program import window_rows
-from livesearch_pipeline.evaluation.agents.navigator import (
-    _CALENDARS, _INCOME, RESULTS_PER_QUERY, _class_of, _publication_lags, _statement_field, report_figure,
-)
 from livesearch_pipeline.evaluation.agents.page_reading import (
-    _ARCHIVE_ITEM, _column, _Question, archive_index, history_rows, report_periods,
+    _ARCHIVE_ITEM, _CALENDARS, _INCOME, RESULTS_PER_QUERY, _class_of, _column, _publication_lags, _Question,
+    _statement_field, archive_index, history_rows, report_figure, report_periods,
 )
 from livesearch_pipeline.evaluation.agents.reading import (
     UNIT_SUFFIX, Candidate, ParsedPage, Reading, cell_number, choose,
 )
 
-if TYPE_CHECKING:
-    from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent
+# The navigator (evaluation/agents/navigator.py `NavigatorAgent`) imports this module and hands each
+# investigation itself: typed loosely here so that the two modules do not import each other.
+NavigatorAgent = Any
 
 # --------------------------------------------------------------------------- investigations
 

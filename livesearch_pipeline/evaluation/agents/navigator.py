@@ -72,8 +72,9 @@ from livesearch_pipeline.evaluation.agents.reading import (
 )
 from livesearch_pipeline.evaluation.agents.entity_search import with_codes
 from livesearch_pipeline.evaluation.agents.page_reading import (  # noqa: F401 (chains and tests read them here too)
-    _ARCHIVE_ITEM, PRIOR_WORK, BudgetExhausted, _column, _Question, fx_bid_closes, history_rows,
-    archive_index, report_periods, top_of_first_hop,
+    _ARCHIVE_ITEM, _CALENDARS, _INCOME, PRIOR_WORK, RESULTS_PER_QUERY, BudgetExhausted, _class_of, _column,
+    _publication_lags, _Question, _statement_field, archive_index, fx_bid_closes, history_rows, report_figure,
+    report_periods, top_of_first_hop,
 )
 from livesearch_pipeline.evaluation.agents.web import WebTools, WebToolsConfig
 from livesearch_pipeline.web.digest import STATISTICS
@@ -81,7 +82,6 @@ from livesearch_pipeline.web.wording import TITLES, canonical_label
 from livesearch_pipeline.web.reports import continuation_number
 
 HTTP_TIMEOUT_S = 20.0
-RESULTS_PER_QUERY = 8
 # Exchange data-set pages tried from a company page before giving up on finding the quantity.
 MAX_DATA_PAGES = 8
 _EXCHANGE_DATA = re.compile(r"^/exchange/(?!company/|filings/|reports/|bulletin/)[a-z0-9_]+/[^/]+\.html$")
@@ -96,8 +96,6 @@ _ANNOUNCEMENT = " in the most recent announcement"
 _FINDABLE = re.compile(r"^/exchange/(company/[^/]+|bulletin/[^/]+/index)\.html$")
 
 
-# The trading calendar of each asset class's market (a snapshot's session is counted on it).
-_CALENDARS = {"cn_equity": "XSHG", "fund": "XSHG", "index": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
 
 # Data sets an obscure entity publishes only inside its periodic reports (web/reports.py).
 _DOCUMENT_TOOLS = frozenset({"fund_portfolio"})
@@ -123,16 +121,6 @@ def _nouns() -> tuple[tuple[str, str, str, str], ...]:
             if entry is not None:
                 out.append((meta.name, " ".join(meta.asset_classes), entry.en or "", entry.zh or ""))
     return tuple(out)
-
-
-@functools.lru_cache(maxsize=1)
-def _publication_lags() -> dict[str, int]:
-    """Sessions between a record's date and its publication, per data set that has a lag (a
-    fund's NAV is announced the next session): what an analyst knows of its release."""
-    from livesearch_pipeline.dataservice.catalog import collect_tool_specs
-
-    return {spec.meta.name: spec.meta.publication_lag_sessions for spec in collect_tool_specs()
-            if spec.meta.publication_lag_sessions}
 
 
 def in_english(page: ParsedPage, question: ServedQuestion) -> ParsedPage:
@@ -945,24 +933,6 @@ def read_chain(question: ServedQuestion) -> tuple[str, str, str, str] | None:
     return None
 
 
-# The income statement of each asset class's reports and the fields its growth and margin
-# questions name (DESIGN's statement families: growth of four fields, three margins over revenue).
-_INCOME = {"cn_equity": "income", "hk_equity": "hk_income", "us_equity": "us_income"}
-_STATEMENT_FIELDS = ("revenue", "n_income", "n_income_attr_p", "operate_profit", "rd_exp")
-
-
-def _statement_field(tool: str, noun: str) -> str | None:
-    """The income statement's field a question's noun names (the lexicon's English noun)."""
-    from livesearch_pipeline.web.wording import canonical_label
-
-    lexicon = load_lexicon()
-    for name in _STATEMENT_FIELDS:
-        entry = lexicon.entry(tool, name)
-        if entry is not None and entry.en and canonical_label(entry.en, "en") == canonical_label(noun, "en"):
-            return name
-    return None
-
-
 def next_report_page(page: ParsedPage, path: str) -> str | None:
     """The link to the next page of a long periodic report, read at `path` (its cover or one of its
     pages); None on a one-page report, at the document's end, or on any other page."""
@@ -970,26 +940,3 @@ def next_report_page(page: ParsedPage, path: str) -> str | None:
         return None
     current = continuation_number(path) or 0
     return next((href for href, _ in page.links if continuation_number(urlsplit(href).path) == current + 1), None)
-
-
-def report_figure(page: ParsedPage, tool: str, field_name: str) -> float | None:
-    """A report page's figure of `field_name` of the statement `tool` (its first item table naming it)."""
-    for rows in page.tables:
-        if not rows or len(rows[0]) != 3:
-            continue
-        labels = [row[0] for row in rows[1:] if row]
-        position = _column(labels, tool, field_name)
-        if position is not None and len(rows[1 + position]) == 3:
-            return cell_number(rows[1 + position][1])
-    return None
-
-
-def _class_of(code: str, default: str) -> str:
-    """The asset class a code's form tells (another entity named in a comparison)."""
-    if code.endswith(".HK"):
-        return "hk_equity"
-    if code.endswith(".OF"):
-        return "fund"
-    if "." not in code:
-        return "us_equity"
-    return default

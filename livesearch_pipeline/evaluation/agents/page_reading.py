@@ -1,11 +1,15 @@
 """What the navigator (evaluation/agents/navigator.py) and its chains (agents/chains.py) read off
 one page, and one question's reading state: a column by its label in any site's words, the stock a
 first hop's page names, the FX release's closing bids, a page's rows of a data set, the report
-periods a company page links, a bulletin archive's pages for a code; the budget's exception. Both modules import it; it imports neither.
+periods a company page links, a bulletin archive's pages for a code; the budget's exception; the
+constants and helpers the navigator and its investigations (agents/investigations.py) share (a
+market's calendar, a statement's figure on a report page, a code's asset class). They import it; it
+imports none of them.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from contextvars import ContextVar
 from urllib.parse import urlsplit
@@ -183,3 +187,62 @@ def archive_index(listing: ParsedPage, code: str) -> tuple[list[str], dict[str, 
         if first <= code <= last:
             page_of.setdefault(day, href)
     return periods, page_of
+
+
+# ---------------------------------------------------------------- shared by the navigator and its investigations
+
+# Search results a question reads of each query.
+RESULTS_PER_QUERY = 8
+# The trading calendar of each asset class's market (a snapshot's session is counted on it).
+_CALENDARS = {"cn_equity": "XSHG", "fund": "XSHG", "index": "XSHG", "hk_equity": "XHKG", "us_equity": "XNYS"}
+
+
+@functools.lru_cache(maxsize=1)
+def _publication_lags() -> dict[str, int]:
+    """Sessions between a record's date and its publication, per data set that has a lag (a
+    fund's NAV is announced the next session): what an analyst knows of its release."""
+    from livesearch_pipeline.dataservice.catalog import collect_tool_specs
+
+    return {spec.meta.name: spec.meta.publication_lag_sessions for spec in collect_tool_specs()
+            if spec.meta.publication_lag_sessions}
+
+
+# The income statement of each asset class's reports and the fields its growth and margin
+# questions name (DESIGN's statement families: growth of four fields, three margins over revenue).
+_INCOME = {"cn_equity": "income", "hk_equity": "hk_income", "us_equity": "us_income"}
+_STATEMENT_FIELDS = ("revenue", "n_income", "n_income_attr_p", "operate_profit", "rd_exp")
+
+
+def _statement_field(tool: str, noun: str) -> str | None:
+    """The income statement's field a question's noun names (the lexicon's English noun)."""
+    from livesearch_pipeline.web.wording import canonical_label
+
+    lexicon = load_lexicon()
+    for name in _STATEMENT_FIELDS:
+        entry = lexicon.entry(tool, name)
+        if entry is not None and entry.en and canonical_label(entry.en, "en") == canonical_label(noun, "en"):
+            return name
+    return None
+
+
+def report_figure(page: ParsedPage, tool: str, field_name: str) -> float | None:
+    """A report page's figure of `field_name` of the statement `tool` (its first item table naming it)."""
+    for rows in page.tables:
+        if not rows or len(rows[0]) != 3:
+            continue
+        labels = [row[0] for row in rows[1:] if row]
+        position = _column(labels, tool, field_name)
+        if position is not None and len(rows[1 + position]) == 3:
+            return cell_number(rows[1 + position][1])
+    return None
+
+
+def _class_of(code: str, default: str) -> str:
+    """The asset class a code's form tells (another entity named in a comparison)."""
+    if code.endswith(".HK"):
+        return "hk_equity"
+    if code.endswith(".OF"):
+        return "fund"
+    if "." not in code:
+        return "us_equity"
+    return default
