@@ -126,13 +126,15 @@ class _Investigator:
         fewer when the entity was suspended on some."""
         page = await self.page(f"/exchange/{tool}/{code}.html")
         rows = history_rows(page, tool, fields)
+        months = sorted({href for href, _ in page.links if f"/exchange/{tool}/{code}/history/" in href}, reverse=True)
         if len(rows) < n:
             archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
-            if archive is not None and len(rows) <= 1:
+            # The latest session only, or a few sessions and no monthly pages (a middle-visibility
+            # entity's daily series): the bulletins.
+            if archive is not None and (len(rows) <= 1 or not months):
                 rows = await self._bulletin_rows(archive, code, tool, fields, n, since is not None)
                 if since is not None:  # every session of the window was read: what it lists is all
                     return [r for r in rows if r["date"] >= since] or None
-        months = sorted({href for href, _ in page.links if f"/exchange/{tool}/{code}/history/" in href}, reverse=True)
         for month in months:
             if len(rows) >= n:
                 break

@@ -207,6 +207,16 @@ def _has_history(page: ParsedPage) -> bool:
     return any(len(rows) > 2 and rows[0] and rows[0][0].lower() in ("date", "日期") for rows in page.tables)
 
 
+def _reaches(page: ParsedPage, first: str | None) -> bool:
+    """Whether the page's history table reaches back to `first` (YYYYMMDD: a snapshot's session or
+    a window's first; None: a history table at all): then its bulletins add nothing an analyst
+    needs. A middle-visibility entity's page of a daily series prints its last few sessions only."""
+    if not _has_history(page):
+        return False
+    return first is None or any(_is_history(rows) and len(rows) > 2 and min(r[0] for r in rows[1:]) <= first
+                                for rows in page.tables)
+
+
 def _is_history(rows: Sequence[Sequence[str]]) -> bool:
     """A history table: a date column first, one row per session (YYYYMMDD)."""
     return bool(rows and rows[0] and rows[0][0].lower() in ("date", "日期")
@@ -670,7 +680,8 @@ class NavigatorAgent:
                         if state.ledger.reads_left() == 0:
                             return chosen[0], chosen[1].url
                         candidates.extend(found)
-                if (reading.kind in ("snapshot", "window") and not _has_history(page)
+                if (reading.kind in ("snapshot", "window")
+                        and not _reaches(page, self._snapshot_day(reading, question, _tool_of(url)))
                         and self._has_column(page, reading, question)):
                     archive = next((href for href, _ in page.links if "/exchange/bulletin/" in href), None)
                     if archive is not None:
