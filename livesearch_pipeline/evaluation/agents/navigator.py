@@ -640,12 +640,13 @@ class NavigatorAgent:
         walks_reports = bool(code) and any(tool in _REPORT_TOOLS or tool in _DOCUMENT_TOOLS
                                            for tool in data_sets[:1])
         hub_page: ParsedPage | None = None
-        if walks_reports and not reports:
-            # No report in the results (a long report's cover prints no statement): its newest
-            # cover from the company page.
+        if walks_reports:
+            # The most recently reported period is the company page's newest report (a search may
+            # return an older one first, and a long report's cover prints no statement).
             hub_page = await self._read(state, self._url(f"/exchange/company/{code}.html"))
             newest = report_periods(hub_page, code)[:1]
-            queue = list(dict.fromkeys([self._url(f"/exchange/reports/{code}/{p}.html") for p in newest] + queue))
+            queue = list(dict.fromkeys([self._url(f"/exchange/reports/{code}/{p}.html") for p in newest]
+                                       + [u for u in queue if not _REPORT.match(urlsplit(u).path)]))
         company_read = False
         while True:
             while queue:
