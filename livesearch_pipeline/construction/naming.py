@@ -113,6 +113,10 @@ async def load_names(call: Call, entities: Sequence[EntityInfo], tools: Iterable
         except Exception:  # noqa: BLE001 - a service without the tool, or refusing it, gives no names
             return []
 
+    # A company listed in Shanghai or Shenzhen and in Hong Kong (`stock_basic.h_code`,
+    # `hk_basic.a_code`): one company, so a name of either listing fits both (its former names too,
+    # which `namechange` records for the A-share only).
+    partners: dict[str, str] = {}
     for tool, fields in LISTING_NAMES.items():
         for row in await records(tool, {}):
             code = row.get("ts_code")
@@ -120,6 +124,9 @@ async def load_names(call: Call, entities: Sequence[EntityInfo], tools: Iterable
                 names += [KnownName(code, str(row[f]), kind) for f, kind in fields if row.get(f)]
                 if tool in ("stock_basic", "hk_basic", "us_basic"):
                     equities.add(code)
+                partner = row.get("h_code") or row.get("a_code")
+                if partner:
+                    partners[code] = str(partner)
     for e in entities:
         for row in await records(SEARCH_TOOL, {"keyword": e.code}):
             if row.get("ts_code") == e.code:
@@ -130,6 +137,7 @@ async def load_names(call: Call, entities: Sequence[EntityInfo], tools: Iterable
             rows = await records(tool, {"ts_code": code})
             # A superseded name: one whose period ended (a later name took over).
             names += [KnownName(code, str(r["name"]), "former") for r in rows if r.get("name") and r.get("end_date")]
+    names += [KnownName(partners[n.code], n.name, n.kind) for n in list(names) if n.code in partners]
     return NameBook(names)
 
 

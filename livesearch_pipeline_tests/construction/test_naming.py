@@ -65,6 +65,24 @@ def test_a_name_shared_by_two_entities_is_not_used_without_a_code():
     assert "000001.SZ" in template_question_en(unchanged) and "000001.SZ" in template_question_zh(unchanged)
 
 
+def test_a_former_name_of_a_company_listed_in_two_markets_fits_both_listings():
+    """A company listed as an A-share and an H-share is one company: the former name `namechange`
+    records for its A-share is its H-share's too (on the web its Hong Kong company page says
+    "Formerly ..."), so it is never used alone (a question naming it would fit two codes)."""
+    from livesearch_pipeline.dataservice.catalog import ServiceConfig
+    from livesearch_pipeline.dataservice.server import DataService
+
+    names = service_names(CLOCK)
+    service = DataService(config=ServiceConfig(seed=20260101, clock=CLOCK))
+    pairs = [(r["ts_code"], r["h_code"]) for r in service.call("stock_basic", {})["items"] if r.get("h_code")]
+    assert pairs, "the market has A/H dual listings"
+    renamed = [(a, h) for a, h in pairs if names.names_of(a, "former")]
+    assert renamed, "some dual-listed company was renamed"
+    for a, h in renamed:
+        for former in names.names_of(a, "former"):
+            assert {a, h} <= names.fits(former) and not names.alone(former, a), (a, h, former)
+
+
 def test_names_are_compared_case_and_width_insensitively():
     assert fold("Ｈｅｎｇｙｕ  ELECTRIC") == fold("hengyu electric")
     assert SHARED.fits("hengyu electric") == {"600001.SH"}
