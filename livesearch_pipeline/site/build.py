@@ -75,7 +75,7 @@ RULE_LINES = (
     "shown. Empty or error gold carries no answer and is shown as its status.",
 )
 # Part of every key: a change of the templates, the stylesheet, the script or the rule's wording rebuilds everything.
-BUILD_VERSION = hashlib.sha256(json.dumps([TEMPLATES, STYLE_CSS, SORT_JS, FAMILIES, RULE_LINES, "site-build-1"]).encode()).hexdigest()
+BUILD_VERSION = hashlib.sha256(json.dumps([TEMPLATES, STYLE_CSS, SORT_JS, FAMILIES, RULE_LINES, "site-build-2"]).encode()).hexdigest()
 
 
 class SiteBuildError(ValueError):
@@ -234,8 +234,14 @@ DEFAULT_WORKERS = default_workers()
 # more than it saves.
 PARALLEL_RULE_ANSWERS = 20_000
 PARALLEL_DAYS = 6
-DOWNLOAD_FILES = ("questions.jsonl", "questions.parquet", "gold.jsonl", "gold.parquet", "verdicts.jsonl",
-                  "verdicts.parquet")
+DOWNLOAD_FILES = ("questions.jsonl", "questions.parquet", "gold.jsonl", "gold.parquet", "gold.manifest.json",
+                  "served_questions.jsonl", "verdicts.jsonl", "verdicts.parquet")
+
+
+def download_name(day: dt.date, name: str) -> str:
+    """The file name of a download of `day`: the served file keeps the name the evaluator and the
+    agent runner read (`served_questions_<D>.jsonl`)."""
+    return f"served_questions_{day.isoformat()}.jsonl" if name == "served_questions.jsonl" else name
 
 
 class _Pool:
@@ -267,9 +273,12 @@ def _day_downloads(d: SiteDay, hidden: dict[str, str]) -> dict[str, bytes]:
     questions = downloads.question_rows(d.date, d.served)
     gold = downloads.gold_rows(d.date, d.served, d.gold, hidden)
     verdicts = downloads.verdict_rows(d.date, d.runs, hidden)
+    gold_jsonl = downloads.jsonl_bytes(gold)
     return {"questions.jsonl": downloads.jsonl_bytes(questions),
             "questions.parquet": downloads.parquet_bytes(questions, downloads.QUESTIONS_SCHEMA),
-            "gold.jsonl": downloads.jsonl_bytes(gold), "gold.parquet": downloads.parquet_bytes(gold, downloads.GOLD_SCHEMA),
+            "gold.jsonl": gold_jsonl, "gold.parquet": downloads.parquet_bytes(gold, downloads.GOLD_SCHEMA),
+            "gold.manifest.json": downloads.gold_manifest_bytes(d.date, gold_jsonl, gold, d.manifest),
+            "served_questions.jsonl": downloads.served_bytes(d.served),
             "verdicts.jsonl": downloads.jsonl_bytes(verdicts),
             "verdicts.parquet": downloads.parquet_bytes(verdicts, downloads.VERDICTS_SCHEMA)}
 
@@ -366,7 +375,7 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     # --- downloads and trajectories of each day (the downloads of changed days made over the workers)
     trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int] | str] = {}
     keys: dict[str, str] = {}
-    stale_days = [d for d in days if any(not writer.unchanged(f"downloads/{d.date}/{name}",
+    stale_days = [d for d in days if any(not writer.unchanged(f"downloads/{d.date}/{download_name(d.date, name)}",
                                                              _key(name, _key(d.fingerprint, hidden_key[d.date])))
                                          for name in DOWNLOAD_FILES)]
     made = dict(zip((d.date for d in stale_days), processes.map(
@@ -375,14 +384,14 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
         day_key = _key(d.fingerprint, hidden_key[d.date])
         base = f"downloads/{d.date}"
         for name in DOWNLOAD_FILES:
-            keys[f"{base}/{name}"] = _key(name, day_key)
+            keys[f"{base}/{download_name(d.date, name)}"] = _key(name, day_key)
         for run in d.runs:
             if run.trajectories is not None:
                 trajectory_links[(d.date, run.agent)] = _trajectories(writer, d, run, hidden[d.date], base)
-    for relative, key in keys.items():
-        day = dt.date.fromisoformat(relative.split("/")[1])
-        writer.output(relative, "download", lambda day=day, relative=relative: made[day][relative.rsplit("/", 1)[1]],
-                      key=key)
+    for d in days:
+        for name in DOWNLOAD_FILES:
+            relative = f"downloads/{d.date}/{download_name(d.date, name)}"
+            writer.output(relative, "download", lambda day=d.date, name=name: made[day][name], key=keys[relative])
     writer.output("downloads/README.md", "download", lambda: downloads.dataset_card(
         [d.date.isoformat() for d in days], RULE_LINES).encode("utf-8"))
     writer.output("downloads/index.html", "page", lambda: render("downloads.html", "../", title="downloads", days=[

@@ -66,6 +66,13 @@ _WITHHELD_VERDICT = '<span class="hidden-gold" title="withheld with the live gol
 _WITHHELD_PAGES = '<span class="hidden-gold" title="withheld with the live gold">withheld</span>'
 
 
+def evidence_published(gold, reason: str | None) -> bool:
+    """Whether a question's evidence pages (where on D's web its answer is) may be shown: only with
+    its gold — an ok gold the live-answer rule shows. A withheld gold's pages are a map to a live
+    answer; a question without an ok gold has no answer they could be checked against."""
+    return gold is not None and gold.status == "ok" and reason is None
+
+
 def verdict_html(verdict: Verdict | None, withheld: bool = False) -> str:
     if verdict is None:
         return _NO_VERDICT
@@ -186,7 +193,7 @@ def day_context(d: SiteDay, hidden: dict[str, str]) -> dict:
     rows = []
     for q in d.served:
         withheld = q.qid in hidden
-        evidence = d.evidence.get(q.qid, [])
+        evidence = d.evidence.get(q.qid, []) if evidence_published(d.gold.get(q.qid), hidden.get(q.qid)) else []
         pages = (f"{len(evidence)}: " + ", ".join(f"<code>{escape(p)}</code>" for p in evidence[:3])
                  + (" …" if len(evidence) > 3 else "")) if evidence else _NO_VERDICT
         rows.append(
@@ -194,7 +201,7 @@ def day_context(d: SiteDay, hidden: dict[str, str]) -> dict:
             f'<td class="q">{escape(q.question)}</td><td>{q.tier}</td><td>{q.refresh_class}</td>'
             f'<td class="num">{q.visibility}</td><td>{gold_html(d.gold.get(q.qid), hidden.get(q.qid))}</td>'
             + "".join(f"<td>{verdict_html(v.get(q.qid), withheld)}</td>" for v in verdicts)
-            + f"<td>{_WITHHELD_PAGES if withheld and evidence else pages}</td></tr>")
+            + f"<td>{_WITHHELD_PAGES if withheld and d.evidence.get(q.qid) else pages}</td></tr>")
     shown = sum(1 for q in d.served if q.qid in d.gold and d.gold[q.qid].status == "ok" and q.qid not in hidden)
     return {"title": f"questions of {d.date}", "day": d, "runs": runs, "rows_html": "\n".join(rows), "shown": shown,
             "hidden_count": sum(1 for q in d.served if q.qid in hidden), "skipped": d.skipped}
