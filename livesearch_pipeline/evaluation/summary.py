@@ -111,6 +111,10 @@ class EvaluationSummary(BaseModel):
     judge_model: str | None
     # The run's declared budget per question (a web agent's; None: none declared).
     budget: ReadBudget | None = None
+    # What ran it, from its metadata: the code version (`livesearch agent run`) and the harness
+    # (Inspect, own predictions); None when not recorded.
+    code_version: str | None = None
+    harness: str | None = None
     served_file: str
     gold_file: str
     gold_sha256: str
@@ -247,6 +251,8 @@ def summarise(
         model=meta.model if meta else None,
         judge_model=judge.model if judge else None,
         budget=meta.budget if meta else None,
+        code_version=meta.code_version if meta else None,
+        harness=meta.harness if meta else None,
         served_file=str(served_path),
         gold_file=str(gold_path),
         gold_sha256=gold.sha256,
