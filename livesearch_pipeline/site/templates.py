@@ -89,7 +89,7 @@ BOARD = """{% extends "base.html" %}{% import "macros.html" as m %}
 </div>
 <p>Click a column header (or focus it and press Enter) to sort. Every rate carries its 95% Wilson interval
 (its counts on hover); bands are the entity's visibility (low 0–3, mid 4–6, high 7–10, market for market-wide series).
-<a href="#agents">What each agent is</a> is below the tables.</p>
+<a href="index.html#agents">What each agent is</a> is below the tables.</p>
 <h2>Ranked agents</h2>
 {% if rows %}<div class="table-scroll"><table id="board" class="sortable-table">
 {{ board_head(true, 'sort-accuracy') }}

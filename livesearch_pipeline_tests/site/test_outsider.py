@@ -94,6 +94,21 @@ def test_evidence_pages_are_published_only_with_their_gold(data_paths) -> None:
     latest = (site_dir(data_paths) / "days" / f"{DAYS[-1]}.html").read_text()
     assert "<table" in latest and not pages.search(latest)  # every gold of the latest day is withheld
     earlier = (site_dir(data_paths) / "days" / f"{DAYS[0]}.html").read_text()
-    rows = re.findall(r"<tr><td><a href=\"../questions/.*?</tr>", earlier)
+    rows = re.findall(r"<tr data-tier=[^>]*><td><a href=\"../questions/.*?</tr>", earlier)
     with_pages = [row for row in rows if pages.search(row)]
     assert with_pages and all("hidden-gold" not in row for row in with_pages)
+
+
+def test_evidence_goes_only_with_a_shown_ok_gold() -> None:
+    import datetime as dt
+
+    from livesearch_pipeline.core.models import MatchRule
+    from livesearch_pipeline.site.inputs import GoldRow
+    from livesearch_pipeline.site.pages import evidence_published
+
+    rule = MatchRule(rule="exact")
+    ok = GoldRow("ls-0", dt.date(2026, 11, 2), "ok", "1", 1, None, None, rule)
+    empty = GoldRow("ls-0", dt.date(2026, 11, 2), "empty", None, None, None, None, rule)
+    assert evidence_published(ok, None)
+    assert not evidence_published(ok, "the latest frozen day: tomorrow's answer may be the same")
+    assert not evidence_published(empty, None) and not evidence_published(None, None)
