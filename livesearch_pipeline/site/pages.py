@@ -18,14 +18,13 @@ from html import escape
 
 from livesearch_pipeline.core.models import GoldAnswer, Question, Verdict
 from livesearch_pipeline.core.pool import visibility_band
-from livesearch_pipeline.evaluation.leaderboard import wilson_interval
 from livesearch_pipeline.evaluation.registry import AgentSpec
 from livesearch_pipeline.site.agent_cards import AgentCard, agent_card
 from livesearch_pipeline.site.chart import Point, history_svg
 from livesearch_pipeline.site.inputs import SiteDay
 from livesearch_pipeline.site.program_text import program_lines, rule_text
 from livesearch_pipeline.site.liverule import SHORT_REASONS
-from livesearch_pipeline.site.templates import FILTER_JS, SORT_JS
+from livesearch_pipeline.site.templates import FILTER_JS, SORT_JS, rate
 
 UNKNOWN_FAMILY = "unknown (no evidence map)"
 BANDS = ("low", "mid", "high", "market")
@@ -91,14 +90,6 @@ def _recall_reports(day: SiteDay) -> dict[str, dict]:
     if not day.retrieval:
         return {}
     return {run.get("folder", run.get("agent")): run for run in day.retrieval.get("runs", []) if isinstance(run, dict)}
-
-
-def rate(correct: int, n: int) -> dict | None:
-    """A rate with its 95% Wilson interval, as the templates' `m.rate` prints it; None without trials."""
-    if n <= 0:
-        return None
-    low, high = wilson_interval(correct, n)
-    return {"value": correct / n, "low": low, "high": high, "correct": correct, "n": n}
 
 
 def _bucket_rates(buckets: dict) -> dict[str, dict | None]:

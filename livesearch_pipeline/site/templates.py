@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import jinja2
 
+from livesearch_pipeline.evaluation.leaderboard import wilson_interval
 from livesearch_pipeline.site.assets import FILTER_JS, SORT_JS, STYLE_CSS
 
-__all__ = ["FAMILIES", "FILTER_JS", "SORT_JS", "STYLE_CSS", "TEMPLATES", "environment"]
+__all__ = ["FAMILIES", "FILTER_JS", "SORT_JS", "STYLE_CSS", "TEMPLATES", "environment", "rate"]
+
+
+def rate(correct: int, n: int) -> dict | None:
+    """A rate with its 95% Wilson interval, as the macro `m.rate` prints it (a global of the
+    templates too); None without trials."""
+    if n <= 0:
+        return None
+    low, high = wilson_interval(correct, n)
+    return {"value": correct / n, "low": low, "high": high, "correct": correct, "n": n}
 
 BASE = """<!DOCTYPE html>
 <html lang="en">
@@ -83,8 +93,8 @@ BOARD = """{% extends "base.html" %}{% import "macros.html" as m %}
 <div><b>scored / withdrawn</b>{{ board.scored }} / {{ board.withdrawn }}</div>
 <div><b>pool</b>{{ day.manifest.pool_version }}</div>
 <div id="stale-gold"><b>stale-gold rate (gold of the day before, scored on this day)</b>
-{% if day.stale %}{{ m.pct(day.stale.failure_rate) }} of {{ day.stale.n_compared }} (gold of {{ day.stale.previous_date }}):
-{% for name, stats in day.stale.by_refresh_class.items() %}{{ name }} {{ m.pct(stats.failure_rate) }}{% if not loop.last %}, {% endif %}{% endfor %}
+{% if day.stale %}{{ m.rate(rate(day.stale.n_failed, day.stale.n_compared), false) }} of {{ day.stale.n_compared }} (gold of {{ day.stale.previous_date }}):
+{% for name, stats in day.stale.by_refresh_class.items() %}{{ name }} {{ m.rate(rate(stats.failed, stats.n), false) }}{% if not loop.last %}, {% endif %}{% endfor %}
 {% else %}not audited{% endif %}</div>
 </div>
 <p>Click a column header (or focus it and press Enter) to sort. Every rate carries its 95% Wilson interval
@@ -212,7 +222,7 @@ DAY = """{% extends "base.html" %}{% import "macros.html" as m %}
 <div><b>pool</b>{{ day.manifest.pool_version }}</div>
 <div><b>served / withdrawn</b>{{ day.served | length }} / {{ day.manifest.withdrawn | length }}</div>
 <div><b>gold shown</b>{{ shown }} of {{ day.served | length }}{% if hidden_count %} ({{ hidden_count }} withheld: <a href="../methodology.html#live-answer-rule">why</a>){% endif %}</div>
-<div><b>stale-gold rate</b>{% if day.stale %}{{ m.pct(day.stale.failure_rate) }} ({{ day.stale.n_failed }}/{{ day.stale.n_compared }}){% else %}not audited{% endif %}</div>
+<div><b>stale-gold rate</b>{% if day.stale %}{{ m.rate(rate(day.stale.n_failed, day.stale.n_compared), false) }} ({{ day.stale.n_failed }}/{{ day.stale.n_compared }}){% else %}not audited{% endif %}</div>
 </div>
 {% if runs %}<h2>Agents</h2><div class="table-scroll"><table id="day-agents"><thead><tr><th class="num">rank</th><th>agent</th><th class="num">accuracy</th></tr></thead><tbody>
 {% for r in runs %}<tr><td class="num">{% if r.reference %}reference{% elif r.rank is not none %}{{ r.rank }}{% else %}-{% endif %}</td><td><a href="../agents/{{ r.slug }}.html">{{ r.agent }}</a></td>
@@ -478,5 +488,7 @@ FAMILIES = (
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.DictLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.DictLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.globals["rate"] = rate
+    return env
