@@ -42,4 +42,4 @@ def test_units_once_and_withheld_gold_with_its_reason(data_paths) -> None:
     assert gold_html(said, None) == "<b>0.47 CNY</b>"  # not "0.47 CNY (CNY)"
     latest = (site / "days" / f"{DAYS[-1]}.html").read_text(encoding="utf-8")
     assert "withheld (live)" not in latest and "withheld: latest day</span>" in latest
-    assert 'title="the latest frozen day: tomorrow&#39;s answer may be the same">withheld: latest day' in latest
+    assert 'title="the latest frozen day: tomorrow&#x27;s answer may be the same">withheld: latest day' in latest
