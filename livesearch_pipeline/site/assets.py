@@ -37,7 +37,7 @@ th.sortable::after { content: " \\2195"; color: #888; }
 th[aria-sort="ascending"]::after { content: " \\2191"; color: #000; }
 th[aria-sort="descending"]::after { content: " \\2193"; color: #000; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.ci { color: #57606a; font-size: 0.85em; white-space: nowrap; }
+.ci { color: #57606a; font-size: 0.85em; }
 .ok { color: #1a7f37; font-weight: 600; } .ko { color: #cf222e; } .muted { color: #6e7781; }
 .hidden-gold { color: #6e7781; font-style: italic; }
 .note { background: #fff8c5; border: 1px solid #d4a72c; padding: 6px 10px; margin: 8px 0; }

@@ -434,7 +434,8 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     for agent in agents:
         writer.output(f"agents/{slug(agent)}.html", "page", lambda agent=agent: render(
             "agent.html", "../", repository=repository, **pages.agent_context(
-                agent, days, trajectory_links, cards.get(agent) or agent_card(agent, specs.get(agent), None))))
+                agent, days, trajectory_links, cards.get(agent) or agent_card(agent, specs.get(agent), None),
+                references)))
 
     # --- days
     writer.output("days/index.html", "page", lambda: render("days.html", "../", title="frozen days", days=[

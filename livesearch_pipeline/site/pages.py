@@ -114,6 +114,14 @@ def _ranks_among(rows: list) -> list[int]:
     return ranks
 
 
+def display_ranks(day: SiteDay, references: frozenset[str]) -> dict[str, int | None]:
+    """Each run's rank among the day's ranked competitors (the board's ranks with the reference runs
+    taken out, ties kept); None for a reference or an unranked run."""
+    ranked = [run.rank for run in day.runs if run.rank is not None and run.agent not in references]
+    return {run.agent: (1 + sum(1 for other in ranked if other < run.rank)
+                        if run.rank is not None and run.agent not in references else None) for run in day.runs}
+
+
 def cards_of(days: list[SiteDay], specs: dict[str, AgentSpec]) -> dict[str, AgentCard]:
     """Every agent's card, from its registry entry and its newest published run."""
     newest: dict[str, object] = {}
@@ -150,8 +158,6 @@ def board_context(day: SiteDay, cards: dict[str, AgentCard]) -> dict:
             "recall": _recall_rate(recall.get(folder)), "budget": card.budget if card else (r.budget or "-"),
             "kind": card.kind if card else "-",
             "cost_per_correct": r.usage.cost_per_correct_usd if r.usage else None,
-            "qid_set_hash": summary.qid_set_hash if summary else board.qid_set_hash,
-            "gold_sha256": summary.gold_sha256 if summary else day.manifest.sha256,
         }
         (reference if id(r) not in display_rank else rows).append(row)
     on_board = [r.agent for r in board.rows] + [u.agent for u in board.unranked if u.agent]
@@ -183,7 +189,8 @@ def history_context(days: list[SiteDay]) -> dict:
 
 
 def agent_context(agent: str, days: list[SiteDay],
-                  trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int] | str], card: AgentCard) -> dict:
+                  trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int] | str], card: AgentCard,
+                  references: frozenset[str] = frozenset()) -> dict:
     runs = []
     pooled: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     latest_buckets: dict[str, dict[str, list[int]]] = {}
@@ -196,7 +203,8 @@ def agent_context(agent: str, days: list[SiteDay],
             link = trajectory_links.get((d.date, agent))
             problem = link if isinstance(link, str) else None
             link = link if isinstance(link, tuple) else None
-            runs.append({"date": d.date, "model": s.model, "rank": run.rank, "accuracy": s.accuracy,
+            runs.append({"date": d.date, "model": s.model, "rank": display_ranks(d, references)[agent],
+                         "accuracy": s.accuracy,
                          "low": run.wilson_low, "high": run.wilson_high, "correct": s.correct, "n": s.n_scored,
                          "usage": s.usage, "unranked_reason": run.unranked_reason, "n_served": s.n_served,
                          "trajectories": link[0] if link else None, "trajectory_lines": link[1] if link else 0,
@@ -236,7 +244,8 @@ def agent_context(agent: str, days: list[SiteDay],
 def day_context(d: SiteDay, hidden: dict[str, str], references: frozenset[str] = frozenset()) -> dict:
     """The page of a day: its facts, its agents (the references marked), and its question table, each
     row carrying its tier, band and family for the page's filters."""
-    runs = [{"agent": run.agent, "slug": slug(run.agent), "rank": run.rank, "accuracy": run.summary.accuracy,
+    ranks = display_ranks(d, references)
+    runs = [{"agent": run.agent, "slug": slug(run.agent), "rank": ranks[run.agent], "accuracy": run.summary.accuracy,
              "low": run.wilson_low, "high": run.wilson_high, "reference": run.agent in references} for run in d.runs]
     verdicts = [run.verdicts for run in d.runs]
     rows = []

@@ -74,7 +74,6 @@ BOARD = """{% extends "base.html" %}{% import "macros.html" as m %}
 {% for b in bands %}{% set x = r.bands.get(b) %}<td class="num" data-value="{{ '' if x is none else x.value }}">{{ m.rate(x) }}</td>{% endfor %}
 <td class="num" data-value="{{ '' if r.recall is none else r.recall.value }}">{{ m.rate(r.recall) }}</td>
 <td class="num" data-value="{{ '' if r.cost_per_correct is none else r.cost_per_correct }}">{{ m.usd(r.cost_per_correct) }}</td>
-<td>{{ m.hash(r.qid_set_hash, 8) }}</td><td>{{ m.hash(r.gold_sha256, 8) }}</td>
 </tr>{% endmacro %}
 {% macro board_head(ranked, id) %}<thead><tr>
 {% if ranked %}{{ m.sortable('rank', true) }}{% endif %}{{ m.sortable('agent') }}{{ m.sortable('model') }}{{ m.sortable('read budget') }}
@@ -82,7 +81,6 @@ BOARD = """{% extends "base.html" %}{% import "macros.html" as m %}
 {% for t in tiers %}{{ m.sortable(t, true) }}{% endfor %}
 {% for b in bands %}{{ m.sortable(b, true) }}{% endfor %}
 {{ m.sortable('evidence recall', true) }}{{ m.sortable('cost per correct', true) }}
-<th>qid-set hash</th><th>gold sha256</th>
 </tr></thead>{% endmacro %}
 {% block main %}
 <h1>Board — gold of {{ day.date }}</h1>
@@ -99,7 +97,8 @@ BOARD = """{% extends "base.html" %}{% import "macros.html" as m %}
 </div>
 <p>Click a column header (or focus it and press Enter) to sort. Every rate carries its 95% Wilson interval
 (its counts on hover); bands are the entity's visibility (low 0–3, mid 4–6, high 7–10, market for market-wide series).
-<a href="index.html#agents">What each agent is</a> is below the tables.</p>
+Every run in these tables was scored on the scoring set and gold above (the same qid-set hash and gold sha256:
+runs rank together only then). <a href="index.html#agents">What each agent is</a> is below the tables.</p>
 <h2>Ranked agents</h2>
 {% if rows %}<div class="table-scroll"><table id="board" class="sortable-table">
 {{ board_head(true, 'sort-accuracy') }}

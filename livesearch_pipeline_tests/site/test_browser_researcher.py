@@ -67,7 +67,17 @@ def test_the_site_a_researcher_can_use(data_paths, tmp_path: Path) -> None:
         page.goto(urljoin(base, "history.html"))
         assert page.eval_on_selector("#history-chart", "svg => svg.getBoundingClientRect().width") <= 390
 
-        # Agent cards and reference rows.
+        # The board fits a laptop: its tables need no scrolling of their own at 1,366 px.
+        page.set_viewport_size({"width": 1366, "height": 800})
+        page.goto(urljoin(base, "index.html"))
+        for table in ("#board", "#reference"):
+            assert page.eval_on_selector(table, "t => t.scrollWidth <= t.parentElement.clientWidth"), table
+        page.set_viewport_size({"width": 390, "height": 800})
+
+        # Agent cards and reference rows; a day's competitors ranked from 1 without the references.
+        page.goto(urljoin(base, f"days/{DAYS[-1]}.html"))
+        ranks = page.eval_on_selector_all("#day-agents tbody tr", "rows => rows.map(r => r.cells[0].textContent)")
+        assert sorted(ranks) == ["1", "reference", "reference"]
         page.goto(urljoin(base, "index.html"))
         ranked = page.eval_on_selector_all("#board tbody tr", "rows => rows.map(r => r.dataset.agent)")
         reference = page.eval_on_selector_all("#reference tbody tr", "rows => rows.map(r => r.dataset.agent)")
