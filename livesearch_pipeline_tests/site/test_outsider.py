@@ -112,3 +112,15 @@ def test_evidence_goes_only_with_a_shown_ok_gold() -> None:
     assert evidence_published(ok, None)
     assert not evidence_published(ok, "the latest frozen day: tomorrow's answer may be the same")
     assert not evidence_published(empty, None) and not evidence_published(None, None)
+
+
+def test_the_inspect_task_reads_a_folder_of_the_site_downloads(data_paths, tmp_path: Path) -> None:
+    """`inspect eval ... -T data_dir=<the download folder>`: the samples are the published questions."""
+    from livesearch_pipeline.evaluation.inspect_task import load_day
+
+    build_site(data_paths, DAYS[-1], workers=1)
+    folder = _downloads(data_paths, tmp_path, DAYS[0])
+    shown = {json.loads(line)["qid"] for line in (folder / "gold.jsonl").read_text().splitlines()
+             if json.loads(line)["shown"] and json.loads(line)["status"] == "ok"}
+    day = load_day(folder, DAYS[0])
+    assert set(day.scoring) == shown and day.gold.published and len(day.gold.withheld) > 0
