@@ -51,6 +51,7 @@ pre { background: #f6f8fa; padding: 8px 12px; overflow-x: auto; max-width: 100%;
 .card { border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 12px; margin: 8px 0 16px; }
 .card.reference { background: #f6f8fa; }
 .filters { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 8px 0; }
+.filters[hidden] { display: none; }
 .pager { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 6px 0; }
 #history-chart { width: 100%; height: auto; max-width: 860px; display: block; }
 @media (max-width: 600px) {
