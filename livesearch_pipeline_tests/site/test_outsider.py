@@ -79,6 +79,10 @@ def test_a_tampered_gold_download_and_a_day_with_every_gold_live_are_refused(dat
     with pytest.raises(EvaluationError, match="sha256"):
         evaluate(folder / f"served_questions_{DAYS[0]}.jsonl", gold, predictions)
 
+    (folder / "gold.manifest.json").unlink()
+    with pytest.raises(EvaluationError, match="gold.jsonl with gold.manifest.json beside it"):
+        evaluate(folder / f"served_questions_{DAYS[0]}.jsonl", gold, predictions)
+
     latest = _downloads(data_paths, tmp_path, DAYS[-1])
     predictions = latest / "predictions.jsonl"
     predictions.write_text("")
