@@ -332,8 +332,10 @@ curl -fsS -O "$SITE/downloads/$D/served_questions_$D.jsonl" -O "$SITE/downloads/
 <p><code>gold.manifest.json</code> records the sha256 of <code>gold.jsonl</code>, how many golds it shows and withholds,
 and the day's frozen gold manifest: its sha256 is the board's <i>gold sha256</i> of the day.</p>
 <h2>3. The day's offline web</h2>
-<p>A web agent searches the offline web of D, generated from the synthetic market at D's clock (no page is later):</p>
-<pre id="step-web">livesearch serve-web --date "$D" --build --port 8890   # SearXNG-style /search at http://127.0.0.1:8890</pre>
+<p>A web agent searches the offline web of D, generated from the synthetic market at D's clock (no page is later),
+into <code>web/D</code> of this folder; serve it to your own harness as a SearXNG-style <code>/search</code>:</p>
+<pre id="step-web">livesearch build-web --date "$D"
+livesearch serve-web --date "$D" --port 8890   # /search (SearXNG JSON) at http://127.0.0.1:8890, pages at their URLs</pre>
 <h2>4. Run your agent</h2>
 <p>Either with Inspect AI — the task reads this folder's files and scores the shown golds only:</p>
 <pre id="step-inspect">inspect eval livesearch_pipeline/livesearch -T date="$D" -T data_dir="$PWD" -T tools=web --model YOUR/MODEL</pre>
