@@ -338,8 +338,8 @@ into <code>web/D</code> of this folder; serve it to your own harness as a SearXN
 livesearch serve-web --date "$D" --port 8890   # /search (SearXNG JSON) at http://127.0.0.1:8890, pages at their URLs</pre>
 <p class="note" id="web-limit">Not quite the operator's web yet: the operator builds it with the pool file beside it,
 which reaches some entities' monthly quote histories back as far as the pool's questions look, and this site does
-not publish the pool. A web built without it has the same pages for the days it covers but may lack those older
-history pages, so a few long-window questions can be harder on it than they were for the board's agents.</p>
+not publish the pool. A web built without it may lack those older history pages (its identity is not the
+operator's), so some long-window questions can be harder on it than they were for the board's agents.</p>
 <h2>4. Run your agent</h2>
 <p>Either with Inspect AI — the task reads this folder's files and scores the shown golds only:</p>
 <pre id="step-inspect">inspect eval livesearch_pipeline/livesearch -T date="$D" -T data_dir="$PWD" -T tools=web --model YOUR/MODEL</pre>
