@@ -5,8 +5,8 @@ deadline, a bound on connections, a real backlog; a large download is sent a chu
 path is a file of the folder (`/` and a folder's `/…/` its `index.html`; a folder named without its
 slash is redirected to it), never a directory listing, never a file outside the folder (`..`, a
 link leading out), and `GET` or `HEAD` only. No request logging beyond one line per request to
-stderr when asked. Text files (HTML, CSS, JSON, JSONL, Markdown, SVG) go gzip-compressed to a
-client that accepts it (`Vary: Accept-Encoding`). The server never builds: `livesearch site serve` refuses a folder without
+stderr when asked. The pages and small text files (HTML, CSS, JSON, Markdown, SVG) go
+gzip-compressed to a client that accepts it (`Vary: Accept-Encoding`); data downloads as they are. The server never builds: `livesearch site serve` refuses a folder without
 `index.html`, naming the command that builds it.
 """
 
@@ -43,10 +43,11 @@ def _answer(root: Path, request: Request, quiet: bool) -> Response:
     return response
 
 
-# Text files are sent gzip-compressed to a client that accepts it (the latest day's page: 2 MB of
-# HTML, some 200 KB compressed); each compressed once per version of the file (path, size, mtime)
-# and kept in memory, up to COMPRESSED_CACHE_BYTES of compressed bytes. Larger files go as they are.
-COMPRESSIBLE = (".html", ".css", ".json", ".jsonl", ".md", ".svg")
+# The pages and small text files are sent gzip-compressed to a client that accepts it (the latest
+# day's page: 2 MB of HTML, some 200 KB compressed); each compressed once per version of the file
+# (path, size, mtime) and kept in memory, up to COMPRESSED_CACHE_BYTES of compressed bytes. The
+# data downloads (JSONL, Parquet) go as they are, a chunk at a time, however large.
+COMPRESSIBLE = (".html", ".css", ".json", ".md", ".svg")
 MAX_COMPRESSED_SOURCE = 32 * 1024 * 1024
 COMPRESSED_CACHE_BYTES = 64 * 1024 * 1024
 _compressed: OrderedDict[tuple, bytes] = OrderedDict()
