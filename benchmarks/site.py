@@ -17,6 +17,9 @@ evidence map. Writing them is not timed. Then, timed (wall seconds, one process)
   one process   the full build again from nothing with --workers 1: all of its CPU time is this
                 process's (the worker processes of a forkserver are not counted in `os.times`)
 
+Then the heaviest HTML page and the latest day's page, raw and gzipped (issue 41: the latest day's
+page under 300 KB as served compressed).
+
 Target (issue 31): the full build under 30 s on 2 cores. The CPU time is printed beside the wall
 time: on a shared machine the wall time also counts the other processes' turns.
 """
@@ -24,6 +27,7 @@ time: on a shared machine the wall time also counts the other processes' turns.
 from __future__ import annotations
 
 import argparse
+import gzip
 import datetime as dt
 import json
 import os
@@ -58,6 +62,18 @@ def timed(label: str, action):
     seconds, cpu = time.perf_counter() - started, _cpu() - cpu
     print(f"{label:<12} {seconds:6.1f} s wall, {cpu:6.1f} s CPU   {result.line()}", flush=True)
     return seconds
+
+
+def heaviest_pages(site: Path, latest: dt.date) -> str:
+    """The heaviest HTML page of the site and the latest day's page, raw and gzipped (level 6, what
+    `livesearch site serve` sends a browser that accepts gzip)."""
+    pages = sorted((p for p in site.rglob("*.html")), key=lambda p: p.stat().st_size, reverse=True)
+    lines = []
+    for label, page in (("heaviest page", pages[0]), ("latest day page", site / "days" / f"{latest}.html")):
+        data = page.read_bytes()
+        lines.append(f"{label:<16} {page.relative_to(site)}: {len(data) / 1e3:,.0f} KB, "
+                     f"{len(gzip.compress(data, 6)) / 1e3:,.0f} KB gzipped")
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -106,6 +122,7 @@ def main() -> int:
     files = [p for p in site.rglob("*") if p.is_file()]
     print(f"site: {len(files)} files, {sum(p.stat().st_size for p in files) / 1e6:.0f} MB; gold days "
           f"{len(SnapshotStore(paths.gold).dates())}")
+    print(heaviest_pages(site, days[-1]), flush=True)
     if not args.keep and args.work is None:
         shutil.rmtree(root)
     return 0

@@ -670,6 +670,9 @@ class PredictionRunMeta(StrictModel):
     harness: str | None = None
     # A web agent's declared budget per question (None: not a web agent, or none declared).
     budget: ReadBudget | None = None
+    # The version of the code that ran the agent (`settings.code_version()`: package version and git
+    # commit) when `livesearch agent run` wrote it; None for runs made elsewhere or before it was recorded.
+    code_version: str | None = None
 
 
 class Verdict(StrictModel):

@@ -59,7 +59,9 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--served", type=Path, required=True, help="served_questions_<D>.jsonl")
     parser.add_argument("--gold", type=Path, required=True,
-                        help="gold_answers_<D>.jsonl; its manifest gold_answers_<D>.manifest.json must lie beside it")
+                        help="gold_answers_<D>.jsonl, its manifest gold_answers_<D>.manifest.json beside it; or a site's "
+                        "gold download, downloads/<D>/gold.jsonl with its gold.manifest.json beside it (the published "
+                        "golds only are scored; the summary says how many were withheld)")
     parser.add_argument("--predictions", type=Path, required=True,
                         help="predictions.jsonl: one {\"qid\", \"answer\", \"lang\"} per line (+ predictions.meta.json "
                         "beside it, or --agent)")
@@ -141,9 +143,11 @@ def _evaluate(args: argparse.Namespace) -> int:
             return _fail("evaluate", f"{exc} (nothing written)")
         return _fail("evaluate", f"cannot write the evaluation to {args.out}: {exc}")
     s = result.summary
+    published = (f" on the published questions only, {s.n_withheld} withheld gold(s) not scored"
+                 if s.published_gold else "")
     print(
         f"{s.agent or 'predictions'} on {s.gold_date}: accuracy {s.accuracy:.1%} "
-        f"({s.correct}/{s.n_scored} scored; {s.n_withdrawn} withdrawn of {s.n_served} served; "
+        f"({s.correct}/{s.n_scored} scored{published}; {s.n_withdrawn} withdrawn of {s.n_served} served; "
         f"scoring set {s.qid_set_hash[:12]}), {s.llm_verdicts} verdict(s) needed the LLM, "
         f"{s.judge_errors} judge error(s)"
     )

@@ -3,7 +3,8 @@ predictions describe one day and one question set?
 
 Each rule raises one `EvaluationError` before anything is scored, naming the files and the qids
 (first few + count): the served file names another date than the gold; the scoring set (served
-minus the qids D's manifest withdraws) is empty; the gold misses a scoring qid, or holds one that
+minus the qids D's manifest withdraws, and, with a site's gold download, minus the golds it
+withholds) is empty; the gold misses a scoring qid, or holds one that
 was neither served nor withdrawn; the predictions answer an unknown qid, or their run metadata
 names another date or qid set; a prediction says it answers a Chinese text the question lacks.
 """
@@ -53,6 +54,14 @@ def check_consistency(
             f"is of {gold.date}: a day is only scored against its own gold"
         )
     scoring = scoring_qids(served_qids, gold.manifest)
+    if gold.withheld:
+        # A site's gold download: the golds the live-answer rule withheld are not scored.
+        scoring = [qid for qid in scoring if qid not in gold.withheld]
+        if not scoring:
+            raise EvaluationError(
+                f"the gold {gold_path} of {gold.date} shows no answer yet: all {len(gold.withheld)} gold(s) of its "
+                "scoring set are withheld by the live-answer rule (they may still be an answer); score this day "
+                "once a later day's site publishes its gold")
     if not scoring:
         raise EvaluationError(
             f"the scoring set of {gold.date} is empty: {served_path} serves {len(served_qids)} question(s) "
@@ -61,7 +70,7 @@ def check_consistency(
     missing = set(scoring) - gold.answers.keys()
     if missing:
         raise EvaluationError(f"gold {gold_path} misses served {name_qids(missing)}")
-    unserved = gold.answers.keys() - served_qids - gold.withdrawn.keys()
+    unserved = (gold.answers.keys() | gold.withheld) - served_qids - gold.withdrawn.keys()
     if unserved:
         raise EvaluationError(f"gold {gold_path} holds {name_qids(unserved)} that were not served ({served_path})")
     # read_verified already ties every non-ok answer to a withdrawal; this guards the scoring set itself.

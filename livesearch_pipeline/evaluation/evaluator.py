@@ -37,10 +37,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from livesearch_pipeline.core.models import PredictionRunMeta, Verdict
-from livesearch_pipeline.core.snapshot import SnapshotStore, sha256_file, snapshot_date
+from livesearch_pipeline.core.snapshot import sha256_file
 from livesearch_pipeline.evaluation.consistency import check_answer_languages, check_consistency
 from livesearch_pipeline.evaluation.errors import EvaluationError
-from livesearch_pipeline.evaluation.inputs import load_gold, load_predictions, load_served, meta_path_beside
+from livesearch_pipeline.evaluation.inputs import (
+    gold_manifest_path,
+    load_gold,
+    load_predictions,
+    load_served,
+    meta_path_beside,
+)
 from livesearch_pipeline.evaluation.judge import JudgeIndependenceError, LLMJudge, ensure_judge_independent
 from livesearch_pipeline.evaluation.scoring import score_deterministic
 from livesearch_pipeline.evaluation.settlement import PendingJudgement, settle_with_judge
@@ -55,10 +61,10 @@ _SCORED_KEEP = 16
 def _inputs_key(served_path: Path, gold_path: Path, predictions_path: Path) -> tuple | None:
     """Every file `evaluate` reads (served, gold, its manifest, predictions, their metadata), each
     as (path, sha256 of its bytes); None when one cannot be read (`evaluate` then says why)."""
-    date = snapshot_date(gold_path)
     files = [served_path, gold_path, predictions_path, meta_path_beside(predictions_path)]
-    if date is not None:
-        files.append(SnapshotStore(gold_path.parent).manifest_path_for(date))
+    manifest = gold_manifest_path(gold_path)
+    if manifest is not None:
+        files.append(manifest)
     try:
         return tuple((str(path), hashlib.sha256(path.read_bytes()).hexdigest()) for path in files)
     except OSError:

@@ -36,6 +36,12 @@ from livesearch_pipeline.core.snapshot import (
 from livesearch_pipeline.core.untrusted import UntrustedFileError, read_untrusted
 from livesearch_pipeline.evaluation.errors import SHOWN_QIDS, EvaluationError, name_qids
 from livesearch_pipeline.evaluation.limits import MAX_PREDICTIONS_BYTES, MAX_RUN_META_BYTES
+from livesearch_pipeline.evaluation.published_gold import (
+    is_published_gold,
+    load_published_gold,
+    published_manifest_path,
+    read_published_manifest,
+)
 from livesearch_pipeline.evaluation.run_identity import checked_agent_name
 
 Record = TypeVar("Record", bound=BaseModel)
@@ -54,6 +60,10 @@ class GoldDay:
     date: dt.date
     answers: dict[str, GoldAnswer]
     manifest: SnapshotManifest
+    # A site's gold download (`published_gold`): the qids whose gold the live-answer rule withheld,
+    # not scored; empty for the operator's snapshot, which holds every gold.
+    withheld: frozenset[str] = frozenset()
+    published: bool = False
 
     @property
     def sha256(self) -> str:
@@ -72,15 +82,39 @@ def load_served(path: Path) -> list[ServedQuestion]:
         raise EvaluationError(str(exc)) from exc
 
 
-def load_gold(path: Path) -> GoldDay:
-    """The gold of one date, read and verified by the snapshot store (the one gold reader).
+def gold_file_date(path: Path) -> dt.date | None:
+    """The day of a gold file: a snapshot's by its name, a site's gold download by its manifest."""
+    date = snapshot_date(Path(path))
+    if date is None and is_published_gold(Path(path)):
+        return read_published_manifest(Path(path)).date
+    return date
 
-    `path` must be a snapshot's JSONL, `gold_answers_<D>.jsonl`; its manifest lies beside it.
+
+def gold_manifest_path(path: Path) -> Path | None:
+    """The manifest `load_gold` reads beside `path` (None when `path` is neither kind of gold file)."""
+    path = Path(path)
+    date = snapshot_date(path)
+    if date is not None:
+        return SnapshotStore(path.parent).manifest_path_for(date)
+    return published_manifest_path(path) if is_published_gold(path) else None
+
+
+def load_gold(path: Path) -> GoldDay:
+    """The gold of one date: the operator's snapshot, read and verified by the snapshot store (the
+    one gold reader), or a site's gold download (`published_gold`: the shown golds only).
+
+    `path` is a snapshot's JSONL, `gold_answers_<D>.jsonl`, its manifest beside it; or the site's
+    `downloads/<D>/gold.jsonl` with `gold.manifest.json` beside it.
     """
     path = Path(path)
     date = snapshot_date(path)
+    if date is None and is_published_gold(path):
+        manifest, answers, withheld = load_published_gold(path)
+        return GoldDay(date=manifest.date, answers=answers, manifest=manifest.snapshot, withheld=withheld,
+                       published=True)
     if date is None:
-        raise EvaluationError(f"{path}: a gold snapshot is named gold_answers_<YYYY-MM-DD>.jsonl")
+        raise EvaluationError(f"{path}: a gold snapshot is named gold_answers_<YYYY-MM-DD>.jsonl (its manifest "
+                              f"beside it), and a site's gold download is gold.jsonl with gold.manifest.json beside it")
     try:
         manifest, answers = SnapshotStore(path.parent).read_verified(date)
     except (SnapshotIntegrityError, SnapshotNotFoundError) as exc:
@@ -188,6 +222,6 @@ def _untrusted_bytes(path: Path, max_bytes: int, what: str) -> bytes:
 def evaluation_inputs(served_path: Path, gold_path: Path, predictions_path: Path) -> list[Path]:
     """Every file `evaluate` reads for these inputs (the gold manifest and run metadata included)."""
     gold_path = Path(gold_path)
-    gold_date = snapshot_date(gold_path)  # a gold file named otherwise is refused by `load_gold`
-    gold_manifest = [SnapshotStore(gold_path.parent).manifest_path_for(gold_date)] if gold_date else []
+    manifest = gold_manifest_path(gold_path)  # a gold file of neither kind is refused by `load_gold`
+    gold_manifest = [manifest] if manifest is not None else []
     return [Path(served_path), gold_path, *gold_manifest, Path(predictions_path), meta_path_beside(Path(predictions_path))]

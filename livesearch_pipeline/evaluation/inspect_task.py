@@ -53,6 +53,7 @@ from inspect_ai.solver import TaskState, generate, system_message, use_tools
 from inspect_ai.tool import Tool, ToolError, ToolSource, mcp_server_stdio, mcp_tools, tool
 
 from livesearch_pipeline.core.models import AnswerLanguage, GoldAnswer, Prediction, ReadBudget, ServedQuestion
+from livesearch_pipeline.evaluation.published_gold import PUBLISHED_GOLD_FILE
 from livesearch_pipeline.evaluation.agents.closed_book import CLOSED_BOOK_SYSTEM_PROMPT
 from livesearch_pipeline.evaluation.agents.loop import extract_final_answer
 from livesearch_pipeline.evaluation.agents.plugin import PLUGIN_SYSTEM_PROMPT
@@ -132,9 +133,15 @@ def parse_date(value: object, option: str = "date") -> dt.date:
 
 @functools.lru_cache(maxsize=8)
 def load_day(root: Path, date: dt.date) -> InspectDay:
-    """D's served questions, verified gold and scoring set, with the evaluator's fail-loud rules."""
+    """D's served questions, verified gold and scoring set, with the evaluator's fail-loud rules: from a
+    data root (`served/`, `gold/`) or from a folder holding the site's downloads of D."""
     served_path = root / "served" / f"served_questions_{date.isoformat()}.jsonl"
     gold_path = root / "gold" / f"gold_answers_{date.isoformat()}.jsonl"
+    downloaded = root / f"served_questions_{date.isoformat()}.jsonl"
+    if not served_path.is_file() and downloaded.is_file() and (root / PUBLISHED_GOLD_FILE).is_file():
+        # A folder of the site's downloads of D (served file, gold.jsonl, gold.manifest.json): the
+        # samples are the questions whose gold the site shows (`published_gold`).
+        served_path, gold_path = downloaded, root / PUBLISHED_GOLD_FILE
     if not served_path.is_file():
         served_dir = root / "served"
         days = sorted(p.name[len("served_questions_"):-len(".jsonl")] for p in served_dir.glob("served_questions_*.jsonl")) \

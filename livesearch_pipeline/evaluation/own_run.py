@@ -17,9 +17,8 @@ from pathlib import Path
 
 from livesearch_pipeline.core.models import PredictionRunMeta
 from livesearch_pipeline.core.qid import qid_set_hash
-from livesearch_pipeline.core.snapshot import snapshot_date
 from livesearch_pipeline.evaluation.errors import EvaluationError
-from livesearch_pipeline.evaluation.inputs import load_served, meta_path_beside
+from livesearch_pipeline.evaluation.inputs import gold_file_date, load_served, meta_path_beside
 from livesearch_pipeline.evaluation.run_identity import checked_agent_name
 
 OWN_HARNESS = "own predictions (run metadata written by livesearch evaluate --agent; started_at is the " \
@@ -35,9 +34,10 @@ def own_run_meta(served_path: Path, gold_path: Path, predictions_path: Path, *, 
     """Run metadata for `predictions_path`, scored against `gold_path` as served in `served_path`."""
     agent = _checked_name("agent", agent) or ""
     model = _checked_name("model", model)
-    date = snapshot_date(Path(gold_path))
+    date = gold_file_date(Path(gold_path))
     if date is None:
-        raise EvaluationError(f"{gold_path}: a gold snapshot is named gold_answers_<YYYY-MM-DD>.jsonl")
+        raise EvaluationError(f"{gold_path}: a gold snapshot is named gold_answers_<YYYY-MM-DD>.jsonl, a site's "
+                              "gold download is gold.jsonl with gold.manifest.json beside it")
     try:
         modified = Path(predictions_path).stat().st_mtime
     except OSError as exc:

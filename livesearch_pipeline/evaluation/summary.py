@@ -111,6 +111,10 @@ class EvaluationSummary(BaseModel):
     judge_model: str | None
     # The run's declared budget per question (a web agent's; None: none declared).
     budget: ReadBudget | None = None
+    # What ran it, from its metadata: the code version (`livesearch agent run`) and the harness
+    # (Inspect, own predictions); None when not recorded.
+    code_version: str | None = None
+    harness: str | None = None
     served_file: str
     gold_file: str
     gold_sha256: str
@@ -124,7 +128,10 @@ class EvaluationSummary(BaseModel):
     max_answer_chars: int
     n_served: int
     n_withdrawn: int  # served qids the gold manifest withdraws (not scored)
-    n_scored: int  # the scoring set: served minus withdrawn; the denominator of accuracy
+    n_scored: int  # the scoring set: served minus withdrawn (minus withheld); the denominator of accuracy
+    # Scored against a site's gold download: the scoring set's golds it withheld (live), not scored.
+    n_withheld: int = 0
+    published_gold: bool = False
     n_predictions: int
     n_ignored_withdrawn: int  # prediction lines for withdrawn qids
     n_missing: int  # scoring qids with no prediction line
@@ -217,6 +224,12 @@ def summarise(
             f"{unresolved} answer(s) needed the LLM judge but none was configured; they are scored "
             "by the deterministic fallback (not correct)"
         )
+    if gold.published:
+        warnings.append(
+            f"scored against the site's published gold of {gold.date}: on the {len(scoring)} published question(s) "
+            f"only, {len(gold.withheld)} withheld gold(s) (still live) not scored; this accuracy is not the board's "
+            f"(its qid-set hash names the published set)"
+        )
     if gold.manifest.late_backfill:
         warnings.append(
             f"the gold of {gold.date} was recomputed after its cut-off (retrieved {gold.manifest.vintage}); "
@@ -238,6 +251,8 @@ def summarise(
         model=meta.model if meta else None,
         judge_model=judge.model if judge else None,
         budget=meta.budget if meta else None,
+        code_version=meta.code_version if meta else None,
+        harness=meta.harness if meta else None,
         served_file=str(served_path),
         gold_file=str(gold_path),
         gold_sha256=gold.sha256,
@@ -250,6 +265,8 @@ def summarise(
         n_served=len(served),
         n_withdrawn=len(served_qids & gold.withdrawn.keys()),
         n_scored=len(scoring),
+        n_withheld=len(served_qids & gold.withheld),
+        published_gold=gold.published,
         n_predictions=len(predictions),
         n_ignored_withdrawn=sum(1 for p in predictions if p.qid in gold.withdrawn),
         n_missing=sum(1 for qid in scoring if qid not in predicted),

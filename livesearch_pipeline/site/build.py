@@ -14,6 +14,7 @@ names its day). Pages:
     questions/<qid>.html       a question's texts, program, rule and gold on each frozen day
     downloads/...              per day JSONL + Parquet (downloads.py), the dataset card, trajectories
     methodology.html           how questions are made, re-dated and scored; the live-answer rule
+    run-it-yourself.html       the outsider's route: install, download a scorable day, run, score, compare
     site.json                  the site's latest day, the day the rule protected, its days
     style.css
 
@@ -45,6 +46,8 @@ from livesearch_pipeline.core.program import load_pool
 from livesearch_pipeline.core.snapshot import sha256_file, write_atomic
 from livesearch_pipeline.core.untrusted import UntrustedFileError, read_untrusted
 from livesearch_pipeline.core.workers import default_workers, worker_pool
+from livesearch_pipeline.evaluation.errors import AgentRegistryError
+from livesearch_pipeline.evaluation.registry import load_agents, registry_path
 from livesearch_pipeline.evaluation.writers import WriterTargetError, check_writable, protected_directories
 from livesearch_pipeline.settings import DataPaths
 from livesearch_pipeline.site import downloads, liverule, pages
@@ -57,7 +60,8 @@ from livesearch_pipeline.site.inputs import (
     site_days,
 )
 from livesearch_pipeline.site.pages import slug
-from livesearch_pipeline.site.templates import FAMILIES, SORT_JS, STYLE_CSS, TEMPLATES, environment
+from livesearch_pipeline.site.agent_cards import agent_card
+from livesearch_pipeline.site.templates import FAMILIES, FILTER_JS, SORT_JS, STYLE_CSS, TEMPLATES, environment
 
 SITE_DIR = "site"
 MAX_POOL_CACHE_BYTES = 1024 * 1024 * 1024
@@ -75,7 +79,7 @@ RULE_LINES = (
     "shown. Empty or error gold carries no answer and is shown as its status.",
 )
 # Part of every key: a change of the templates, the stylesheet, the script or the rule's wording rebuilds everything.
-BUILD_VERSION = hashlib.sha256(json.dumps([TEMPLATES, STYLE_CSS, SORT_JS, FAMILIES, RULE_LINES, "site-build-1"]).encode()).hexdigest()
+BUILD_VERSION = hashlib.sha256(json.dumps([TEMPLATES, STYLE_CSS, SORT_JS, FILTER_JS, FAMILIES, RULE_LINES, "site-build-2"]).encode()).hexdigest()
 
 
 class SiteBuildError(ValueError):
@@ -234,8 +238,14 @@ DEFAULT_WORKERS = default_workers()
 # more than it saves.
 PARALLEL_RULE_ANSWERS = 20_000
 PARALLEL_DAYS = 6
-DOWNLOAD_FILES = ("questions.jsonl", "questions.parquet", "gold.jsonl", "gold.parquet", "verdicts.jsonl",
-                  "verdicts.parquet")
+DOWNLOAD_FILES = ("questions.jsonl", "questions.parquet", "gold.jsonl", "gold.parquet", "gold.manifest.json",
+                  "served_questions.jsonl", "verdicts.jsonl", "verdicts.parquet")
+
+
+def download_name(day: dt.date, name: str) -> str:
+    """The file name of a download of `day`: the served file keeps the name the evaluator and the
+    agent runner read (`served_questions_<D>.jsonl`)."""
+    return f"served_questions_{day.isoformat()}.jsonl" if name == "served_questions.jsonl" else name
 
 
 class _Pool:
@@ -267,26 +277,40 @@ def _day_downloads(d: SiteDay, hidden: dict[str, str]) -> dict[str, bytes]:
     questions = downloads.question_rows(d.date, d.served)
     gold = downloads.gold_rows(d.date, d.served, d.gold, hidden)
     verdicts = downloads.verdict_rows(d.date, d.runs, hidden)
+    gold_jsonl = downloads.jsonl_bytes(gold)
     return {"questions.jsonl": downloads.jsonl_bytes(questions),
             "questions.parquet": downloads.parquet_bytes(questions, downloads.QUESTIONS_SCHEMA),
-            "gold.jsonl": downloads.jsonl_bytes(gold), "gold.parquet": downloads.parquet_bytes(gold, downloads.GOLD_SCHEMA),
+            "gold.jsonl": gold_jsonl, "gold.parquet": downloads.parquet_bytes(gold, downloads.GOLD_SCHEMA),
+            "gold.manifest.json": downloads.gold_manifest_bytes(d.date, gold_jsonl, gold, d.manifest),
+            "served_questions.jsonl": downloads.served_bytes(d.served),
             "verdicts.jsonl": downloads.jsonl_bytes(verdicts),
             "verdicts.parquet": downloads.parquet_bytes(verdicts, downloads.VERDICTS_SCHEMA)}
 
 
+REPOSITORY_ENV = "LIVESEARCH_SITE_REPOSITORY"  # the public repository's address, linked from the site when set
+
+
 def build_site(paths: DataPaths, as_of: dt.date, out_dir: Path | None = None,
                progress: Callable[[str], None] | None = None, cache: Path | None = None,
-               workers: int = DEFAULT_WORKERS) -> SiteBuild:
+               workers: int = DEFAULT_WORKERS, repository: str | None = None) -> SiteBuild:
     """Build (or update) the site of `as_of` under `out_dir` (default `data/site/`), keeping the parsed
     days and the build index under `cache` (default `data/cache/site/`); the live-answer rule of many
     days is judged over `workers` processes.
 
     The rule protects the newest frozen day on disk, whatever `as_of` is: a site of an older day
     withholds what the newest day's answers would give away. A folder holding the site of a newer
-    day is never replaced by an older one (`NewerSiteError`, naming that day)."""
+    day is never replaced by an older one (`NewerSiteError`, naming that day).
+
+    `repository` (default: $LIVESEARCH_SITE_REPOSITORY) is the public address of the benchmark's
+    repository, linked from the agent cards and the Run-it-yourself page; without it they name the
+    code without a link."""
     pool = _Pool(workers)
+    repository = repository if repository is not None else (os.environ.get(REPOSITORY_ENV) or None)
+    if repository is not None and not repository.startswith(("https://", "http://")):
+        raise SiteBuildError(f"the repository address {repository!r} ({REPOSITORY_ENV} or repository=) is not an "
+                             "http(s) URL")
     try:
-        return _build(paths, as_of, out_dir, progress, cache, pool)
+        return _build(paths, as_of, out_dir, progress, cache, pool, repository)
     finally:
         pool.close()
 
@@ -300,8 +324,16 @@ def published_day(out_dir: Path) -> dt.date | None:
         return None
 
 
+def _registry(paths: DataPaths) -> dict:
+    """The registered agents by name (the baselines and `<data>/agents.json`) for the agent cards."""
+    try:
+        return {spec.name: spec for spec in load_agents(registry_path(paths))}
+    except AgentRegistryError as exc:
+        raise SiteBuildError(f"the agent registry {registry_path(paths)} cannot be read for the agent cards: {exc}") from None
+
+
 def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cache: Path | None,
-           processes: _Pool) -> SiteBuild:
+           processes: _Pool, repository: str | None) -> SiteBuild:
     started = time.perf_counter()
     out_dir = Path(out_dir) if out_dir is not None else site_dir(paths)
     dates = site_days(paths, as_of)
@@ -348,7 +380,10 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     env = environment()
     site = {"latest": days[-1].date, "protected": protected.date}
     agents = sorted({run.agent for d in days for run in d.runs} | {s.agent for d in days for s in d.skipped if s.agent})
-    nav_key = _key(*agents, *(d.date for d in days))
+    specs = _registry(paths)
+    cards = pages.cards_of(days, specs)
+    references = frozenset(agent for agent, card in cards.items() if card.reference)
+    nav_key = _key(*agents, *(d.date for d in days), "references", *sorted(references))
 
     def render(template: str, root: str, **context) -> bytes:
         return env.get_template(template).render(root=root, site=site, **context).encode("utf-8")
@@ -358,7 +393,8 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     # --- the board
     board_day = next((d for d in reversed(days) if d.board is not None), days[-1])
     writer.output("index.html", "page", lambda: render("board.html", "", title=f"board {board_day.date}",
-                                                                **pages.board_context(board_day)))
+                                                       card_slugs={a: slug(a) for a in cards},
+                                                       **pages.board_context(board_day, cards)))
 
     # --- history
     writer.output("history.html", "page", lambda: render("history.html", "", title="history", **pages.history_context(days)))
@@ -366,7 +402,7 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     # --- downloads and trajectories of each day (the downloads of changed days made over the workers)
     trajectory_links: dict[tuple[dt.date, str], tuple[str, int, int] | str] = {}
     keys: dict[str, str] = {}
-    stale_days = [d for d in days if any(not writer.unchanged(f"downloads/{d.date}/{name}",
+    stale_days = [d for d in days if any(not writer.unchanged(f"downloads/{d.date}/{download_name(d.date, name)}",
                                                              _key(name, _key(d.fingerprint, hidden_key[d.date])))
                                          for name in DOWNLOAD_FILES)]
     made = dict(zip((d.date for d in stale_days), processes.map(
@@ -375,25 +411,31 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
         day_key = _key(d.fingerprint, hidden_key[d.date])
         base = f"downloads/{d.date}"
         for name in DOWNLOAD_FILES:
-            keys[f"{base}/{name}"] = _key(name, day_key)
+            keys[f"{base}/{download_name(d.date, name)}"] = _key(name, day_key)
         for run in d.runs:
             if run.trajectories is not None:
                 trajectory_links[(d.date, run.agent)] = _trajectories(writer, d, run, hidden[d.date], base)
-    for relative, key in keys.items():
-        day = dt.date.fromisoformat(relative.split("/")[1])
-        writer.output(relative, "download", lambda day=day, relative=relative: made[day][relative.rsplit("/", 1)[1]],
-                      key=key)
+    for d in days:
+        for name in DOWNLOAD_FILES:
+            relative = f"downloads/{d.date}/{download_name(d.date, name)}"
+            writer.output(relative, "download", lambda day=d.date, name=name: made[day][name], key=keys[relative])
     writer.output("downloads/README.md", "download", lambda: downloads.dataset_card(
         [d.date.isoformat() for d in days], RULE_LINES).encode("utf-8"))
+    shown_counts = {d.date: _shown_counts(d, hidden[d.date]) for d in days}
     writer.output("downloads/index.html", "page", lambda: render("downloads.html", "../", title="downloads", days=[
-        {"date": d.date, "trajectories": [(run.agent, f"../{link[0]}") for run in d.runs
-                                          if isinstance(link := trajectory_links.get((d.date, run.agent)), tuple)]}
+        {"date": d.date, "shown": shown_counts[d.date][0], "withheld": shown_counts[d.date][1],
+         "verdicts": sum(len(run.verdicts) for run in d.runs),
+         "verdicts_shown": sum(1 for run in d.runs for qid in run.verdicts if qid not in hidden[d.date]),
+         "trajectories": [{"agent": run.agent, "path": f"../{link[0]}", "lines": link[1], "withheld": link[2]}
+                          for run in d.runs if isinstance(link := trajectory_links.get((d.date, run.agent)), tuple)]}
         for d in reversed(days)]))
 
     # --- agents
     for agent in agents:
         writer.output(f"agents/{slug(agent)}.html", "page", lambda agent=agent: render(
-            "agent.html", "../", **pages.agent_context(agent, days, trajectory_links)))
+            "agent.html", "../", repository=repository, **pages.agent_context(
+                agent, days, trajectory_links, cards.get(agent) or agent_card(agent, specs.get(agent), None),
+                references)))
 
     # --- days
     writer.output("days/index.html", "page", lambda: render("days.html", "../", title="frozen days", days=[
@@ -402,7 +444,8 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
                       and d.gold[q.qid].status == "ok"), "sha256": d.manifest.sha256}
         for d in reversed(days)]))
     for d in days:
-        writer.output(f"days/{d.date}.html", "page", lambda d=d: render("day.html", "../", **pages.day_context(d, hidden[d.date])),
+        writer.output(f"days/{d.date}.html", "page", lambda d=d: render(
+            "day.html", "../", **pages.day_context(d, hidden[d.date], references)),
                       key=_key("day", d.fingerprint, hidden_key[d.date], nav_key))
 
     # --- questions
@@ -430,6 +473,12 @@ def _build(paths: DataPaths, as_of: dt.date, out_dir: Path | None, progress, cac
     counts = liverule.count_by_class([(d.gold, hidden[d.date]) for d in days], latest_classes)
     writer.output("methodology.html", "page", lambda: render(
         "methodology.html", "", title="methodology", families=FAMILIES, rule_lines=RULE_LINES, counts=counts, n_days=len(days)))
+    scorable = [{"date": d.date, "shown": shown_counts[d.date][0], "withheld": shown_counts[d.date][1],
+                 "sha256": d.manifest.sha256, "code_version": d.manifest.code_version}
+                for d in reversed(days) if shown_counts[d.date][0]]
+    writer.output("run-it-yourself.html", "page", lambda: render(
+        "run.html", "", title="run it yourself", scorable=scorable, example=scorable[0] if scorable else None,
+        repository=repository))
     writer.output(SITE_FILE, "asset", lambda: json.dumps(
         {"latest": days[-1].date.isoformat(), "protected": protected.date.isoformat(),
          "days": [d.date.isoformat() for d in days]}, indent=2).encode("utf-8") + b"\n")
@@ -501,6 +550,13 @@ def _hidden_by_day(days: list[SiteDay], latest: SiteDay, latest_classes: dict[st
         write_atomic(cache_file, json.dumps({"request": request, "hidden": result}, sort_keys=True).encode("utf-8"))
         hidden[day.date] = result
     return hidden
+
+
+def _shown_counts(day: SiteDay, hidden: dict[str, str]) -> tuple[int, int]:
+    """(ok golds of the day's served questions the site shows, ok golds it withholds)."""
+    ok = [q.qid for q in day.served if q.qid in day.gold and day.gold[q.qid].status == "ok"]
+    withheld = sum(1 for qid in ok if qid in hidden)
+    return len(ok) - withheld, withheld
 
 
 def _question_cells(day: SiteDay) -> dict[str, str]:

@@ -1,7 +1,9 @@
 """The history chart: each agent's accuracy per day with its 95% interval, as inline SVG.
 
 Written at build time as plain SVG (no script, no external font): readable without JavaScript
-and byte-identical for the same inputs. Days are evenly spaced on the x axis; a change of pool
+and byte-identical for the same inputs. It scales with its container: a viewBox of WIDTH × HEIGHT
+drawn at the container's width (100%, the stylesheet caps it at WIDTH px), so on a phone its
+points and legend shrink with it instead of running off-screen. Days are evenly spaced on the x axis; a change of pool
 version is a dashed vertical line labelled with the new version.
 """
 
@@ -38,7 +40,7 @@ def history_svg(series: dict[str, list[Point]], days: list[dt.date], pool_change
         return TOP + plot_h * (1 - value)
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="history-chart" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" '
-           f'width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="11">',
+           f'width="100%" preserveAspectRatio="xMidYMid meet" font-family="sans-serif" font-size="11">',
            "<title>Accuracy per day with 95% intervals, one line per agent</title>"]
     for tick in range(0, 11, 2):
         value = tick / 10

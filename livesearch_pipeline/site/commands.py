@@ -24,6 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parser.add_argument("--date", type=iso_date, default=None,
                             help="the site's latest day (default: the latest frozen day under the data root)")
         parser.add_argument("--out", type=Path, default=None, help="the site's folder (default: <data>/site)")
+    for parser in (build, serve):
+        parser.add_argument("--repository", default=None, metavar="URL",
+                            help="the benchmark repository's public address, linked from the agent cards and the "
+                            "Run-it-yourself page (default: $LIVESEARCH_SITE_REPOSITORY; none: named without a link)")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     serve.add_argument("--build", action="store_true", help="build (or update) the site first")
@@ -42,7 +46,8 @@ def _build(args: argparse.Namespace):
     paths = DataPaths.from_env()
     try:
         return build_site(paths, args.date or dt.date.max, args.out,
-                          progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+                          progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True),
+                          repository=args.repository)
     except (SiteBuildError, SiteInputError) as exc:
         raise SystemExit(f"livesearch site build: error: {exc}") from None
     except OSError as exc:  # a full disk, a read-only folder: one line, never a traceback

@@ -4,6 +4,11 @@ every agent's verdicts, in JSONL and Parquet, with a dataset card `datasets` loa
     downloads/<D>/questions.{jsonl,parquet}   the served questions of D (never an answer)
     downloads/<D>/gold.{jsonl,parquet}        one row per served question: status, and the answer,
                                               value, unit and observed period only where shown
+    downloads/<D>/gold.manifest.json          what `livesearch evaluate` needs beside gold.jsonl to score a run
+                                              on the shown golds (evaluation/published_gold.py): the file's
+                                              sha256, the shown and withheld counts, D's snapshot manifest
+    downloads/<D>/served_questions_<D>.jsonl  D's served file as agents received it (the name and records
+                                              `livesearch agent run`, Inspect and `evaluate --served` read)
     downloads/<D>/verdicts.{jsonl,parquet}    one row per (agent, qid): rule, and correct, judge and the
                                               reason only where the gold is shown (`shown`; a verdict
                                               on a withheld gold would tell it, a reason quotes it)
@@ -23,6 +28,9 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from livesearch_pipeline.core.models import ServedQuestion
+from livesearch_pipeline.core.served import render_served
+from livesearch_pipeline.evaluation.published_gold import published_manifest
 from livesearch_pipeline.evaluation.store import WRITER_SETTINGS
 
 QUESTIONS_SCHEMA = pa.schema([
@@ -33,7 +41,7 @@ QUESTIONS_SCHEMA = pa.schema([
 GOLD_SCHEMA = pa.schema([
     ("date", pa.date32()), ("qid", pa.string()), ("status", pa.string()), ("shown", pa.bool_()),
     ("hidden_reason", pa.string()), ("answer", pa.string()), ("value_json", pa.string()), ("unit", pa.string()),
-    ("observed_period", pa.string()), ("rule", pa.string()),
+    ("observed_period", pa.string()), ("rule", pa.string()), ("match_json", pa.string()),
 ])
 VERDICTS_SCHEMA = pa.schema([
     ("date", pa.date32()), ("agent", pa.string()), ("qid", pa.string()), ("shown", pa.bool_()), ("correct", pa.bool_()),
@@ -61,8 +69,22 @@ def gold_rows(day, served, gold: Mapping, hidden: Mapping[str, str]) -> list[dic
             "value_json": json.dumps(answer.value, ensure_ascii=False) if shown and answer.value is not None else None,
             "unit": answer.unit if shown else None,
             "observed_period": answer.observed_period if shown else None, "rule": answer.match.rule,
+            # The full matching rule (tolerances, unit, decimals) the evaluator scores a shown gold with.
+            "match_json": answer.match.model_dump_json() if shown else None,
         })
     return rows
+
+
+def served_bytes(served) -> bytes:
+    """D's served file (`core.served.render_served`): what the agents were asked, never an answer."""
+    return render_served([ServedQuestion(**row._asdict()) for row in served])
+
+
+def gold_manifest_bytes(day, gold_jsonl: bytes, rows: Sequence[dict], snapshot) -> bytes:
+    """`gold.manifest.json` of a day's published gold.jsonl (evaluation/published_gold.py)."""
+    shown = sum(1 for r in rows if r["status"] == "ok" and r["shown"])
+    withheld = sum(1 for r in rows if r["status"] == "ok" and not r["shown"])
+    return published_manifest(gold_jsonl, day, snapshot, shown=shown, withheld=withheld)
 
 
 def verdict_rows(day, runs: Sequence, hidden: Mapping[str, str]) -> list[dict]:

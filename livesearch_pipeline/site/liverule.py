@@ -42,6 +42,9 @@ UNCHANGED = "still the answer of the latest frozen day under its matching rule"
 UNDECIDED = "only a judge could tell it from the latest frozen day's answer"
 NOT_OK_ON_LATEST = "no ok gold on the latest frozen day to tell whether it has changed"
 REASONS = (LATEST_DAY, STATIC, UNCHANGED, UNDECIDED, NOT_OK_ON_LATEST)
+# Each reason in a few words, where a page shows it beside a withheld gold (the full reason on hover).
+SHORT_REASONS = {LATEST_DAY: "latest day", STATIC: "static answer", UNCHANGED: "still today's answer",
+                 UNDECIDED: "may still be today's answer", NOT_OK_ON_LATEST: "no gold today to compare"}
 
 
 def hidden_reason(gold: GoldAnswer, *, is_latest_day: bool, latest_class: str | None,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from livesearch_pipeline.core.models import Prediction, PredictionRunMeta
+from livesearch_pipeline.settings import code_version
 from livesearch_pipeline.evaluation.agents.base import (
     META_FILE,
     PREDICTIONS_FILE,
@@ -49,6 +50,7 @@ def test_every_question_gets_one_line_and_the_meta_identifies_the_run(tmp_path: 
     assert (meta.agent, meta.model, meta.date) == ("scripted", "none", DAY)
     assert meta.served_qid_set_hash == qid_set_hash([q.qid for q in SERVED])
     assert meta.finished_at is not None and meta.finished_at >= meta.started_at
+    assert meta.code_version == code_version()  # the site's agent card shows the code that ran it
     assert (report.served, report.asked, report.already_answered, report.errors) == (12, 12, 0, 0)
 
 

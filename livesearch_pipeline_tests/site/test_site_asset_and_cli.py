@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import threading
 import urllib.error
 import urllib.request
@@ -52,6 +53,18 @@ def test_site_build_command_and_the_server(data_paths: DataPaths, monkeypatch, c
         with pytest.raises(urllib.error.HTTPError) as missing:
             urllib.request.urlopen(base + "questions/", timeout=10)  # no directory listing
         assert missing.value.code == 404
+        page = (site_dir(data_paths) / "days" / f"{DAYS[-1]}.html").read_bytes()
+        gzipped = urllib.request.Request(base + f"days/{DAYS[-1]}.html", headers={"Accept-Encoding": "br, gzip"})
+        with urllib.request.urlopen(gzipped, timeout=10) as response:
+            assert response.headers["Content-Encoding"] == "gzip" and response.headers["Vary"] == "accept-encoding"
+            assert gzip.decompress(response.read()) == page
+        refused = urllib.request.Request(base + f"days/{DAYS[-1]}.html", headers={"Accept-Encoding": "gzip;q=0"})
+        with urllib.request.urlopen(refused, timeout=10) as response:  # a client that refuses gzip gets the bytes
+            assert response.headers["Content-Encoding"] is None and response.read() == page
+        with urllib.request.urlopen(base + f"downloads/{DAYS[0]}/gold.parquet", timeout=10) as response:
+            assert response.headers["Content-Encoding"] is None  # binary downloads go as they are
+        with urllib.request.urlopen(base + "downloads/README.md", timeout=10) as response:
+            assert response.headers["Content-Type"] == "text/markdown; charset=utf-8"
     finally:
         server.shutdown()
         server.server_close()

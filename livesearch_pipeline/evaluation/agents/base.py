@@ -252,6 +252,13 @@ def _load_meta(path: Path) -> PredictionRunMeta | None:
         raise AgentRunError(f"{path}: malformed run metadata: {exc}") from exc
 
 
+def _code_version() -> str:
+    """The version of the code running the agent, recorded in the run's metadata (the site's agent card)."""
+    from livesearch_pipeline.settings import code_version
+
+    return code_version()
+
+
 def _check_same_run(existing: PredictionRunMeta, wanted: PredictionRunMeta, meta_path: Path) -> None:
     mine = (wanted.agent, wanted.model, wanted.date, wanted.served_qid_set_hash, wanted.budget)
     theirs = (existing.agent, existing.model, existing.date, existing.served_qid_set_hash, existing.budget)
@@ -436,7 +443,7 @@ async def run_agent(
     qids = [q.qid for q in served]
     wanted = PredictionRunMeta(agent=agent.name, model=agent.model, date=date,
                                served_qid_set_hash=qid_set_hash(qids), started_at=_now(),
-                               budget=getattr(agent, "budget", None))
+                               budget=getattr(agent, "budget", None), code_version=_code_version())
     meta, done = _prepare_output(out_dir, wanted, set(qids), retry_errors=retry_errors)
     pending = [q for q in served if q.qid not in done]
     predictions_path, meta_path = out_dir / PREDICTIONS_FILE, out_dir / META_FILE
