@@ -78,8 +78,11 @@ _INVESTIGATIONS = (
 
 def read_investigation(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
     """Which investigation the question asks (drawdown, the day of its peak or trough, the change
-    on the highest-volume session, the best month, a screen, three indices) and its parts."""
-    for name, pattern in _INVESTIGATIONS:
+    on the highest-volume session, the best month, a screen, three indices; issue 39's compound
+    growth, A/H premium and cross-currency valuation, agents/reconciled.py) and its parts."""
+    from livesearch_pipeline.evaluation.agents.reconciled import RECONCILED
+
+    for name, pattern in (*_INVESTIGATIONS, *RECONCILED):
         found = pattern.match(question.question)
         if found:
             parts = {k: v for k, v in found.groupdict().items() if v is not None}
@@ -451,6 +454,10 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         if figures[0] is None or not earlier:
             return None
         return f"{(figures[0] - earlier) / abs(earlier) * 100:.{places}f}%"
+    if name in ("cagr", "ah_premium", "cross_currency"):
+        from livesearch_pipeline.evaluation.agents.reconciled import reconcile
+
+        return await reconcile(work, name, parts, cls, question.entity, places)
     if name == "three_indices":
         n = int(parts["n"])
         changes: dict[str, float] = {}
