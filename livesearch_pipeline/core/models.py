@@ -267,8 +267,9 @@ class Format(StrictModel):
         return self
 
 
-# How many instruments a pick compares (the main value and up to three others).
-MAX_PICK = 4
+# How many instruments a pick compares (the main value and the others): three named indices
+# (issue 29), or the members of an industry index, a peer set (issue 39: 4 to 17 members).
+MAX_PICK = 20
 
 
 class Pick(StrictModel):

@@ -210,3 +210,32 @@ def test_the_families_texts_pass_the_gate_and_the_lint_in_both_languages(drafted
     assert "美元兑离岸人民币" in question_zh(c) and "折价以负数表示" in question_zh(c)
     c = next(c for c in candidates if family_of(c)[0] == "cagr")
     assert "restated where the company restated it" in question_en(c) and "重述" in question_zh(c)
+
+
+def test_peer_best_picks_the_member_with_the_highest_annual_figure_of_the_last_year():
+    from livesearch_pipeline.construction.families.peers import peer_drafts
+
+    banks = ["601523.SH", "603209.SH", "603369.SH", "603488.SH", "603729.SH"]  # 801010.SI's members
+
+    def drafts(catalog, service):
+        index = EntityInfo(code="801010.SI", name="银行行业指数", asset_class="index", visibility=5, calendar="XSHG")
+        return peer_drafts(catalog, index, banks)
+
+    catalog, out = anyio.run(_run, drafts)
+    assert {p for p, *_ in out} == {"margin", "roe", "growth"}
+    for param, answer, c, raw in out:
+        field = c.facts.field
+        figures = {}
+        for i, code in enumerate(banks):
+            # Each member's FY2025 annual figure as most recently published (restated where restated).
+            versions = [r for r in raw[f"c{i + 1}"] if r["end_date"] == "20251231"]
+            figures[code] = max(versions, key=lambda r: r["update_flag"])[field]
+        best = max(figures.values())
+        assert list(figures.values()).count(best) == 1
+        assert answer.status == "ok" and answer.answer == next(k for k, v in figures.items() if v == best)
+        text = question_en(c)
+        assert all(code in text for code in banks) and "Answer with its stock code" in text
+        assert "银行行业指数（801010.SI）的成分股" in question_zh(c)
+    questions, rejects = finalize(template_verbalize([c for *_, c, _ in out]), catalog)
+    assert not rejects, rejects[:3]
+    assert all(check_text(q.question).passed and check_text(q.question_zh).passed for q in questions)

@@ -3,7 +3,8 @@ D's web as an analyst does, and its answers agree with the gold programs
 (construction/families/reconciled.py) on the market of 2026-12-04: compound growth over four or
 five annual reports with a base year a later report restated, a March fiscal year, the A/H
 premium on the latest and on an earlier Shanghai session, and a Hong Kong company's market value
-in its reporting currency (CNY or USD) over its latest annual figure."""
+in its reporting currency (CNY or USD) over its latest annual figure, and the member of a peer set
+(an industry index's members) with the highest annual figure."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import httpx
 import pytest
 
 from livesearch_pipeline.construction.families import question_en
+from livesearch_pipeline.construction.families.peers import peer_drafts
 from livesearch_pipeline.construction.families.reconciled import _ah_drafts, _cagr_drafts, _cross_drafts
+from livesearch_pipeline.construction.models import EntityInfo
 from livesearch_pipeline.evaluation.agents.investigations import investigate, read_investigation
 from livesearch_pipeline.evaluation.agents.navigator import NavigatorAgent, _Question
 from livesearch_pipeline.evaluation.agents.reading import Reading, parse_page
@@ -29,7 +32,9 @@ from livesearch_pipeline_tests.evaluation.test_navigator_values import _NoResult
 CLOCK = dt.date(2026, 12, 4)
 # 000007.SZ's FY2022 revenue was restated in its FY2023 annual report; 01949.HK closes its year on
 # 31 March; 001327.SZ / 02538.HK are an A/H pair; 00905.HK reports in CNY, 03703.HK in USD.
-CODES = ("000007.SZ", "600580.SH", "01949.HK", "001327.SZ", "02538.HK", "00905.HK", "03703.HK")
+# 801010.SI's five banks are a peer set.
+BANKS = ("601523.SH", "603209.SH", "603369.SH", "603488.SH", "603729.SH")
+CODES = ("000007.SZ", "600580.SH", "01949.HK", "001327.SZ", "02538.HK", "00905.HK", "03703.HK", *BANKS)
 
 
 def test_a_report_pages_figures_by_period_and_the_company_pages_fiscal_year_end() -> None:
@@ -65,6 +70,8 @@ def gold():
                           _entity("02538.HK", "hk_equity", "珩渺电力", "XHKG"))
         out += _cross_drafts(catalog, _entity("00905.HK", "hk_equity", "旻砚置业控股", "XHKG"), "CNY")
         out += _cross_drafts(catalog, _entity("03703.HK", "hk_equity", "Y", "XHKG"), "USD")
+        index = EntityInfo(code="801010.SI", name="银行行业指数", asset_class="index", visibility=5, calendar="XSHG")
+        out += peer_drafts(catalog, index, list(BANKS))
         return out
 
     _, out = anyio.run(_run, drafts)
@@ -94,7 +101,7 @@ def test_the_navigator_answers_every_reconciled_question_as_the_gold(web, gold) 
         families.add(c.facts.anchor.split(":")[1])
         if c.facts.anchor.startswith("family:cagr"):
             assert reads >= 3  # the company page and two annual reports at least
-    assert families == {"cagr", "ah_premium", "cross_currency"}
+    assert families == {"cagr", "ah_premium", "cross_currency", "peer_best"}
 
 
 def test_compound_growth_reads_the_base_year_as_restated(web, gold) -> None:

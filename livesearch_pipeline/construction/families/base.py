@@ -66,8 +66,8 @@ class FamilyDraft:
 class DraftInputs:
     """What a family drafts from: the catalog, the entities enumeration covered by tool, their
     explored responses, the date arguments of a tool's latest record (`lookback_of`), the
-    stocks a question may name without their code (`handles`), every entity (`market`) and each
-    listed stock's basic record (`basics`). `add` runs one generator and
+    stocks a question may name without their code (`handles`), every entity (`market`), each
+    listed stock's basic record (`basics`) and each index's current members (`members`). `add` runs one generator and
     records, instead of raising, a field the lexicon has no reading of."""
 
     catalog: Catalog
@@ -80,6 +80,8 @@ class DraftInputs:
     # `hk_basic`, `us_basic`: its A or H code, reporting currency, fiscal year end).
     market: Mapping[str, EntityInfo] = field(default_factory=dict)
     basics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Each index's current members (the peer sets of industry indices).
+    members: Mapping[str, Sequence[str]] = field(default_factory=dict)
     out: list[FamilyDraft] = field(default_factory=list)
 
     def entities(self, tool: str) -> Sequence[EntityInfo]:

@@ -8,6 +8,8 @@ construction/families/reconciled.py), worked as an analyst works them on D's web
 - the A/H premium (`ah_premium`): the A share's close on the Shanghai session asked (or the last
   before it), the H share's close and the day's closing USD/CNH and USD/HKD bids on or before that
   day (the FX release of the day, else each pair's history);
+- the member of an industry index with the highest figure of its annual report for the last
+  completed fiscal year (`peer_best`): each member's annual report, its financial ratios;
 - a Hong Kong company's market value in its reporting currency over a figure of its latest annual
   report (`cross_currency`): the exchange's quote page with market value, the FX release of its
   session, the company page's fiscal year end and the annual report.
@@ -38,6 +40,9 @@ RECONCILED = (
     ("ah_premium", re.compile(r"^What was the A/H premium of (?P<subj>.+?) over its H share (?P<other>.+?) on the "
                               r"(?:most recent Shanghai Stock Exchange trading day|Shanghai Stock Exchange trading day "
                               r"(?P<k>\d+) sessions before the most recent one),")),
+    ("peer_best", re.compile(r"^Of the member stocks of (?P<subj>.+?), (?P<codes>(?:\d{6}\.S[HZ](?:, | and )?)+), which "
+                             r"had the highest (?P<noun>.+?) in its annual report for the most recently completed "
+                             r"fiscal year")),
     ("cross_currency", re.compile(r"^What was the (?P<label>price-to-sales|price-to-earnings) ratio of (?P<subj>.+?) on "
                                   r"the most recent Hong Kong Stock Exchange trading day, taken as its HKD total market "
                                   r"capitalisation converted into (?P<currency>CNY|USD) ")),
@@ -121,6 +126,8 @@ async def reconcile(work: _Investigator, name: str, parts: dict[str, str], asset
         return await _ah_premium(work, parts, places)
     if name == "cross_currency":
         return await _cross_currency(work, parts, entity, places)
+    if name == "peer_best":
+        return await _peer_best(work, parts)
     return None
 
 
@@ -191,3 +198,29 @@ async def _cross_currency(work: _Investigator, parts: dict[str, str], code: str,
     if not figure or figure <= 0:
         return None
     return f"{converted / figure:.{places}f}"
+
+
+async def _peer_best(work: _Investigator, parts: dict[str, str]) -> str | None:
+    """The member whose annual report for the last completed (calendar) fiscal year states the
+    highest figure; None when a member's report is not out or two share the highest."""
+    from livesearch_pipeline.evaluation.agents.chains import field_of_noun
+
+    codes = re.findall(r"\d{6}\.S[HZ]", parts["codes"])
+    field_name = next((f for tool, f, _ in field_of_noun(parts["noun"], "cn_equity") if tool == "fina_indicator"), None)
+    if not codes or field_name is None:
+        return None
+    clock = work.agent.as_of
+    year = clock.year if (clock.month, clock.day) == (12, 31) else clock.year - 1
+    period = f"{year}1231"
+    values = {}
+    for code in codes:
+        try:
+            figure = (await _statement(work, code, period, "fina_indicator", field_name)).get(period)
+        except ToolFailure:
+            return None  # that member's annual report is not on the web (not out yet)
+        if figure is None:
+            return None
+        values[code] = figure
+    best = max(values.values())
+    winners = [code for code, value in values.items() if value == best]
+    return winners[0] if len(winners) == 1 else None
