@@ -99,8 +99,8 @@ def _cagr_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
 def _cagr_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
     _, subj = subject(c)
     _, noun = nouns(c, lexicon)
-    return (f"按各财年最新披露的数据，经追溯重述的取重述后数据，{subj}最近一期年度报告的{noun}相对{param}个财年之前"
-            f"年度报告的年均复合增长率{ask_zh(c.program.extract.format)}")
+    return (f"{subj}最近一期年度报告的{noun}相对{param}个财年之前年度报告的年均复合增长率，各财年均按最新披露的数据、"
+            f"经追溯重述的取重述后数据计算，{ask_zh(c.program.extract.format)}")
 
 
 CAGR = Family(names=("cagr",), draft=_draft_cagr, question_en=_cagr_en, question_zh=_cagr_zh,
