@@ -34,7 +34,8 @@ CLOCK = dt.date(2026, 12, 4)
 # 31 March; 001327.SZ / 02538.HK are an A/H pair; 00905.HK reports in CNY, 03703.HK in USD.
 # 801010.SI's five banks are a peer set.
 BANKS = ("601523.SH", "603209.SH", "603369.SH", "603488.SH", "603729.SH")
-CODES = ("000007.SZ", "600580.SH", "01949.HK", "001327.SZ", "02538.HK", "00905.HK", "03703.HK", *BANKS)
+# 001642.SZ's long FY2023 report prints FY2022's restated statements on a page after its own.
+CODES = ("000007.SZ", "001642.SZ", "600580.SH", "01949.HK", "001327.SZ", "02538.HK", "00905.HK", "03703.HK", *BANKS)
 
 
 def test_a_report_pages_figures_by_period_and_the_company_pages_fiscal_year_end() -> None:
@@ -62,7 +63,8 @@ def gold():
     """Each family's candidates of these companies, executed at D (as construction drafts them)."""
     def drafts(catalog, service):
         out = []
-        for code, cls, cal in (("000007.SZ", "cn_equity", "XSHG"), ("600580.SH", "cn_equity", "XSHG"),
+        for code, cls, cal in (("000007.SZ", "cn_equity", "XSHG"), ("001642.SZ", "cn_equity", "XSHG"),
+                               ("600580.SH", "cn_equity", "XSHG"),
                                ("01949.HK", "hk_equity", "XHKG")):
             tool = "income" if cls == "cn_equity" else "hk_income"
             out += _cagr_drafts(catalog, _entity(code, cls, calendar=cal), service.call(tool, {"ts_code": code})["items"])

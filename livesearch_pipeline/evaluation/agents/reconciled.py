@@ -90,11 +90,16 @@ async def _annual_periods(work: _Investigator, code: str) -> list[str]:
     return [p for p in report_periods(hub, code) if p[4:] == end]
 
 
-async def _statement(work: _Investigator, code: str, period: str, tool: str, field_name: str) -> dict[str, float]:
-    def wanted(page: ParsedPage) -> dict[str, float] | None:
-        return period_figures(page, tool, field_name) or None
+async def _statement(work: _Investigator, code: str, period: str, tool: str, field_name: str,
+                     of: str | None = None) -> float | None:
+    """The figure of period `of` (default: the report's own, `period`) that the report of `period`
+    prints, walked page by page (a long report prints a restated comparative on a page of its own)."""
+    want = of or period
 
-    return await work.report(f"/exchange/reports/{code}/{period}.html", wanted) or {}
+    def wanted(page: ParsedPage) -> float | None:
+        return period_figures(page, tool, field_name).get(want)
+
+    return await work.report(f"/exchange/reports/{code}/{period}.html", wanted)
 
 
 async def fx_on_or_before(work: _Investigator, day: str) -> dict[str, float] | None:
@@ -144,12 +149,12 @@ async def _cagr(work: _Investigator, parts: dict[str, str], asset_class: str, co
     base, after = f"{int(latest[:4]) - n}{latest[4:]}", f"{int(latest[:4]) - n + 1}{latest[4:]}"
     if base not in annual:
         return None
-    last = (await _statement(work, code, latest, tool, field_name)).get(latest)
+    last = await _statement(work, code, latest, tool, field_name)
     # The base year as most recently published: the next annual report's restated comparative,
-    # where it printed one; else the base year's own report.
-    first = (await _statement(work, code, after, tool, field_name)).get(base) if after in annual else None
+    # where it printed one (the whole report is read to know); else the base year's own report.
+    first = await _statement(work, code, after, tool, field_name, of=base) if after in annual else None
     if first is None:
-        first = (await _statement(work, code, base, tool, field_name)).get(base)
+        first = await _statement(work, code, base, tool, field_name)
     if last is None or first is None or last <= 0 or first <= 0:
         return None
     return f"{((last / first) ** (1 / n) - 1) * 100:.{places}f}%"
@@ -194,7 +199,7 @@ async def _cross_currency(work: _Investigator, parts: dict[str, str], code: str,
     if not annual:
         return None
     field_name = _CROSS_FIELD[parts["label"]]
-    figure = (await _statement(work, code, annual[0], "hk_income", field_name)).get(annual[0])
+    figure = await _statement(work, code, annual[0], "hk_income", field_name)
     if not figure or figure <= 0:
         return None
     return f"{converted / figure:.{places}f}"
@@ -215,7 +220,7 @@ async def _peer_best(work: _Investigator, parts: dict[str, str]) -> str | None:
     values = {}
     for code in codes:
         try:
-            figure = (await _statement(work, code, period, "fina_indicator", field_name)).get(period)
+            figure = await _statement(work, code, period, "fina_indicator", field_name)
         except ToolFailure:
             return None  # that member's annual report is not on the web (not out yet)
         if figure is None:
