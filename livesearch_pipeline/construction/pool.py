@@ -94,7 +94,10 @@ def cap_key(q) -> str:
         return tool_of(q)
     tools = ">".join(dict.fromkeys(c.tool for c in program.calls))
     ops = ",".join(step.op for step in program.extract.combine.chain()) if program.extract.combine else ""
-    return f"{tools}|{ops}" if ops else tools
+    # A figure read as first reported (issue 39) is a template of its own: the growth against the
+    # comparative as first reported does not compete with the growth against the restated one.
+    first = "@first" if any(ref.select.revision == "first" for _, ref in program.extract.refs()) else ""
+    return (f"{tools}|{ops}" if ops else tools) + first
 
 
 def is_chain(q) -> bool:

@@ -239,3 +239,31 @@ def test_peer_best_picks_the_member_with_the_highest_annual_figure_of_the_last_y
     questions, rejects = finalize(template_verbalize([c for *_, c, _ in out]), catalog)
     assert not rejects, rejects[:3]
     assert all(check_text(q.question).passed and check_text(q.question_zh).passed for q in questions)
+
+
+def test_growth_first_compares_with_the_comparative_as_first_reported():
+    from livesearch_pipeline.construction.families.reconciled import _growth_first_drafts
+    from livesearch_pipeline.construction.families.reports import _statement_drafts
+    from livesearch_pipeline.construction.sampling import window_dates
+
+    # 603779.SH's Q3 2026 report restated Q3 2025 (docs/dataservice.md): revenue growth −9.09% on the
+    # restated comparative (`growth_period`), −12.17% on the one first reported (`growth_first`).
+    def drafts(catalog, service):
+        tool = catalog.get("income")
+        entity = _entity("603779.SH", "cn_equity")
+        records = service.call("income", {"ts_code": "603779.SH"})["items"]
+        lookback = window_dates(tool, "XSHG", sessions=10)
+        restated = [d for d in _statement_drafts(catalog, entity, records, lookback)
+                    if d.family == "growth_period" and d.field.name == "revenue"]
+        return restated + _growth_first_drafts(catalog, entity, records, lookback)
+
+    _, out = anyio.run(_run, drafts)
+    answers = {(c.facts.anchor, c.facts.field): a.answer for _, a, c, _ in out}
+    assert answers[("family:growth_period", "revenue")] == "-9.09%"
+    assert answers[("family:growth_first", "revenue")] == "-12.17%"
+    _, _, c, raw = next(o for o in out if o[2].facts.anchor == "family:growth_first" and o[2].facts.field == "revenue")
+    first = next(r for r in raw["c1"] if r["end_date"] == "20250930" and r["update_flag"] == "0")
+    latest = next(r for r in raw["c1"] if r["end_date"] == "20260930")
+    assert answers[("family:growth_first", "revenue")] == round_half_up(
+        (latest["revenue"] - first["revenue"]) / first["revenue"] * 100, 2) + "%"
+    assert "as first reported" in question_en(c) and "首次披露" in question_zh(c)

@@ -1,5 +1,7 @@
 """Families whose answer must be reconciled first (issue 39): compound growth over several annual
-reports of a company's own fiscal years, restated where restated (`cagr`), the A/H premium of a
+reports of a company's own fiscal years, restated where restated (`cagr`), year-on-year growth
+against the comparative as first reported, before the restatement a later report made
+(`growth_first`; `growth_period` reads the restated one), the A/H premium of a
 dual-listed company across two markets and two currencies (`ah_premium`), and a Hong Kong
 company's market value (HKD) against a figure of its latest annual report in the currency it
 reports in (`cross_currency`: price-to-sales and price-to-earnings in one currency).
@@ -105,6 +107,63 @@ def _cagr_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
 
 CAGR = Family(names=("cagr",), draft=_draft_cagr, question_en=_cagr_en, question_zh=_cagr_zh,
               where_forms={("end_type", "4"): ("annual report", "年度报告")}, zh_classes=frozenset({"hk_equity"}))
+
+# --------------------------------------------------------------------------- growth_first
+
+GROWTH_FIRST_FIELDS = ("revenue", "n_income_attr_p")
+
+
+def _growth_first_drafts(catalog: Catalog, entity: EntityInfo, records: Sequence[Mapping[str, Any]],
+                         lookback: dict[str, DateSpec]) -> list[FamilyDraft]:
+    """The latest reported period (year to date) against the same period a year earlier as first
+    reported: `growth_period`'s call, its comparative read at `revision: "first"`."""
+    pair = STATEMENT_TOOLS.get(entity.asset_class)
+    tools = gold_tools(catalog, pair[0]) if pair else None
+    if not tools or tools[0].revision_field is None:
+        return []
+    tool = tools[0]
+    call = Call(id="c1", tool=tool.name, args={tool.entity_param: entity.code}, dates=lookback)
+    key = tool.time_key
+    out = []
+    for name in GROWTH_FIRST_FIELDS:
+        f = tool.field(name)
+        if f is None or first_number(records, name) is None:
+            continue
+        ex = Extractor(**latest("c1", key, name).model_dump(), format=PERCENT,
+                       combine=Combine(op="pct_difference", other=latest("c1", key, name, years_back=1, revision="first")))
+        out.append(FamilyDraft(Program(calls=[call], extract=ex), entity, tool, f, "growth_first"))
+    return out
+
+
+def _draft_growth_first(inputs: DraftInputs) -> None:
+    for statement, _ in STATEMENT_TOOLS.values():
+        tool = inputs.catalog.get(statement)
+        if tool is None:
+            continue
+        for e in inputs.entities(statement):
+            records = inputs.explored.get((statement, e.code), [])
+            if records:
+                inputs.add(_growth_first_drafts, inputs.catalog, e, records, inputs.lookback_of(tool, e))
+
+
+def _growth_first_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
+    unit = unit_phrase_en(c.program.extract.format)
+    subj, _ = subject(c)
+    noun, _ = nouns(c, lexicon)
+    return (f"For {subj}, what was the year-on-year growth of the year-to-date {noun} of its most recently reported "
+            f"period over the same period a year earlier as first reported, not as any later report restated "
+            f"it{unit}?")
+
+
+def _growth_first_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
+    _, subj = subject(c)
+    _, noun = nouns(c, lexicon)
+    return (f"{subj}最近一期已披露财报（年初至报告期末）的{noun}相对上年同期首次披露数据的同比增长率，上年同期数不采用其后"
+            f"报告追溯重述的数据，{ask_zh(c.program.extract.format)}")
+
+
+GROWTH_FIRST = Family(names=("growth_first",), draft=_draft_growth_first, question_en=_growth_first_en,
+                      question_zh=_growth_first_zh)
 
 # --------------------------------------------------------------------------- FX legs
 

@@ -5,6 +5,9 @@ construction/families/reconciled.py), worked as an analyst works them on D's web
   page's fiscal year end (its facts table; an A-share closes on 31 December), the latest annual
   report's figure, and the figure of the annual report n years before it as most recently
   published: restated in the next annual report's comparative where that report restated it;
+- year-on-year growth against the comparative as first reported (`growth_first`): the latest
+  report's own figure, and the same period a year earlier as its own report published it (not the
+  restated comparative a later report printed);
 - the A/H premium (`ah_premium`): the A share's close on the Shanghai session asked (or the last
   before it), the H share's close and the day's closing USD/CNH and USD/HKD bids on or before that
   day (the FX release of the day, else each pair's history);
@@ -35,6 +38,9 @@ if TYPE_CHECKING:
 
 _CODE = re.compile(r"\(([0-9A-Z.]+)\)")
 RECONCILED = (
+    ("growth_first", re.compile(r"^For (?P<subj>.+?), what was the year-on-year growth of the year-to-date (?P<noun>.+?) "
+                                r"of its most recently reported period over the same period a year earlier as first "
+                                r"reported")),
     ("cagr", re.compile(r"^For (?P<subj>.+?), what was the compound annual growth rate of its (?P<noun>.+?) over the "
                         r"(?P<n>\d+) fiscal years to its most recent annual report")),
     ("ah_premium", re.compile(r"^What was the A/H premium of (?P<subj>.+?) over its H share (?P<other>.+?) on the "
@@ -133,6 +139,8 @@ async def reconcile(work: _Investigator, name: str, parts: dict[str, str], asset
         return await _cross_currency(work, parts, entity, places)
     if name == "peer_best":
         return await _peer_best(work, parts)
+    if name == "growth_first":
+        return await _growth_first(work, parts, asset_class, entity, places)
     return None
 
 
@@ -229,3 +237,24 @@ async def _peer_best(work: _Investigator, parts: dict[str, str]) -> str | None:
     best = max(values.values())
     winners = [code for code, value in values.items() if value == best]
     return winners[0] if len(winners) == 1 else None
+
+
+async def _growth_first(work: _Investigator, parts: dict[str, str], asset_class: str, code: str,
+                        places: int) -> str | None:
+    tool = _INCOME.get(asset_class)
+    field_name = _statement_field(tool, parts["noun"]) if tool else None
+    if tool is None or field_name is None:
+        return None
+    hub = await work.page(f"/exchange/company/{code}.html")
+    periods = report_periods(hub, code)
+    if not periods:
+        return None
+    latest = periods[0]
+    before = f"{int(latest[:4]) - 1}{latest[4:]}"
+    if before not in periods:
+        return None
+    now = await _statement(work, code, latest, tool, field_name)
+    then = await _statement(work, code, before, tool, field_name)  # as that report first published it
+    if now is None or then is None or then <= 0:
+        return None
+    return f"{(now - then) / then * 100:.{places}f}%"
