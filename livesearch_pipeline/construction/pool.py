@@ -96,8 +96,12 @@ def cap_key(q) -> str:
     ops = ",".join(step.op for step in program.extract.combine.chain()) if program.extract.combine else ""
     # A figure read as first reported (issue 39) is a template of its own: the growth against the
     # comparative as first reported does not compete with the growth against the restated one.
-    first = "@first" if any(ref.select.revision == "first" for _, ref in program.extract.refs()) else ""
-    return (f"{tools}|{ops}" if ops else tools) + first
+    refs = [ref for _, ref in program.extract.refs()]
+    first = "@first" if any(ref.select.revision == "first" for ref in refs) else ""
+    # So is a figure of the company's own fiscal year (the latest annual report, `where_first`):
+    # the growth of a March or June year does not compete with the calendar year's `growth_year`.
+    fiscal = "@fiscal" if any(ref.select.where_first for ref in refs) else ""
+    return (f"{tools}|{ops}" if ops else tools) + first + fiscal
 
 
 def is_chain(q) -> bool:

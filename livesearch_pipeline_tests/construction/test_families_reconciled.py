@@ -267,3 +267,19 @@ def test_growth_first_compares_with_the_comparative_as_first_reported():
     assert answers[("family:growth_first", "revenue")] == round_half_up(
         (latest["revenue"] - first["revenue"]) / first["revenue"] * 100, 2) + "%"
     assert "as first reported" in question_en(c) and "首次披露" in question_zh(c)
+
+
+def test_fiscal_growth_reads_the_companys_own_fiscal_years():
+    from livesearch_pipeline.construction.families.reconciled import _fiscal_drafts
+
+    # FNWN's fiscal year ends on 30 June: fiscal 2026 (to 30 June 2026) against fiscal 2025.
+    def drafts(catalog, service):
+        return _fiscal_drafts(catalog, _entity("FNWN", "us_equity", calendar="XNYS"))
+
+    _, out = anyio.run(_run, drafts)
+    _, answer, c, raw = next(o for o in out if o[2] and o[2].facts.field == "revenue")
+    annual = _annual(raw["c1"], "revenue")
+    assert list(annual)[-2:] == ["20250630", "20260630"]
+    assert answer.answer == round_half_up((annual["20260630"] - annual["20250630"]) / annual["20250630"] * 100, 2) + "%"
+    assert "whose fiscal year is not the calendar year" in question_en(c)
+    assert check_text(question_en(c)).passed

@@ -18,7 +18,7 @@ import pytest
 from livesearch_pipeline.construction.families import question_en
 from livesearch_pipeline.construction.families.peers import peer_drafts
 from livesearch_pipeline.construction.families.reconciled import (
-    _ah_drafts, _cagr_drafts, _cross_drafts, _growth_first_drafts,
+    _ah_drafts, _cagr_drafts, _cross_drafts, _fiscal_drafts, _growth_first_drafts,
 )
 from livesearch_pipeline.construction.families.reports import _statement_drafts
 from livesearch_pipeline.construction.sampling import window_dates
@@ -40,7 +40,7 @@ CLOCK = dt.date(2026, 12, 4)
 BANKS = ("601523.SH", "603209.SH", "603369.SH", "603488.SH", "603729.SH")
 # 001642.SZ's long FY2023 report prints FY2022's restated statements on a page after its own.
 # 603779.SH's Q3 2026 report restated Q3 2025.
-CODES = ("603779.SH", "000007.SZ", "001642.SZ", "600580.SH", "01949.HK", "001327.SZ", "02538.HK", "00905.HK", "03703.HK", *BANKS)
+CODES = ("FNWN", "603779.SH", "000007.SZ", "001642.SZ", "600580.SH", "01949.HK", "001327.SZ", "02538.HK", "00905.HK", "03703.HK", *BANKS)
 
 
 def test_a_report_pages_figures_by_period_and_the_company_pages_fiscal_year_end() -> None:
@@ -82,6 +82,9 @@ def gold():
         growth = _entity("603779.SH", "cn_equity")
         out += [d for d in _statement_drafts(catalog, growth, records, lookback) if d.family == "growth_period"]
         out += _growth_first_drafts(catalog, growth, records, lookback)
+        # A March year (01949.HK, 00530.HK: restated its year to March 2022) and a June year (FNWN).
+        out += _fiscal_drafts(catalog, _entity("01949.HK", "hk_equity", calendar="XHKG"))
+        out += _fiscal_drafts(catalog, _entity("FNWN", "us_equity", calendar="XNYS"))
         index = EntityInfo(code="801010.SI", name="银行行业指数", asset_class="index", visibility=5, calendar="XSHG")
         out += peer_drafts(catalog, index, list(BANKS))
         return out
@@ -115,7 +118,8 @@ def test_the_navigator_answers_every_reconciled_question_as_the_gold(web, gold) 
             assert reads >= 3  # the company page and two annual reports at least
     # growth_period: its comparative as the latest report restated it (the navigator used to read the
     # earlier report's own figure).
-    assert families == {"cagr", "ah_premium", "cross_currency", "peer_best", "growth_first", "growth_period"}
+    assert families == {"cagr", "ah_premium", "cross_currency", "peer_best", "growth_first", "growth_period",
+                        "fiscal_growth"}
 
 
 def test_compound_growth_reads_the_base_year_as_restated(web, gold) -> None:

@@ -1,7 +1,9 @@
 """Families whose answer must be reconciled first (issue 39): compound growth over several annual
 reports of a company's own fiscal years, restated where restated (`cagr`), year-on-year growth
 against the comparative as first reported, before the restatement a later report made
-(`growth_first`; `growth_period` reads the restated one), the A/H premium of a
+(`growth_first`; `growth_period` reads the restated one), the growth of the latest annual report
+of a company whose fiscal year is not the calendar year over its fiscal year before
+(`fiscal_growth`), the A/H premium of a
 dual-listed company across two markets and two currencies (`ah_premium`), and a Hong Kong
 company's market value (HKD) against a figure of its latest annual report in the currency it
 reports in (`cross_currency`: price-to-sales and price-to-earnings in one currency).
@@ -164,6 +166,73 @@ def _growth_first_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> s
 
 GROWTH_FIRST = Family(names=("growth_first",), draft=_draft_growth_first, question_en=_growth_first_en,
                       question_zh=_growth_first_zh)
+
+# --------------------------------------------------------------------------- fiscal_growth
+
+FISCAL_FIELDS = ("revenue", "n_income_attr_p")
+FISCAL_PER_LEVEL = 2  # companies per visibility level and class
+# Announcements the statement call covers: the latest annual report (up to 15 months old) and the
+# one a fiscal year before it.
+FISCAL_LOOKBACK_DAYS = 900
+CALENDAR_YEAR_END = "1231"
+
+
+def _fiscal_drafts(catalog: Catalog, entity: EntityInfo) -> list[FamilyDraft]:
+    """The latest annual report of the company's own fiscal year against the fiscal year before,
+    the prior year as most recently published (restated in the latest annual report where it was)."""
+    pair = STATEMENT_TOOLS.get(entity.asset_class)
+    tools = gold_tools(catalog, pair[0]) if pair else None
+    if not tools or tools[0].field("end_type") is None:
+        return []
+    tool = tools[0]
+    call = Call(id="c1", tool=tool.name, args={tool.entity_param: entity.code},
+                dates=annual_dates(tool, FISCAL_LOOKBACK_DAYS))
+    key = tool.time_key
+    out = []
+    for name in FISCAL_FIELDS:
+        f = tool.field(name)
+        if f is None:
+            continue
+        ex = Extractor(**latest("c1", key, name, where=ANNUAL, where_first=True).model_dump(), format=PERCENT,
+                       combine=Combine(op="pct_difference",
+                                       other=latest("c1", key, name, where=ANNUAL, where_first=True, years_back=1)))
+        out.append(FamilyDraft(Program(calls=[call], extract=ex), entity, tool, f, "fiscal_growth"))
+    return out
+
+
+def _draft_fiscal(inputs: DraftInputs) -> None:
+    taken: dict[tuple[str, int], int] = {}
+    for code, basic in sorted(inputs.basics.items(), key=lambda kv: kv[0]):
+        e = inputs.market.get(code)
+        fy_end = basic.get("fy_end")
+        if e is None or e.asset_class not in STATEMENT_TOOLS or not fy_end or fy_end == CALENDAR_YEAR_END:
+            continue
+        slot = (e.asset_class, e.visibility)
+        if taken.get(slot, 0) >= FISCAL_PER_LEVEL:
+            continue
+        taken[slot] = taken.get(slot, 0) + 1
+        inputs.add(_fiscal_drafts, inputs.catalog, e)
+
+
+def _fiscal_en(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
+    unit = unit_phrase_en(c.program.extract.format)
+    subj, _ = subject(c)
+    noun, _ = nouns(c, lexicon)
+    return (f"For {subj}, whose fiscal year is not the calendar year, what was the growth of its {noun} in the fiscal "
+            f"year of its most recent annual report over the fiscal year before, the prior year as most recently "
+            f"published, restated where the company restated it{unit}?")
+
+
+def _fiscal_zh(c: Candidate, name: str, param: str, lexicon: Lexicon) -> str:
+    _, subj = subject(c)
+    _, noun = nouns(c, lexicon)
+    return (f"{subj}的财政年度并非自然年度，其最近一期年度报告所属财年的{noun}较上一财年的增长率，上一财年按最新披露的数据、"
+            f"经追溯重述的取重述后数据计算，{ask_zh(c.program.extract.format)}")
+
+
+FISCAL_GROWTH = Family(names=("fiscal_growth",), draft=_draft_fiscal, question_en=_fiscal_en,
+                       question_zh=_fiscal_zh, where_forms={("end_type", "4"): ("annual report", "年度报告")},
+                       zh_classes=frozenset({"hk_equity"}))
 
 # --------------------------------------------------------------------------- FX legs
 

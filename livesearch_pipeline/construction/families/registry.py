@@ -23,7 +23,7 @@ from livesearch_pipeline.core.models import DateSpec
 FAMILIES: tuple[Family, ...] = (
     reports.SPEC, dividends.SPEC, resolution.SPEC, prices.ADJ_RETURN, prices.FX_CONVERT, prices.PRICE_TO_NAV,
     investigations.SPEC, prices.COMPARE, reconciled.CAGR, reconciled.AH_PREMIUM, reconciled.CROSS_CURRENCY,
-    peers.PEER_BEST, reconciled.GROWTH_FIRST,
+    peers.PEER_BEST, reconciled.GROWTH_FIRST, reconciled.FISCAL_GROWTH,
 )
 BY_NAME: dict[str, Family] = {name: family for family in FAMILIES for name in family.names}
 

@@ -462,7 +462,7 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         if figures[0] is None or not earlier:
             return None
         return f"{(figures[0] - earlier) / abs(earlier) * 100:.{places}f}%"
-    if name in ("cagr", "ah_premium", "cross_currency", "peer_best", "growth_first"):
+    if name in ("cagr", "ah_premium", "cross_currency", "peer_best", "growth_first", "fiscal_growth"):
         from livesearch_pipeline.evaluation.agents.reconciled import reconcile
 
         return await reconcile(work, name, parts, cls, question.entity, places)

@@ -8,6 +8,9 @@ construction/families/reconciled.py), worked as an analyst works them on D's web
 - year-on-year growth against the comparative as first reported (`growth_first`): the latest
   report's own figure, and the same period a year earlier as its own report published it (not the
   restated comparative a later report printed);
+- the growth of the latest annual report of a company's own fiscal year over the fiscal year
+  before (`fiscal_growth`): the company page's fiscal year end, the latest annual report, the prior
+  year as that report restated it where it did, else as its own report published it;
 - the A/H premium (`ah_premium`): the A share's close on the Shanghai session asked (or the last
   before it), the H share's close and the day's closing USD/CNH and USD/HKD bids on or before that
   day (the FX release of the day, else each pair's history);
@@ -38,6 +41,9 @@ if TYPE_CHECKING:
 
 _CODE = re.compile(r"\(([0-9A-Z.]+)\)")
 RECONCILED = (
+    ("fiscal_growth", re.compile(r"^For (?P<subj>.+?), whose fiscal year is not the calendar year, what was the growth "
+                                 r"of its (?P<noun>.+?) in the fiscal year of its most recent annual report over the "
+                                 r"fiscal year before")),
     ("growth_first", re.compile(r"^For (?P<subj>.+?), what was the year-on-year growth of the year-to-date (?P<noun>.+?) "
                                 r"of its most recently reported period over the same period a year earlier as first "
                                 r"reported")),
@@ -139,6 +145,8 @@ async def reconcile(work: _Investigator, name: str, parts: dict[str, str], asset
         return await _cross_currency(work, parts, entity, places)
     if name == "peer_best":
         return await _peer_best(work, parts)
+    if name == "fiscal_growth":
+        return await _fiscal_growth(work, parts, asset_class, entity, places)
     if name == "growth_first":
         return await _growth_first(work, parts, asset_class, entity, places)
     return None
@@ -255,6 +263,28 @@ async def _growth_first(work: _Investigator, parts: dict[str, str], asset_class:
         return None
     now = await _statement(work, code, latest, tool, field_name)
     then = await _statement(work, code, before, tool, field_name)  # as that report first published it
+    if now is None or then is None or then <= 0:
+        return None
+    return f"{(now - then) / then * 100:.{places}f}%"
+
+
+async def _fiscal_growth(work: _Investigator, parts: dict[str, str], asset_class: str, code: str,
+                         places: int) -> str | None:
+    tool = _INCOME.get(asset_class)
+    field_name = _statement_field(tool, parts["noun"]) if tool else None
+    if tool is None or field_name is None:
+        return None
+    annual = await _annual_periods(work, code)
+    if not annual:
+        return None
+    latest = annual[0]
+    before = f"{int(latest[:4]) - 1}{latest[4:]}"
+    if before not in annual:
+        return None
+    now = await _statement(work, code, latest, tool, field_name)
+    then = await _statement(work, code, latest, tool, field_name, of=before)
+    if then is None:
+        then = await _statement(work, code, before, tool, field_name)
     if now is None or then is None or then <= 0:
         return None
     return f"{(now - then) / then * 100:.{places}f}%"
