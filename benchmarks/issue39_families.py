@@ -2,16 +2,21 @@
 their share of the pool, how many the gold of D answers, whether D's web holds the evidence of
 every deciding record, and whether the navigator reading the web answers as the gold.
 
-    python benchmarks/issue39_families.py [--data DIR] [--date YYYY-MM-DD] [--seed N]
+    python benchmarks/issue39_families.py [--data DIR] [--date YYYY-MM-DD] [--seed N] [--examples]
 
 Reads `<data>/pool/questions.jsonl`. The families are told from their programs' shapes (a question
-record carries no family): `cagr` (a `cagr` combine step), `ah_premium` (`daily` → `hk_daily` →
+record carries no family): `cagr` (a `cagr` combine step), `fiscal_growth` (a `pct_difference` of
+two latest annual reports, `where_first`), `growth_first` (a `pct_difference` against a comparative
+read at `revision: "first"`), `ah_premium` (`daily` → `hk_daily` →
 `fx_daily`), `cross_currency` (`hk_daily_adj` → `fx_daily` → `hk_income`), `peer_best` (a pick over
 `fina_indicator` calls). Each question is executed at D's clock on the embedded market; its
 evidence is looked up on the pages D's web generates for the instruments it reads and the FX
 releases (the evidence map's links, web/evidence.py `question_links`, over that part of the web);
 the navigator (evaluation/agents/investigations.py) reads the same pages by their links, with no
 search engine and no read budget, and its answer is scored with the question's matching rule.
+
+With `--examples`, one question per family (the first with a Chinese text, if any) in
+docs/construction.md's form: its texts, its gold on D and its program.
 
 Exit code 1 when a family is under 1% of the pool, a gold answer is not `ok`, evidence is missing
 or the navigator misses.
@@ -43,7 +48,7 @@ from livesearch_pipeline.web.corpus import CorpusConfig
 from livesearch_pipeline.web.evidence import _Replayer, question_links
 from livesearch_pipeline.web.pages import CorpusGenerator
 
-FAMILIES = ("cagr", "ah_premium", "cross_currency", "peer_best")
+FAMILIES = ("cagr", "fiscal_growth", "growth_first", "ah_premium", "cross_currency", "peer_best")
 MIN_SHARE = 0.01
 
 
@@ -60,6 +65,11 @@ def family_of(program: Program) -> str | None:
         return "cross_currency"
     if ex.pick is not None and set(tools) == {"fina_indicator"}:
         return "peer_best"
+    refs = [ref for _, ref in ex.refs()]
+    if ops == ["pct_difference"] and any(ref.select.revision == "first" for ref in refs):
+        return "growth_first"
+    if ops == ["pct_difference"] and all(ref.select.where_first for ref in refs):
+        return "fiscal_growth"
     return None
 
 
@@ -102,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=Path("data"))
     parser.add_argument("--date", type=dt.date.fromisoformat, default=dt.date(2026, 12, 4))
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--examples", action="store_true", help="print one example per family (docs' form)")
     args = parser.parse_args(argv)
     pool = load_pool(args.data / "pool" / "questions.jsonl")
     by_family: dict[str, list[Question]] = defaultdict(list)
@@ -154,7 +165,25 @@ def main(argv: list[str] | None = None) -> int:
         failed |= share < MIN_SHARE or len(ok) < len(questions) or present < len(ok) or correct < len(ok)
     for (family, kind, what), n in sorted(misses.items())[:20]:
         print(f"  miss: {family} {kind} {what} ({n})")
+    if args.examples:
+        for family in FAMILIES:
+            ok = [q for q in by_family[family] if gold[q.qid].status == "ok"]
+            if ok:
+                pick = next((q for q in ok if q.question_zh), ok[0])
+                print(_example(family, pick, gold[pick.qid]))
     return 1 if failed else 0
+
+
+def _example(family: str, q: Question, answer) -> str:
+    """One question as docs/construction.md shows it."""
+    zh = f"\n>\n> {q.question_zh}" if q.question_zh else ""
+    program = json.dumps(q.program.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False,
+                         separators=(",", ":"))
+    dynamics = q.provenance.dynamics
+    cls = dynamics.observed_class if dynamics is not None else q.refresh_class
+    return (f"\n#### `{family}`\n\n> {q.question}{zh}\n\nGold on {answer.date}: **{answer.answer}** (observed "
+            f"{answer.observed_period}; tier {q.tier}, class {cls}, `{q.qid}`)\n\n<details><summary>program</summary>"
+            f"\n\n```json\n{program}\n```\n\n</details>")
 
 
 if __name__ == "__main__":

@@ -194,6 +194,8 @@ def test_construction_drafts_every_pair_and_a_spread_of_reporters(drafted):
             families.setdefault(family_of(c)[0], set()).add(c.entity)
     assert len(families["ah_premium"]) == 14  # every A/H pair of the market
     assert all(code.endswith(".HK") for code in families["cross_currency"]) and len(families["cross_currency"]) >= 15
+    # Never the H share of an A+H company (its market value is the H class's, its profit the company's).
+    assert not families["cross_currency"] & {"02538.HK", "01529.HK", "02172.HK", "02821.HK", "02892.HK"}
     assert families["cagr"] == {"600580.SH", "01949.HK"}
 
 
@@ -283,3 +285,16 @@ def test_fiscal_growth_reads_the_companys_own_fiscal_years():
     assert answer.answer == round_half_up((annual["20260630"] - annual["20250630"]) / annual["20250630"] * 100, 2) + "%"
     assert "whose fiscal year is not the calendar year" in question_en(c)
     assert check_text(question_en(c)).passed
+
+
+def test_cross_currency_leaves_out_the_h_share_of_an_a_h_company():
+    from livesearch_pipeline.construction.families.base import DraftInputs
+    from livesearch_pipeline.construction.families.reconciled import _draft_cross
+
+    service = DataService(specs=SPECS, config=ServiceConfig(clock=CLOCK), market=shared_market(DEFAULT_SEED))
+    basics = {code: service.call("hk_basic", {"ts_code": code})["items"][0] for code in ("02892.HK", "00905.HK")}
+    assert basics["02892.HK"]["a_code"] and basics["02892.HK"]["report_curr"] == "CNY"
+    market = {code: _entity(code, "hk_equity", calendar="XHKG") for code in basics}
+    inputs = DraftInputs(service.catalog, {}, {}, lambda t, e: {}, market=market, basics=basics)
+    _draft_cross(inputs)
+    assert {d.entity.code for d in inputs.out} == {"00905.HK"}

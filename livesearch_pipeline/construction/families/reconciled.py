@@ -366,9 +366,11 @@ def _cross_drafts(catalog: Catalog, entity: EntityInfo, currency: str) -> list[F
 
 def _draft_cross(inputs: DraftInputs) -> None:
     by_level: dict[int, int] = {}
+    # Not the H share of an A+H company: its market value counts the H shares only, while its
+    # statements are the whole company's (its valuation needs both classes' market value).
     reporters = sorted((e.visibility, e.code) for code, basic in inputs.basics.items()
-                       if basic.get("report_curr") in CROSS_LEGS and (e := inputs.market.get(code)) is not None
-                       and e.asset_class == "hk_equity")
+                       if basic.get("report_curr") in CROSS_LEGS and not basic.get("a_code")
+                       and (e := inputs.market.get(code)) is not None and e.asset_class == "hk_equity")
     for level, code in reporters:
         if by_level.get(level, 0) >= CROSS_PER_LEVEL:
             continue
