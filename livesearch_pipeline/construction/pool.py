@@ -88,7 +88,9 @@ def cap_key(q) -> str:
         tools = ">".join(dict.fromkeys(c.tool for c in program.calls))
         ex = program.extract
         how = ex.pick.op if ex.pick is not None else ex.aggregate
-        read = f">{ex.arg_field}" if construct == "window_rank" else ""  # the month's close, or its turnover
+        # The month's close, or its turnover; a pick's ranked figure (issue 39: a peer set ranked by
+        # its net margin does not compete with the same set ranked by its ROE or its growth).
+        read = f">{ex.arg_field}" if construct == "window_rank" else f">{ex.field}" if construct == "pick" else ""
         return f"{tools}|{construct}:{how}{read}"
     if not is_multi_step(program):
         return tool_of(q)
