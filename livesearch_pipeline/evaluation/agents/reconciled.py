@@ -27,19 +27,23 @@ so every read counts against the question's budget.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any
 
 from livesearch_pipeline.core.calendars import session_on_or_before, sessions_back
 from livesearch_pipeline.evaluation.agents.chains import latest_item
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
-from livesearch_pipeline.evaluation.agents.navigator import _INCOME, _statement_field
 from livesearch_pipeline.evaluation.agents.page_reading import fx_bid_closes, history_rows, report_periods
 from livesearch_pipeline.evaluation.agents.reading import ParsedPage, cell_number, convert
 
-if TYPE_CHECKING:
-    from livesearch_pipeline.evaluation.agents.investigations import _Investigator
+# The investigations' page reader (agents/investigations.py `_Investigator`), handed in by
+# `investigate`: typed loosely so that this module does not import the one that imports it.
+_Investigator = Any
 
 _CODE = re.compile(r"\(([0-9A-Z.]+)\)")
+# The income statement of each class and the figures the families ask of it (as the navigator's
+# own statement readings; not imported from navigator.py, which imports the investigations).
+_INCOME = {"cn_equity": "income", "hk_equity": "hk_income", "us_equity": "us_income"}
+_STATEMENT_FIELDS = ("revenue", "n_income_attr_p", "n_income", "operate_profit")
 RECONCILED = (
     ("fiscal_growth", re.compile(r"^For (?P<subj>.+?), whose fiscal year is not the calendar year, what was the growth "
                                  r"of its (?P<noun>.+?) in the fiscal year of its most recent annual report over the "
@@ -63,6 +67,19 @@ _FISCAL_HEADS = ("fiscal year end", "财政年度截止日")
 _PERIOD_LABELS = ("period", "报告期")
 _CROSS_FIELD = {"price-to-sales": "revenue", "price-to-earnings": "n_income_attr_p"}
 _PAIRS = ("USDCNH", "USDHKD")
+
+
+def _statement_field(tool: str, noun: str) -> str | None:
+    """The income statement's field a question's noun names (the lexicon's English noun)."""
+    from livesearch_pipeline.core.lexicon import load_lexicon
+    from livesearch_pipeline.web.wording import canonical_label
+
+    lexicon = load_lexicon()
+    for name in _STATEMENT_FIELDS:
+        entry = lexicon.entry(tool, name)
+        if entry is not None and entry.en and canonical_label(entry.en, "en") == canonical_label(noun, "en"):
+            return name
+    return None
 
 
 def fiscal_year_end(hub: ParsedPage) -> str:
