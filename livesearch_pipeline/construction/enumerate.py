@@ -395,6 +395,11 @@ def _facts(d: _Draft, answer) -> CandidateFacts:
     )
 
 
+# The listing tools whose records name each stock's other listing, reporting currency and fiscal year.
+LISTING_TOOLS = ("stock_basic", "hk_basic", "us_basic")
+MEMBER_TOOL = "index_member"
+
+
 async def _records(client: ToolClient, tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     return records_of(await client.call_tool(tool, args), tool)
 
@@ -552,9 +557,30 @@ async def enumerate_candidates(
                             [t.name for t in catalog.tools])
     handles = {code: how for code, how in unique_handles(list(by_code.values())).items()
                if how == "ticker" or book.alone(by_code[code].name, code)}
+    # Each listed stock's basic record (its H or A code, reporting currency, fiscal year end): the
+    # pairs and reporters the families of issue 39 are drafted for.
+    basics: dict[str, dict[str, Any]] = {}
+    for listing in LISTING_TOOLS:
+        if catalog.get(listing) is not None:
+            try:
+                basics.update({str(r["ts_code"]): r for r in await _records(client, listing, {}) if r.get("ts_code")})
+            except Exception:  # noqa: BLE001 - a service that refuses the listing gives no pairs
+                pass
+    # Each index's current members (`index_member`): the peer sets of industry indices.
+    members: dict[str, list[str]] = {}
+    if catalog.get(MEMBER_TOOL) is not None:
+        for e in sorted((e for e in by_code.values() if e.asset_class == "index"), key=lambda e: e.code):
+            try:
+                rows = await _records(client, MEMBER_TOOL, {"index_code": e.code})
+            except Exception:  # noqa: BLE001 - an index the tool does not list has no members
+                continue
+            listed = sorted({str(r["con_code"]) for r in rows if r.get("con_code") and not r.get("out_date")})
+            if listed:
+                members[e.code] = listed
     drafts.extend(_family_draft(d) for d in family_drafts(
         catalog, covered_by_tool, explored,
-        lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW), problems, handles=handles))
+        lambda t, e: window_dates(t, _calendar(t, e), sessions=LATEST_WINDOW), problems, handles=handles,
+        market=by_code, basics=basics, members=members))
     if problems:
         counts.drop("family_no_lexicon_reading", len(problems))
 

@@ -88,13 +88,22 @@ def cap_key(q) -> str:
         tools = ">".join(dict.fromkeys(c.tool for c in program.calls))
         ex = program.extract
         how = ex.pick.op if ex.pick is not None else ex.aggregate
-        read = f">{ex.arg_field}" if construct == "window_rank" else ""  # the month's close, or its turnover
+        # The month's close, or its turnover; a pick's ranked figure (issue 39: a peer set ranked by
+        # its net margin does not compete with the same set ranked by its ROE or its growth).
+        read = f">{ex.arg_field}" if construct == "window_rank" else f">{ex.field}" if construct == "pick" else ""
         return f"{tools}|{construct}:{how}{read}"
     if not is_multi_step(program):
         return tool_of(q)
     tools = ">".join(dict.fromkeys(c.tool for c in program.calls))
     ops = ",".join(step.op for step in program.extract.combine.chain()) if program.extract.combine else ""
-    return f"{tools}|{ops}" if ops else tools
+    # A figure read as first reported (issue 39) is a template of its own: the growth against the
+    # comparative as first reported does not compete with the growth against the restated one.
+    refs = [ref for _, ref in program.extract.refs()]
+    first = "@first" if any(ref.select.revision == "first" for ref in refs) else ""
+    # So is a figure of the company's own fiscal year (the latest annual report, `where_first`):
+    # the growth of a March or June year does not compete with the calendar year's `growth_year`.
+    fiscal = "@fiscal" if any(ref.select.where_first for ref in refs) else ""
+    return (f"{tools}|{ops}" if ops else tools) + first + fiscal
 
 
 def is_chain(q) -> bool:

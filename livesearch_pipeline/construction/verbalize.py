@@ -187,10 +187,14 @@ def _pairs(c: Candidate) -> list[str]:
 
 def has_chinese_text(c: Candidate, lexicon: Lexicon | None = None) -> bool:
     """Whether the candidate is about the Chinese market and so gets a Chinese text too: a stock,
-    index or fund of it (ZH_CLASSES), a series tool the lexicon lists as Chinese-market, or an FX
+    index or fund of it (ZH_CLASSES), a family's candidate of a class it writes Chinese for
+    (`Family.zh_classes`), a series tool the lexicon lists as Chinese-market, or an FX
     pair with a yuan leg."""
     if c.asset_class in ZH_CLASSES:
         return True
+    family = families.family_of(c)
+    if family is not None and family[0] in families.BY_NAME and c.asset_class in families.BY_NAME[family[0]].zh_classes:
+        return True  # a family about the Chinese market beyond it (a Hong Kong company reporting in CNY)
     lexicon = lexicon or load_lexicon()
     market = lexicon.chinese_market
     if c.facts.tool in market.tools:

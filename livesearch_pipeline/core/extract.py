@@ -30,6 +30,9 @@ Semantics worth knowing:
   an unset revision) the latest version of each, restated where the clock has seen the
   restatement. So a window never mixes versions and "the same quarter a year earlier" is the
   comparative the company itself compares against.
+- Compound growth (issue 39): `cagr` is ((main / other) ** (1 / years) − 1) × 100, both values
+  positive (a loss at either end is "not meaningful:"). `select.where_first` makes `latest` the
+  newest record `where` keeps (the latest annual report although an interim came after it).
 - Rounding is decimal ROUND_HALF_UP everywhere (2.675 → 2.68, −2.5 → −3), applied to the
   shortest decimal repr of the float, so that the answer is what a person rounding the shown
   number would write; a rounded zero is never rendered with a minus sign.
@@ -319,6 +322,9 @@ def _select(ref: ValueRef, records: list[dict[str, Any]], as_of: dt.date,
         timed = sorted(((_key_time(r, sel.key, sel.key_fmt), r) for r in records), key=lambda kr: kr[0])
         limit = resolve_date(sel.anchor, as_of) if sel.anchor else as_of
         eligible = [(t, r) for t, r in timed if t.date() <= limit]
+        if sel.where_first:
+            # The newest of the records `where` keeps (the latest annual report, an interim after it).
+            eligible = [(t, r) for t, r in eligible if _where(sel, [r])]
         newest = eligible[-1][0] if eligible else None
         on_newest = _keep(sel, [r for t, r in eligible if t == newest], responses, as_of)
         if sel.years_back is not None and newest is not None and on_newest:
@@ -557,6 +563,10 @@ def _combine(combine: Combine, main: ExtractedValue, other: ExtractedValue) -> E
         raise ExtractionNotMeaningful(f"{NOT_MEANINGFUL} combine {combine.op!r} over a base of {b!r} (not positive)")
     elif combine.op == "ratio":
         value = a / b
+    elif combine.op == "cagr":
+        if a <= 0:
+            raise ExtractionNotMeaningful(f"{NOT_MEANINGFUL} combine 'cagr' to a value of {a!r} (not positive)")
+        value = ((a / b) ** (1 / (combine.years or 1)) - 1) * 100
     else:
         value = (a - b) / b * 100
     period = main.observed_period

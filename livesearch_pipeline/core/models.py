@@ -151,8 +151,12 @@ class Selection(_OmitsUnsetExtensions):
     # "first" the first-reported figures only, "latest" the latest version published by the
     # clock (restated where restated). Unset reads "latest" (core/extract.py `one_version`).
     revision: Literal["first", "latest"] | None = None
+    # Issue 39 (fiscal years): with `latest`, the newest of the records `where` keeps rather than
+    # the `where` records on the newest key of the response: the latest annual report
+    # (`end_type` "4") although an interim came after it; `years_back` then counts from it.
+    where_first: bool | None = None
 
-    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("years_back", "within", "above", "revision")
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("years_back", "within", "above", "revision", "where_first")
 
     @model_validator(mode="after")
     def _mode_fields(self) -> Selection:
@@ -170,6 +174,8 @@ class Selection(_OmitsUnsetExtensions):
             raise ValueError(f"selection mode {self.mode!r} takes no years_back (only 'latest' does)")
         if self.above is not None and not self.above:
             raise ValueError("select.above names at least one field (or is left unset)")
+        if self.where_first is not None and (self.mode != "latest" or not self.where):
+            raise ValueError("select.where_first applies to mode 'latest' with a `where` (the newest record it keeps)")
         return self
 
 
@@ -198,7 +204,9 @@ class ValueRef(_OmitsUnsetExtensions):
     _EXTENSIONS: ClassVar[tuple[str, ...]] = ("times",)
 
 
-CombineOp = Literal["difference", "ratio", "pct_difference", "product"]
+# `cagr` (issue 39): the compound annual growth rate of the main value over `other`, `years`
+# years before it: ((main / other) ** (1 / years) - 1) * 100; both values must be positive.
+CombineOp = Literal["difference", "ratio", "pct_difference", "product", "cagr"]
 # A combine chain longer than this is refused on load (a question is a chain an analyst states).
 MAX_COMBINE_CHAIN = 3
 
@@ -210,11 +218,15 @@ class Combine(_OmitsUnsetExtensions):
     op: CombineOp
     other: ValueRef
     then: Combine | None = None
+    # The years `cagr` compounds over (only `cagr` takes it, and it needs it).
+    years: int | None = Field(default=None, ge=1, le=10)
 
-    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("then",)
+    _EXTENSIONS: ClassVar[tuple[str, ...]] = ("then", "years")
 
     @model_validator(mode="after")
     def _short_chain(self) -> Combine:
+        if (self.op == "cagr") != (self.years is not None):
+            raise ValueError("combine 'cagr' needs `years` (the years it compounds over); no other op takes it")
         if len(self.chain()) > MAX_COMBINE_CHAIN:
             raise ValueError(f"a combine chain has at most {MAX_COMBINE_CHAIN} steps, got {len(self.chain())}")
         return self
@@ -255,8 +267,9 @@ class Format(StrictModel):
         return self
 
 
-# How many instruments a pick compares (the main value and up to three others).
-MAX_PICK = 4
+# How many instruments a pick compares (the main value and the others): three named indices
+# (issue 29), or the members of an industry index, a peer set (issue 39: 4 to 17 members).
+MAX_PICK = 20
 
 
 class Pick(StrictModel):

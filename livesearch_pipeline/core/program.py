@@ -382,11 +382,11 @@ def concrete_args(call: Call, as_of: dt.date, responses: Mapping[str, Any]) -> d
 
 # --------------------------------------------------------------------------- bounds
 
-# Bounds on what one program may make the data service do. Built programs stay far inside them
-# (construction: at most 2 calls, windows of at most 60 sessions, look-backs of at most 3,650
-# days for static tools, 1 period back); a pool from an untrusted source must not turn a
-# refresh into a bulk download (20,000 calls, or decades of minute bars).
-MAX_CALLS_PER_PROGRAM = 4
+# Bounds on what one program may make the data service do. Built programs stay inside them
+# (construction: one call per member of a peer set of at most 17 stocks, windows of at most 260
+# sessions, look-backs of at most 3,650 days for static tools); a pool from an untrusted source
+# must not turn a refresh into a bulk download (20,000 calls, or decades of minute bars).
+MAX_CALLS_PER_PROGRAM = 20
 MAX_SESSIONS_BACK = 260  # about one trading year
 MAX_DAYS_BACK = 3660  # ten years and a leap-day margin
 MAX_PERIODS_BACK = 20  # five years of quarters (halves, years)

@@ -27,6 +27,9 @@ def _selection_text(ref: ValueRef) -> str:
     where = "".join(f", {k} = {v}" for k, v in sorted(select.where.items()))
     if select.mode == "latest":
         text = f"the record with the latest {select.key}"
+        if select.where_first:
+            text = f"the record with the latest {select.key} among those" + "".join(
+                f" with {k} = {v}" for k, v in sorted(select.where.items()))
         if select.years_back:
             text += f", then the same series {select.years_back} year(s) earlier"
     elif select.mode == "snapshot":
@@ -51,7 +54,8 @@ def ref_text(ref: ValueRef) -> str:
 
 
 def _combine_lines(combine: Combine | None) -> list[str]:
-    return [f"then {step.op} with {ref_text(step.other)}" for step in (combine.chain() if combine else [])]
+    return [f"then {step.op}{f' over {step.years} year(s)' if step.years else ''} with {ref_text(step.other)}"
+            for step in (combine.chain() if combine else [])]
 
 
 def format_text(fmt: Format) -> str:

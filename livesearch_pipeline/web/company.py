@@ -18,6 +18,8 @@ from livesearch_pipeline.web.formatting import plain
 from livesearch_pipeline.web.render import Block, Heading, Paragraph, Table
 
 SHARE_CHANGES_SHOWN = 8  # the company page lists the latest share capital changes
+FISCAL_HEADER = {"en": ("Fiscal year end", "Reporting currency", "Trading currency"),
+                 "zh": ("财政年度截止日", "报告货币", "交易货币")}
 
 
 def is_restated(group: Sequence[dict[str, Any]]) -> bool:
@@ -68,6 +70,8 @@ def company_facts(market: Any, entity: Entity, lang: str, clock: dt.date) -> lis
         else:
             blocks.append(Paragraph(f"Fiscal year ends on {end.day} {end.strftime('%B')}; financial statements "
                                     f"in {currency}, shares traded in {entity.currency}."))
+        # The same facts as a table a reader can look up (the fiscal year end as MMDD, as `fy_end`).
+        blocks.append(Table(FISCAL_HEADER[lang], ((f"{end.month:02d}{end.day:02d}", currency, entity.currency),)))
     if not entity.asset_class.endswith("_equity"):
         return blocks
     rows = []

@@ -61,7 +61,9 @@ from livesearch_pipeline.web.reader import (
 )
 from livesearch_pipeline.web.render import Block, Heading, Links, Paragraph, Table, render_page
 from livesearch_pipeline.web.company import company_facts, is_restated, version_heading
-from livesearch_pipeline.web.reports import REPORTS_BACK, Statement, continuation_number, periodic_reports, report_document
+from livesearch_pipeline.web.reports import (
+    ANNUAL_REPORT_DAYS, REPORTS_BACK, Statement, continuation_number, kept_periods, periodic_reports, report_document,
+)
 from livesearch_pipeline.web.sites import (
     EXCHANGE, EXCHANGE_EN, MARKET_VISIBILITY, NEWS_SITES, PORTALS, RECENT_ROWS, SPAM_SITES, STATS, Site,
     coverage_probability,
@@ -235,6 +237,7 @@ class CorpusGenerator:
         history tables, or only in the bulletins), how many portals, news and forum posts also
         write about it (and how often they lag)."""
         tools = self.entity_tools.get(entity.asset_class, [])
+        report_tools = frozenset(_REPORT_TOOLS.get(entity.asset_class, ()))
         fetched: dict[str, Fetched] = {}
         quote_tool = _QUOTE_TOOL.get(entity.asset_class, "")
         history_start = self._history_start(entity)
@@ -243,7 +246,10 @@ class CorpusGenerator:
             days = LONG_DAYS if tool in LONG_TOOLS else EXCHANGE_DAYS if daily else RECENT_DAYS
             start = (history_start if tool == quote_tool
                      else self.clock - dt.timedelta(days=MONTHLY_BAR_DAYS) if tool in MONTHLY_BAR_TOOLS
-                     else entity.list_date if tool in NAME_HISTORY_TOOLS else None)
+                     else entity.list_date if tool in NAME_HISTORY_TOOLS
+                     # The statements of the older annual reports the exchange keeps (reports.py).
+                     else self.clock - dt.timedelta(days=ANNUAL_REPORT_DAYS) if tool in report_tools
+                     else None)
             fetched[tool] = self.reader.fetch(tool, entity.code, days, start=start)
         depth = depth_of(entity.visibility)
         since = self.bulletin_since(entity.calendar)
@@ -596,6 +602,10 @@ class CorpusGenerator:
     def _filing_index(self, entity: Entity, fetched: dict[str, Fetched]) -> Page:
         lang = official_lang(entity)
         entries: list[tuple[dt.date, str, str, str | None]] = []
+        statements = fetched.get(_REPORT_TOOLS.get(entity.asset_class, ("",))[0])
+        # The reports the exchange keeps a page of (reports.py `kept_periods`): only they are linked.
+        reported = set(kept_periods({str(g[0].get("end_date")): (str(g[0]["end_type"]) if g[0].get("end_type") else None)
+                                     for g in statements.groups if g and not is_restated(g)})) if statements else set()
         for tool, (title_en, title_zh) in _FILINGS.items():
             data = fetched.get(tool)
             if data is None:
@@ -607,7 +617,7 @@ class CorpusGenerator:
                 period = str(group[0].get("end_date") or "")
                 label = f"{title_zh if lang == 'zh' else title_en} {period}".strip()
                 link = None
-                if tool in ("income", "hk_income", "us_income"):
+                if tool in ("income", "hk_income", "us_income") and period in reported:
                     link = f"/exchange/reports/{entity.code}/{period}.html"
                 entries.append((day, period, label, link))
         # Newest first; on one day, the later period first (an annual report and the next

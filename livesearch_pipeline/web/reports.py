@@ -48,6 +48,26 @@ from livesearch_pipeline.web.sites import EXCHANGE, EXCHANGE_EN, Site, depth_of,
 
 MakePage = Callable[..., Page]
 REPORTS_BACK = 8  # the periodic reports an entity's pages keep
+# Besides them, the annual reports before them, up to this many annual reports in all (issue 39:
+# compound growth over four or five annual reports reads them); statements are fetched over
+# ANNUAL_REPORT_DAYS for it.
+ANNUAL_REPORTS_BACK = 5
+ANNUAL_REPORT_DAYS = 2200
+
+
+def kept_periods(periods: dict[str, str | None]) -> list[str]:
+    """The report periods an entity's pages keep, newest first, of {period: end_type}: the last
+    REPORTS_BACK, then older annual reports (end_type "4") until ANNUAL_REPORTS_BACK are kept."""
+    ordered = sorted(periods, reverse=True)
+    kept = ordered[:REPORTS_BACK]
+    annual = sum(1 for p in kept if periods[p] == "4")
+    for period in ordered[REPORTS_BACK:]:
+        if annual >= ANNUAL_REPORTS_BACK:
+            break
+        if periods[period] == "4":
+            kept.append(period)
+            annual += 1
+    return kept
 _CONTINUATION = re.compile(r"^/exchange/reports/[^/]+/[^/]+/p(\d+)\.html$")
 
 
@@ -280,7 +300,7 @@ def periodic_reports(entity: Entity, fetched: dict[str, Fetched], *, report_tool
     fundamentals = market.fundamentals
     fiscal = fundamentals.fiscal(entity.code)
     currency = fundamentals.reporting_currency(entity.code)
-    for period in sorted(by_period, reverse=True)[:REPORTS_BACK]:
+    for period in kept_periods({p: _end_type(groups) for p, groups in by_period.items()}):
         statements = by_period[period]
         published = min(published_on(fetched[tool].meta, group, clock) for tool, group in statements.items())
         name = display_name(named(published), lang)
@@ -323,6 +343,11 @@ def periodic_reports(entity: Entity, fetched: dict[str, Fetched], *, report_tool
         yield make_page(site=EXCHANGE, kind="report", path=f"/exchange/reports/{entity.code}/{period}.html",
                          lang=lang, title=title, published=published, entity=entity.code,
                          snippet=f"{title}. {note}" if note else title, blocks=blocks, records=tuple(records))
+
+
+def _end_type(statements: dict[str, list[dict[str, Any]]]) -> str | None:
+    """The fiscal period type ("4": the annual report) of a period's statements, where they say it."""
+    return next((str(g[0]["end_type"]) for g in statements.values() if g and g[0].get("end_type")), None)
 
 
 def period_note(fiscal: FiscalCalendar, end: dt.date, currency: str, lang: str) -> str:

@@ -66,10 +66,10 @@ FAMILY_TOOLS = ("income", "daily", "hk_income", "hk_daily", "hk_daily_adj", "us_
 PER_CLASS = {"cn_equity": 8, "hk_equity": 3, "us_equity": 3, "fund": 12, "index": 6}
 ALL_FAMILIES = {"growth_period", "growth_year", "margin", "payout", "exdate_close", "since_exdate", "since_report",
                 "top_holding", "top_constituent", "adj_return", "fx_convert", "price_to_nav", "compare",
-                "holding_industry", "named_high"}
+                "holding_industry", "named_high", "cagr", "growth_first"}
 
 
-SINGLE_CALL_FAMILIES = {"growth_period", "growth_year", "margin"}
+SINGLE_CALL_FAMILIES = {"growth_period", "growth_year", "margin", "cagr", "growth_first"}
 
 
 class _Job:

@@ -210,4 +210,4 @@ def test_the_pool_caps_each_investigation_under_its_own_key(built):
     _, _, _, candidates, _ = built
     keys = {cap_key(c) for c in candidates}
     assert {"index_weight>daily|screen:count", "index_daily|drawdown:max_drawdown",
-            "daily>adj_factor|drawdown:drawdown_trough", "index_daily|pick:argmax"} <= keys
+            "daily>adj_factor|drawdown:drawdown_trough", "index_daily|pick:argmax>close"} <= keys

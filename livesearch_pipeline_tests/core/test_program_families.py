@@ -1,5 +1,6 @@
 """The program language's multi-step extensions (issue 20): `years_back`, `times` joins, the
-`product` op and combine chains, cross-series argmax on the latest period; validated on load,
+`product` op and combine chains, cross-series argmax on the latest period; issue 39's
+`where_first` (the latest annual report) and `cagr` combine step; validated on load,
 executed by the extractor, covered by the qid, and absent from the dump (and qid) when unused."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from livesearch_pipeline.core.catalog import Catalog, DateParamMeta, FieldMeta, ToolMeta
 from livesearch_pipeline.core.extract import run_extractor
-from livesearch_pipeline.core.models import Program
+from livesearch_pipeline.core.models import Extractor, Program
 from livesearch_pipeline.core.program import ProgramError, check_question, validate_program
 from livesearch_pipeline.core.qid import canonical_json, compute_qid, compute_signature
 
@@ -213,3 +214,52 @@ def test_chain_refs_and_paths_are_checked_before_running(monkeypatch):
         "provenance": {"verbalizer": "template"}})
     with pytest.raises(ProgramError, match=r"extract.combine.then.other.path"):
         check_question(q, CATALOG)
+
+
+# --------------------------------------------------------------------------- issue 39: where_first, cagr
+
+ANNUALS = {"items": [
+    {"ts_code": "X", "end_date": "20260930", "end_type": "2", "revenue": 70.0},  # a March year's interim
+    {"ts_code": "X", "end_date": "20260331", "end_type": "4", "revenue": 133.1},
+    {"ts_code": "X", "end_date": "20250331", "end_type": "4", "revenue": 121.0},
+    {"ts_code": "X", "end_date": "20240331", "end_type": "4", "revenue": 110.0},
+    {"ts_code": "X", "end_date": "20230331", "end_type": "4", "revenue": 100.0},
+]}
+
+
+def _ex(data: dict) -> Extractor:
+    return Extractor.model_validate(data)
+
+
+def _annual_select(**extra) -> dict:
+    return {"mode": "latest", "key": "end_date", "where": {"end_type": "4"}, "where_first": True, **extra}
+
+
+def _cagr(years: int, **combine) -> dict:
+    return {"call": "c1", "select": _annual_select(), "field": "revenue",
+            "combine": {"op": "cagr", "years": years, **combine,
+                        "other": {"call": "c1", "select": _annual_select(years_back=years), "field": "revenue"}},
+            "format": {"kind": "percent", "decimals": 2, "unit": "%"}}
+
+
+def test_where_first_reads_the_latest_annual_report_although_an_interim_came_after_it():
+    plain = {"call": "c1", "select": {"mode": "latest", "key": "end_date", "where": {"end_type": "4"}},
+             "field": "revenue", "format": {"kind": "number", "decimals": 1}}
+    assert run_extractor(_ex(plain), {"c1": ANNUALS}, AS_OF).status == "empty"  # the newest key is the interim
+    first = {**plain, "select": _annual_select()}
+    assert run_extractor(_ex(first), {"c1": ANNUALS}, AS_OF).answer == "133.1"
+    with pytest.raises(ValidationError, match="where_first"):
+        _ex({**plain, "select": {"mode": "latest", "key": "end_date", "where_first": True}})
+
+
+def test_cagr_compounds_over_its_years_and_needs_two_positive_values():
+    out = run_extractor(_ex(_cagr(3)), {"c1": ANNUALS}, AS_OF)
+    assert (out.status, out.answer, out.observed_period) == ("ok", "10.00%", "20260331 vs 20230331")
+    assert run_extractor(_ex(_cagr(2)), {"c1": ANNUALS}, AS_OF).answer == "10.00%"
+    loss = {"items": [dict(r, revenue=-5.0) if r["end_date"] == "20260331" else r for r in ANNUALS["items"]]}
+    empty = run_extractor(_ex(_cagr(3)), {"c1": loss}, AS_OF)
+    assert empty.status == "empty" and empty.error.startswith("not meaningful:")
+    with pytest.raises(ValidationError, match="cagr"):
+        _ex({**_cagr(3), "combine": {"op": "cagr", "other": _cagr(3)["combine"]["other"]}})
+    with pytest.raises(ValidationError, match="cagr"):
+        _ex({**_cagr(3), "combine": {"op": "ratio", "years": 3, "other": _cagr(3)["combine"]["other"]}})

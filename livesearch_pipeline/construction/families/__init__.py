@@ -12,6 +12,7 @@ verbalizer and the LLM payload read its chain from here.
 | dividends | payout (the latest implemented dividend → the EPS of the period it pays for), exdate_close / since_exdate (its ex-date → the close that day / the return since) |
 | resolution | top_holding (a fund's largest holding → that stock's figures), top_constituent (an index's heaviest constituent → that stock's figures), holding_industry (a fund's largest holding → its industry index → the index's return) |
 | prices | adj_return (closes × the cumulative adjustment factor), fx_convert (a Hong Kong or US figure × the day's FX rates → CNY), price_to_nav (an ETF's close against its latest published NAV), compare (two instruments' returns over the same window) |
+| reconciled | cagr (compound growth over four or five annual reports, restated where restated), ah_premium (an A/H company's A close over its H close in CNY), cross_currency (a Hong Kong company's HKD market value in its reporting currency over its latest annual revenue or profit) — issue 39 |
 | investigations | drawdown, volume_day, best_month, screen, three_indices (issue 29's T3 investigations) |
 
 One job per module: `base` (the draft record, the `Family` registration, program and text
@@ -43,6 +44,7 @@ from livesearch_pipeline.construction.families.investigations import (
 )
 from livesearch_pipeline.construction.families.prices import compare_family_drafts
 from livesearch_pipeline.construction.families.registry import (
+    BY_NAME,
     FAMILIES,
     FAMILY_TOOLS,
     WHERE_FORMS,
@@ -53,7 +55,7 @@ from livesearch_pipeline.construction.families.registry import (
 from livesearch_pipeline.construction.families.texts import chain_en, question_en, question_zh
 
 __all__ = [
-    "FAMILIES", "FAMILY", "FAMILY_TOOLS", "IMPLEMENTED", "INVESTIGATIONS", "WHERE_FORMS", "DraftInputs", "Family",
+    "BY_NAME", "FAMILIES", "FAMILY", "FAMILY_TOOLS", "IMPLEMENTED", "INVESTIGATIONS", "WHERE_FORMS", "DraftInputs", "Family",
     "FamilyDraft", "chain_en", "compare_family_drafts", "family_drafts", "family_entities", "family_of",
     "family_targets", "investigation_drafts", "investigation_of", "is_multi_step", "pick_family_drafts",
     "question_en", "question_zh", "shape_of", "ticker_of", "unique_handles",

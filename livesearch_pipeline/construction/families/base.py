@@ -65,8 +65,9 @@ class FamilyDraft:
 @dataclass
 class DraftInputs:
     """What a family drafts from: the catalog, the entities enumeration covered by tool, their
-    explored responses, the date arguments of a tool's latest record (`lookback_of`) and the
-    stocks a question may name without their code (`handles`). `add` runs one generator and
+    explored responses, the date arguments of a tool's latest record (`lookback_of`), the
+    stocks a question may name without their code (`handles`), every entity (`market`), each
+    listed stock's basic record (`basics`) and each index's current members (`members`). `add` runs one generator and
     records, instead of raising, a field the lexicon has no reading of."""
 
     catalog: Catalog
@@ -75,6 +76,12 @@ class DraftInputs:
     lookback_of: Callable[[ToolMeta, EntityInfo], dict[str, DateSpec]]
     handles: Mapping[str, str] | None = None
     problems: list[str] | None = None
+    # Every entity of the market by code, and each listed stock's basic record (`stock_basic`,
+    # `hk_basic`, `us_basic`: its A or H code, reporting currency, fiscal year end).
+    market: Mapping[str, EntityInfo] = field(default_factory=dict)
+    basics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Each index's current members (the peer sets of industry indices).
+    members: Mapping[str, Sequence[str]] = field(default_factory=dict)
     out: list[FamilyDraft] = field(default_factory=list)
 
     def entities(self, tool: str) -> Sequence[EntityInfo]:
@@ -101,7 +108,8 @@ class Family:
     enumeration does the pairs of `compare`); `question_en` / `question_zh`: its texts (no
     Chinese text when the family is never about the Chinese market); `tools`: per instrument
     class, the tools whose responses its drafts read (explored for its instruments); `where_forms`:
-    how its texts name a record filter of its programs (the lint checks they do)."""
+    how its texts name a record filter of its programs (the lint checks they do); `zh_classes`:
+    classes outside the Chinese market whose candidates it writes Chinese texts for."""
 
     names: tuple[str, ...]
     draft: Callable[[DraftInputs], None] | None
@@ -109,6 +117,9 @@ class Family:
     question_zh: TextWriter | None = None
     tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     where_forms: Mapping[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    # Instrument classes beyond the Chinese market's whose candidates get a Chinese text too (a
+    # Hong Kong company that reports in CNY, valued in CNY).
+    zh_classes: frozenset[str] = frozenset()
 
 
 def family_of(c: Candidate) -> tuple[str, str] | None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from livesearch_pipeline.construction.families import dividends, investigations, prices, reports, resolution
+from livesearch_pipeline.construction.families import (
+    dividends, investigations, peers, prices, reconciled, reports, resolution,
+)
 from livesearch_pipeline.construction.families.base import DraftInputs, Family, FamilyDraft
 from livesearch_pipeline.construction.models import EntityInfo
 from livesearch_pipeline.core.catalog import Catalog, ToolMeta
@@ -20,7 +22,8 @@ from livesearch_pipeline.core.models import DateSpec
 # Drafting order (the order of the candidates, and so of every table after them).
 FAMILIES: tuple[Family, ...] = (
     reports.SPEC, dividends.SPEC, resolution.SPEC, prices.ADJ_RETURN, prices.FX_CONVERT, prices.PRICE_TO_NAV,
-    investigations.SPEC, prices.COMPARE,
+    investigations.SPEC, prices.COMPARE, reconciled.CAGR, reconciled.AH_PREMIUM, reconciled.CROSS_CURRENCY,
+    peers.PEER_BEST, reconciled.GROWTH_FIRST, reconciled.FISCAL_GROWTH,
 )
 BY_NAME: dict[str, Family] = {name: family for family in FAMILIES for name in family.names}
 
@@ -68,7 +71,10 @@ def family_targets(catalog: Catalog, entities: Sequence[EntityInfo]) -> dict[str
 def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
                   explored: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
                   lookback_of: Callable[[ToolMeta, EntityInfo], dict[str, DateSpec]],
-                  problems: list[str] | None = None, handles: Mapping[str, str] | None = None) -> list[FamilyDraft]:
+                  problems: list[str] | None = None, handles: Mapping[str, str] | None = None,
+                  market: Mapping[str, EntityInfo] | None = None,
+                  basics: Mapping[str, Mapping[str, Any]] | None = None,
+                  members: Mapping[str, Sequence[str]] | None = None) -> list[FamilyDraft]:
     """Every family's drafts over the entities enumeration covered, by tool (`covered[tool]`), in
     the registry's order (`compare`, drafted over pairs, comes from `compare_family_drafts`).
 
@@ -77,10 +83,13 @@ def family_drafts(catalog: Catalog, covered: Mapping[str, Sequence[EntityInfo]],
 
     `lookback_of(tool, entity)` gives the date arguments enumeration used for the tool's latest
     record, so that a family's first call is the very call of the single-step questions (the
-    refresh executes it once for all of them). A generator whose field has no lexicon reading
+    refresh executes it once for all of them). `market` (every entity by code) and `basics` (each
+    listed stock's basic record) name the A/H pairs and the reporters in another currency that the
+    families of issue 39 are drafted for; `members` (each index's current members) their peer sets. A generator whose field has no lexicon reading
     is skipped with its reason appended to `problems`.
     """
-    inputs = DraftInputs(catalog, covered, explored, lookback_of, handles, problems)
+    inputs = DraftInputs(catalog, covered, explored, lookback_of, handles, problems,
+                         market=market or {}, basics=basics or {}, members=members or {})
     for family in FAMILIES:
         if family.draft is not None:
             family.draft(inputs)

@@ -77,8 +77,12 @@ _INVESTIGATIONS = (
 
 def read_investigation(question: ServedQuestion) -> tuple[str, dict[str, str]] | None:
     """Which investigation the question asks (drawdown, the day of its peak or trough, the change
-    on the highest-volume session, the best month, a screen, three indices) and its parts."""
-    for name, pattern in _INVESTIGATIONS:
+    on the highest-volume session, the best month, a screen, three indices; issue 39's compound
+    growth, A/H premium and cross-currency valuation, agents/reconciled.py) and its parts."""
+    from livesearch_pipeline.evaluation.agents.reconciled import RECONCILED
+
+    # Issue 39's first: "… a year earlier as first reported" is not `growth_period`'s restated comparative.
+    for name, pattern in (*RECONCILED, *_INVESTIGATIONS):
         found = pattern.match(question.question)
         if found:
             parts = {k: v for k, v in found.groupdict().items() if v is not None}
@@ -448,10 +452,21 @@ async def investigate(agent: NavigatorAgent, state: _Question, name: str, parts:
         before = f"{int(latest[:4]) - 1}{latest[4:]}"
         if before not in periods:
             return None  # the same period a year earlier is not on the web
-        earlier = (await work.report(f"/exchange/reports/{question.entity}/{before}.html", statement) or [None])[0]
+        # The comparative the company compares against (issue 39): as the latest report restated it,
+        # where it did (the whole report is read to know), else as the earlier report published it.
+        from livesearch_pipeline.evaluation.agents.reconciled import period_figures
+
+        earlier = await work.report(f"/exchange/reports/{question.entity}/{latest}.html",
+                                    lambda page: period_figures(page, tool, fields[0]).get(before))  # type: ignore[arg-type]
+        if earlier is None:
+            earlier = (await work.report(f"/exchange/reports/{question.entity}/{before}.html", statement) or [None])[0]
         if figures[0] is None or not earlier:
             return None
         return f"{(figures[0] - earlier) / abs(earlier) * 100:.{places}f}%"
+    if name in ("cagr", "ah_premium", "cross_currency", "peer_best", "growth_first", "fiscal_growth"):
+        from livesearch_pipeline.evaluation.agents.reconciled import reconcile
+
+        return await reconcile(work, name, parts, cls, question.entity, places)
     if name == "three_indices":
         n = int(parts["n"])
         changes: dict[str, float] = {}
