@@ -256,14 +256,21 @@ def ticks_between(instance, after: float, before: float) -> dict[str, dict[str, 
     skip without a reason). An automation sensor's tick has no function and no reason: it records
     what it evaluated per asset (the asset's Automation tab), and only when an asset's result
     changed; its ticks are counted as `requested` (runs), `evaluated` (records) or `unchanged`."""
+    import dagster as dg
     from dagster._core.definitions.sensor_definition import SensorType
 
+    from livesearch_pipeline.definitions import defs
+
+    # The automation sensors by their definitions: an instigator state written by the daemon need
+    # not record its sensor type (the soak of 2026-12-05 counted their 70 skipped ticks as empty).
+    automation_sensors = {s.name for s in defs.sensors or () if isinstance(s, dg.AutomationConditionSensorDefinition)}
     summary: dict[str, dict[str, int]] = {}
     for state in instance.all_instigator_state():
         ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, after=after, before=before)
         if not ticks:
             continue
-        automation = getattr(state.instigator_data, "sensor_type", None) == SensorType.AUTOMATION
+        automation = (getattr(state.instigator_data, "sensor_type", None) == SensorType.AUTOMATION
+                      or state.instigator_name in automation_sensors)
         entry = summary.setdefault(state.instigator_name, {"ticks": 0, "empty": 0})
         for tick in ticks:
             entry["ticks"] += 1

@@ -148,9 +148,14 @@ def select_pool(
             fresh = [q for q in group if q.qid not in served and visibility_band(q.visibility) in bands]
             rng.shuffle(fresh)
             origin = min(served)
+            cap = signature_cap(group[0], policy)
             picked = [q.model_copy(update={"provenance": q.provenance.model_copy(update={"derived_from": origin})})
-                      for q in fresh[: signature_cap(group[0], policy)]]
+                      for q in fresh[:cap]]
             reinstantiated += len(picked)
+            # Where the reserve has fewer fresh entities than the signature's share, its served
+            # questions stay (the soak of 2026-12-05: a weekly re-selection took the pool from
+            # 2,592 questions to 1,109, the verbalized reserve holding few unserved questions).
+            picked += [q for q in group if q.qid in served][: cap - len(picked)]
         else:
             # Spread across visibility: shuffle, then take distinct levels first.
             pool = list(group)

@@ -80,12 +80,25 @@ def test_reinstantiation_uses_fresh_entities_of_the_served_band():
     assert {q.entity for q in selection.questions} <= {q.entity for q in group[1:4]}
 
 
+def test_a_signature_short_of_fresh_entities_keeps_its_served_questions():
+    """Re-selection never shrinks a signature below its share for want of fresh entities: it takes
+    the fresh ones there are and keeps served ones for the rest."""
+    group = _group("sig-a", [1, 2, 7, 8])
+    served = {group[0].qid, group[2].qid, group[3].qid}  # bands low, high, high; one fresh low question
+    history = {"sig-a": SignatureHistory(agents_evaluated=2, agents_solved=1, served_qids=frozenset(served))}
+    selection = select_pool(group, history, PoolPolicy(max_per_signature=3))
+    assert selection.reinstantiated == 1 and len(selection.questions) == 3
+    assert group[1].qid in {q.qid for q in selection.questions}
+
+
 def test_reinstantiated_questions_record_what_they_derive_from():
     group = _group("sig-a", [1, 2, 3])
     history = {"sig-a": SignatureHistory(agents_evaluated=1, agents_solved=0, served_qids=frozenset({group[0].qid}))}
     selection = select_pool(group, history)
-    assert selection.questions
-    assert all(q.provenance.derived_from == group[0].qid for q in selection.questions)
+    fresh = [q for q in selection.questions if q.qid != group[0].qid]
+    assert fresh and all(q.provenance.derived_from == group[0].qid for q in fresh)
+    # Two fresh entities for a share of three: the served question stays, as itself.
+    assert [q.provenance.derived_from for q in selection.questions if q.qid == group[0].qid] == [None]
 
 
 def test_selection_is_reproducible_and_order_independent():
