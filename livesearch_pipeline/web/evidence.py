@@ -67,7 +67,7 @@ from livesearch_pipeline.web.effort import Effort, minimum_reads
 from livesearch_pipeline.web.index import WebIndex
 
 EVIDENCE_FILE = "evidence.json"
-EVIDENCE_VERSION = 4
+EVIDENCE_VERSION = 5
 # The quote tools whose record of a session prints the session before's close as its `pre_close`,
 # with the calendar of their sessions: a page holding a session's record shows the previous
 # session's close. Entries of `pages_of` under PRE_CLOSE + a record's key are the pages holding the
@@ -75,6 +75,14 @@ EVIDENCE_VERSION = 4
 _PRE_CLOSE_CALENDARS = {"daily": "XSHG", "index_daily": "XSHG", "fund_daily": "XSHG", "hk_daily": "XHKG",
                         "us_daily": "XNYS"}
 PRE_CLOSE = "pre_close:"
+# Data sets that print another data set's record of the same session with the same figures (the
+# exchange's adjusted-quote pages of a Hong Kong or US stock and its daily quotes; Tushare's
+# pro_bar and bak_daily and the A-share daily quotes): a page holding the twin record shows the
+# quote fields. Entries under SAME + a record's key are the pages holding its twin's record.
+_TWINS = {"hk_daily_adj": "hk_daily", "us_daily_adj": "us_daily", "pro_bar": "daily", "bak_daily": "daily"}
+_QUOTE_FIELDS = frozenset({"trade_date", "open", "high", "low", "close", "pre_close", "change", "pct_chg",
+                           "pct_change", "vol", "amount"})
+SAME = "same:"
 # A report's announcement date is printed on its company's filings list (the date, the kind, the
 # period: "2026-10-23 定期报告 20260930"): entries under ANNOUNCED + a record's key are that page,
 # counted for a link of an announcement date.
@@ -304,6 +312,9 @@ def cover_items(links: Sequence[Link], pages_of: Mapping[str, Sequence[str]],
             if link.field == "close":  # printed again as the next session's previous close
                 for page in pages_of.get(PRE_CLOSE + key, ()):
                     shows[page].add((position, key))
+            if link.field in _QUOTE_FIELDS:  # on its twin data set's pages too
+                for page in pages_of.get(SAME + key, ()):
+                    shows[page].add((position, key))
             if link.field in _ANNOUNCEMENT_FIELDS:  # on the filings list
                 for page in pages_of.get(ANNOUNCED + key, ()):
                     shows[page].add((position, key))
@@ -331,6 +342,13 @@ def _filings_lists(index: WebIndex, derived: Sequence[tuple[Question, GoldAnswer
                         rf"{day[:4]}-{day[4:6]}-{day[6:]}\s+\S+\s+{period}", texts[path]):
                     found[ANNOUNCED + key] = [path]
     return found
+
+
+def twin_key(key: str) -> str | None:
+    """The key of the same session's record in the twin data set (`_TWINS`), or None."""
+    parts = key.split("|")
+    twin = _TWINS.get(parts[0])
+    return None if twin is None or len(parts) != 3 else "|".join([twin, *parts[1:]])
 
 
 def next_session_key(key: str) -> str | None:
@@ -408,12 +426,23 @@ def build_evidence_map(web_dir: Path, questions: Sequence[Question], answers: Se
     pages_of = index.pages_with_records(
         [k for _, _, links in derived for link in links for k in link.keys]
         + [link.digest for _, _, links in derived for link in links if link.digest is not None])
-    following = {key: after for _, _, links in derived for link in links if link.field == "close"
-                 for key in link.keys if (after := next_session_key(key)) is not None}
-    if following:
-        next_pages = index.pages_with_records(sorted(set(following.values())))
-        pages_of = {**pages_of, **{PRE_CLOSE + key: next_pages[after] for key, after in following.items()
-                                   if next_pages.get(after)}}
+    twins: dict[str, str] = {}
+    following: dict[str, set[str]] = defaultdict(set)
+    for _, _, links in derived:
+        for link in links:
+            for key in link.keys:
+                twin = twin_key(key) if link.field in _QUOTE_FIELDS else None
+                if twin is not None:
+                    twins[key] = twin
+                if link.field == "close":
+                    following[key].update(after for k in (key, twin) if k is not None
+                                          and (after := next_session_key(k)) is not None)
+    if twins or following:
+        found = index.pages_with_records(sorted(set(twins.values()) | {a for afters in following.values() for a in afters}))
+        pages_of = {**pages_of,
+                    **{SAME + key: found[twin] for key, twin in twins.items() if found.get(twin)},
+                    **{PRE_CLOSE + key: sorted({p for a in afters for p in found.get(a, ())})
+                       for key, afters in following.items() if any(found.get(a) for a in afters)}}
     pages_of = {**pages_of, **_filings_lists(index, derived)}
     placed: list[tuple[Question, list[Link], bool, bool]] = []
     for question, answer, bare in derived:

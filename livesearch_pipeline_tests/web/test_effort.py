@@ -111,3 +111,21 @@ def test_an_announcement_date_is_shown_by_the_filings_list() -> None:
     one = Link("extract", "c1", "income", "X", "ann_date", keys[:1], ("20261023",), (), ())
     assert effort_cover([one], {keys[0]: ["/exchange/reports/X/20260930/p8.html"], **found}, walks) is not None
     assert len(effort_cover([one], {keys[0]: ["/r/p8.html"], **found}, walks) or []) == 1
+
+
+def test_a_quote_is_shown_by_its_twin_data_sets_page() -> None:
+    """A Hong Kong stock's adjusted-quote record prints the same open, close and turnover as its
+    daily quote (and pro_bar and bak_daily as the A-share daily quote): the daily quote page counts
+    for them, and its next session's record for a close."""
+    from livesearch_pipeline.web.evidence import SAME, twin_key
+
+    assert twin_key("hk_daily_adj|00260.HK|20261204") == "hk_daily|00260.HK|20261204"
+    assert twin_key("pro_bar|600000.SH|20261204") == "daily|600000.SH|20261204"
+    assert twin_key("daily|600000.SH|20261204") is None and twin_key("income|600000.SH|20260930") is None
+    key = "hk_daily_adj|X|20261204"
+    walks = Walks(frozenset(), lambda page: [])
+    pages_of = {key: ["/exchange/company/X.html#walk", "/exchange/hk_daily_adj/X.html"], SAME + key: ["/q/X.html"]}
+    amount = Link("extract", "c1", "hk_daily_adj", "X", "amount", (key,), (1.0,), (), ())
+    assert effort_cover([amount], {key: [], SAME + key: ["/q/X.html"]}, walks) == ["/q/X.html"]
+    total_mv = Link("extract", "c1", "hk_daily_adj", "X", "total_mv", (key,), (1.0,), (), ())
+    assert effort_cover([total_mv], pages_of, walks) != ["/q/X.html"]  # a field the twin does not print
