@@ -416,6 +416,13 @@ normalisation; <code>approx</code>: within the rule's absolute or relative toler
 answer scores 0 (fixed denominator). Accuracy carries a 95% Wilson score interval; runs rank together only on the same
 scoring set (qid-set hash) and gold date. Evidence recall is the share of web-answerable questions for which a web agent
 opened a page holding the evidence.</p>
+<h3 id="budgets">Read budgets</h3>
+<p>A web agent's score is made at a declared <b>budget</b> per question: the distinct pages it may open and the searches it
+may run (<code>navigator-6</code>: 6 of each; <code>navigator-20</code>: 20). The harness refuses a read or a search beyond
+it and records the refusal; every search (query, results) and read (URL, what the page showed) is in the run's
+trajectories. The board shows each run's budget and its reads per correct answer: compare web scores only at the same
+budget. A question's <b>effort</b> is the fewest page reads, from a search, that show every record its answer depends on
+(the walk to pages no search returns included): no agent answers it in fewer reads.</p>
 <h2>Tiers, visibility and refresh classes</h2>
 <ul>
 <li><b>T1</b> time-sensitive: the answer moves on most sessions, as measured. <b>T2</b> simple historical lookup: one published
@@ -489,6 +496,18 @@ FAMILIES = (
      "sessions", "fund_portfolio → index_member → index_daily (two ts_code refs), pct_change"),
     ("named_high", "a stock named by its short name or ticker alone (where exactly one entity answers to it) → its "
      "highest close since its latest report's announcement", "income → daily (start_date ref), max"),
+    ("cagr", "compound annual growth over the 4 or 5 fiscal years to the latest annual report, each year as most recently "
+     "published (restated where restated)", "1 statement call, select.where_first, combine cagr"),
+    ("fiscal_growth", "the latest annual report of a company whose fiscal year ends in March, June or September against "
+     "the fiscal year before", "1 statement call, end_type 4, pct_difference"),
+    ("growth_first", "year-on-year growth against the comparative as first reported", "1 statement call, "
+     "select.revision first, pct_difference"),
+    ("ah_premium", "an A+H company's A-share close over its H-share close in CNY at the day's closing bids",
+     "daily + hk_daily → fx_daily, ratio"),
+    ("cross_currency", "a Hong Kong company's market value in its reporting currency over its latest annual revenue or "
+     "profit (P/S, P/E)", "hk_daily_adj → fx_daily, hk_income, ratio"),
+    ("peer_best", "among an industry index's members, the highest net margin, ROE or revenue growth of their latest "
+     "annual reports", "index_member → one fina_indicator call per member, pick"),
 )
 
 

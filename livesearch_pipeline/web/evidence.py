@@ -30,8 +30,10 @@ session for a mean or a high, only its two ends for a change or a return. A look
 a 20-session mean of an obscure entity, whose history is only in its exchange's daily bulletins,
 about ten (a session's close is printed again with the next session's record as its previous
 close, `pre_close`: a page printing the next session's quote shows a close too, so one bulletin
-shows two sessions' closes); a statement figure of an obscure entity, the cover and the pages up to the
-statement; the same figures of a well-known one, one. `cover` is one smallest set of pages in an
+shows two sessions' closes); a statement figure of an obscure entity, the cover and the pages up
+to the statement; the same figures of a well-known one, one. A page shows a record where a reader
+would read it off: a quote also on its twin data set's page (`_TWINS`), a report's announcement
+date also on its company's filings list. `cover` is one smallest set of pages in an
 order a reader can open them (the greedy cover, `effort_cover`, is the program's starting
 answer). The summary gives the distribution per visibility band and family.
 

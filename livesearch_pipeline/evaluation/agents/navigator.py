@@ -741,7 +741,7 @@ class NavigatorAgent:
             older = [row for rows in monthly.tables if _is_history(rows) and rows[0] == table[0]
                      for row in rows[1:] if row and row[0] < oldest]
             if not older:
-                break
+                continue  # the table began with this month's first session: the month before
             rows.extend(sorted(older, reverse=True))
             oldest = min(row[0] for row in older)
         if len(rows) == len(table) - 1:
