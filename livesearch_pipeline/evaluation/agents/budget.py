@@ -13,8 +13,9 @@ keeps no trace).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, MutableMapping, Sequence
 
 from livesearch_pipeline.core.models import Prediction, ReadBudget, Usage
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
@@ -88,6 +89,20 @@ class Ledger:
         if self.trace is not None:
             self.trace.append({"type": "tool", "tool": tool, **arguments, "refused": reason})
         raise BudgetRefused(f"{reason} for this question ({self.budget.describe()}): answer with what you have read")
+
+
+async def charged_search(ledger: Ledger, tools: Any, results: MutableMapping[str, Any], query: str
+                         ) -> list[dict[str, Any]]:
+    """A scripted agent's search: charged to the question's `ledger` (BudgetRefused beyond its
+    budget), run through `tools.web_search` unless `results` (the run's cache: the web of a day
+    does not change) holds it, and recorded with what came back; every result, in order."""
+    ledger.charge_search(query)
+    result = results.get(query)
+    if result is None:
+        result = results.setdefault(query, await tools.web_search({"query": query}))
+    found = json.loads(result.content)["results"]
+    ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
+    return found
 
 
 def counted(prediction: Prediction) -> Prediction:

@@ -47,7 +47,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -61,7 +60,7 @@ from livesearch_pipeline.core.calendars import session_on_or_before, sessions_ba
 from livesearch_pipeline.core.lexicon import load_lexicon
 from livesearch_pipeline.core.models import Prediction, ReadBudget, ServedQuestion
 from livesearch_pipeline.core.program import window_rows
-from livesearch_pipeline.evaluation.agents.budget import BudgetRefused, Ledger, counted
+from livesearch_pipeline.evaluation.agents.budget import BudgetRefused, Ledger, charged_search, counted
 from livesearch_pipeline.evaluation.agents.loop import ToolFailure
 from livesearch_pipeline.evaluation.agents.reading import (
     fetch_text, forked_web_agent,
@@ -277,14 +276,9 @@ class NavigatorAgent:
 
     async def _search(self, state: _Question, query: str, limit: int = RESULTS_PER_QUERY) -> list[dict[str, Any]]:
         try:
-            state.ledger.charge_search(query)
+            found = await charged_search(state.ledger, self.tools, self._searches, query)
         except BudgetRefused as exc:
             raise BudgetExhausted(query) from exc
-        result = self._searches.get(query)
-        if result is None:
-            result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
-        found = json.loads(result.content)["results"]
-        state.ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
         results = found[:limit]
         state.seen.update(urlsplit(str(r["url"])).path for r in results)
         return results
@@ -404,13 +398,7 @@ class NavigatorAgent:
         return counted(prediction)
 
     async def _name_search(self, ledger: Ledger, query: str) -> list[dict[str, Any]]:
-        ledger.charge_search(query)
-        result = self._searches.get(query)
-        if result is None:
-            result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
-        found = json.loads(result.content)["results"]
-        ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
-        return found[:RESULTS_PER_QUERY]
+        return (await charged_search(ledger, self.tools, self._searches, query))[:RESULTS_PER_QUERY]
 
     async def _name_read(self, ledger: Ledger, url: str) -> ParsedPage:
         fresh = ledger.charge_read(url)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
@@ -32,7 +31,7 @@ from typing import Any, AsyncIterator, Sequence
 import httpx
 
 from livesearch_pipeline.core.models import Prediction, ReadBudget, ServedQuestion
-from livesearch_pipeline.evaluation.agents.budget import UNLIMITED, Ledger, counted
+from livesearch_pipeline.evaluation.agents.budget import UNLIMITED, Ledger, charged_search, counted
 from livesearch_pipeline.evaluation.agents.reading import (
     Candidate, ParsedPage, fetch_text, forked_web_agent, Reading, UnreadableQuestion, candidates_from_page, choose,
     parse_page, read_question,
@@ -113,12 +112,7 @@ class SearchReadAgent:
                       "aggregate": reading.aggregate, "sessions": reading.sessions, "unit": reading.unit})
         urls: list[str] = []
         for query in self.queries(question, reading):
-            ledger.charge_search(query)
-            result = self._searches.get(query)
-            if result is None:
-                result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
-            found = json.loads(result.content)["results"]
-            ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
+            found = await charged_search(ledger, self.tools, self._searches, query)
             # The first pages_per_query results about the subject (a result about another entity
             # is passed over, not read).
             about = [item for item in found if self._about(item, question, reading)]
@@ -145,13 +139,7 @@ class SearchReadAgent:
         return Prediction(qid=question.qid, answer=answer, trace=trace)
 
     async def _name_search(self, ledger: Ledger, query: str) -> list[dict[str, Any]]:
-        ledger.charge_search(query)
-        result = self._searches.get(query)
-        if result is None:
-            result = self._searches.setdefault(query, await self.tools.web_search({"query": query}))
-        found = json.loads(result.content)["results"]
-        ledger.searched(query, [str(r["url"]) for r in found], [str(r.get("snippet", "")) for r in found])
-        return found
+        return await charged_search(ledger, self.tools, self._searches, query)
 
     async def _name_read(self, ledger: Ledger, url: str) -> ParsedPage:
         fresh = ledger.charge_read(url)
